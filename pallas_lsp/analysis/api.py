@@ -1,0 +1,137 @@
+"""What we know of the Pallas Mosaic GPU API, in one place.
+
+The knowledge takes two forms:
+
+* `STUBS`: the source of stand-in modules for the parts of `jax` the rules care about. `brain`
+  serves them to astroid instead of the real package, so that `plgpu.TMEM`, `from
+  jax.experimental.pallas.mosaic_gpu import tcgen05_mma as mma` and friends infer to these
+  definitions whether or not jax is installed, and jax itself is never parsed or imported.
+* `KINDS`: the qualified name of each stub definition mapped to the role the analysis gives it.
+
+Signatures follow jax 0.10.2 - 0.12 (see the research notes); spellings from older releases that
+real code still uses (`out_shape=`/`scratch_shapes=`, `GPUMemorySpace`) are accepted too.
+"""
+
+from __future__ import annotations
+
+import enum
+
+MOSAIC_GPU = "jax.experimental.pallas.mosaic_gpu"
+PALLAS = "jax.experimental.pallas"
+
+
+class Kind(enum.Enum):
+    ALLOC = "alloc"  # TMEM / SMEM / GMEM / REGS constructors
+    REF_UNION = "ref_union"
+    BARRIER = "barrier"
+    MMA = "tcgen05_mma"
+    COMMIT_ARRIVE = "tcgen05_commit_arrive"
+    COPY_TO_TMEM = "async_copy_to_tmem"
+    KERNEL = "kernel"  # plgpu.kernel, pl.kernel: scratch after operands, by name when a dict
+    PALLAS_CALL = "pallas_call"
+    CORE_MAP = "core_map"  # decorator factory: scratch only
+    RUN_SCOPED = "run_scoped"  # f(*types, **kw_types), called at once
+    WITH_SCOPED = "with_scoped"  # decorator factory: f(*caller_args, *refs, **kw, **kw_refs)
+    BODY_NO_REFS = "body_no_refs"  # pl.when, nd_loop, ...: a body that receives no refs
+    PARTIAL = "functools.partial"
+
+
+_MEMORY_SPACE_SIGNATURE = (
+    "(shape, dtype, *, transforms=(), packed=None, collective=None, layout=None)"
+)
+
+_MOSAIC_GPU_STUB = f'''
+"""pallas-lsp stand-in for jax.experimental.pallas.mosaic_gpu."""
+
+def TMEM{_MEMORY_SPACE_SIGNATURE}: ...
+def SMEM{_MEMORY_SPACE_SIGNATURE}: ...
+def GMEM{_MEMORY_SPACE_SIGNATURE}: ...
+def REGS{_MEMORY_SPACE_SIGNATURE}: ...
+
+class MemorySpace:
+    TMEM = TMEM
+    SMEM = SMEM
+    GMEM = GMEM
+    REGS = REGS
+
+GPUMemorySpace = MemorySpace
+
+class RefUnion:
+    def __init__(self, *refs): ...
+
+def Barrier(num_arrivals=1, num_barriers=(), orders_tensor_core=False): ...
+def ClusterBarrier(collective_axes, num_arrivals=1, num_barriers=(), orders_tensor_core=False): ...
+
+def tcgen05_mma(acc, a, b, barrier=None, *, a_scale=None, b_scale=None,
+                a_sparse_metadata=None, accumulate=True, collective_axis=None): ...
+def tcgen05_commit_arrive(barrier, collective_axis=None, *, predicate=None): ...
+def async_copy_smem_to_tmem(smem_ref, tmem_ref, collective_axis=None): ...
+def async_copy_scales_to_tmem(smem_ref, tmem_ref, collective_axis=None): ...
+def async_copy_sparse_metadata_to_tmem(smem_ref, tmem_ref, collective_axis=None): ...
+
+def kernel(body=None, out_shape=None, *, out_type=None, scratch_shapes=None,
+           scratch_types=None, compiler_params=None, **mesh_kwargs): ...
+
+def nd_loop(grid, *, collective_axes=(), tiling=None, init_carry=None): ...
+def dynamic_scheduling_loop(grid_names, *, thread_axis=None, init_carry=None): ...
+def warp_map(*args, **kwargs): ...
+'''
+
+_PALLAS_STUB = '''
+"""pallas-lsp stand-in for jax.experimental.pallas."""
+
+def pallas_call(kernel, out_shape=None, *, grid_spec=None, grid=(), in_specs=None,
+                out_specs=None, scratch_shapes=(), **kwargs): ...
+def kernel(body=None, out_type=None, *, mesh=None, scratch_types=None, scratch_shapes=None,
+           compiler_params=None, **kwargs): ...
+def core_map(mesh, *, compiler_params=None, scratch_shapes=(), **kwargs): ...
+def run_scoped(f, *types, collective_axes=(), **kw_types): ...
+def with_scoped(*types, collective_axes=(), **kw_types): ...
+def when(condition): ...
+'''
+
+# Modules served to astroid: name -> source. Every other `jax.*` module is served empty.
+STUBS: dict[str, str] = {
+    "jax": "",
+    "jax.experimental": "",
+    PALLAS: _PALLAS_STUB,
+    MOSAIC_GPU: _MOSAIC_GPU_STUB,
+}
+PACKAGES = frozenset({"jax", "jax.experimental", PALLAS})
+
+KINDS: dict[str, Kind] = {
+    **{f"{MOSAIC_GPU}.{space}": Kind.ALLOC for space in ("TMEM", "SMEM", "GMEM", "REGS")},
+    f"{MOSAIC_GPU}.RefUnion": Kind.REF_UNION,
+    f"{MOSAIC_GPU}.Barrier": Kind.BARRIER,
+    f"{MOSAIC_GPU}.ClusterBarrier": Kind.BARRIER,
+    f"{MOSAIC_GPU}.tcgen05_mma": Kind.MMA,
+    f"{MOSAIC_GPU}.tcgen05_commit_arrive": Kind.COMMIT_ARRIVE,
+    f"{MOSAIC_GPU}.async_copy_smem_to_tmem": Kind.COPY_TO_TMEM,
+    f"{MOSAIC_GPU}.async_copy_scales_to_tmem": Kind.COPY_TO_TMEM,
+    f"{MOSAIC_GPU}.async_copy_sparse_metadata_to_tmem": Kind.COPY_TO_TMEM,
+    f"{MOSAIC_GPU}.kernel": Kind.KERNEL,
+    f"{MOSAIC_GPU}.nd_loop": Kind.BODY_NO_REFS,
+    f"{MOSAIC_GPU}.dynamic_scheduling_loop": Kind.BODY_NO_REFS,
+    f"{MOSAIC_GPU}.warp_map": Kind.BODY_NO_REFS,
+    f"{PALLAS}.kernel": Kind.KERNEL,
+    f"{PALLAS}.pallas_call": Kind.PALLAS_CALL,
+    f"{PALLAS}.core_map": Kind.CORE_MAP,
+    f"{PALLAS}.run_scoped": Kind.RUN_SCOPED,
+    f"{PALLAS}.with_scoped": Kind.WITH_SCOPED,
+    f"{PALLAS}.when": Kind.BODY_NO_REFS,
+    "functools.partial": Kind.PARTIAL,
+}
+
+# Names under which the API is called. Inference is asked only about calls whose callee ends in
+# one of these names: it keeps astroid away from every other library the kernel file uses.
+CALLEE_NAMES = frozenset(qname.rsplit(".", 1)[1] for qname in KINDS)
+
+# A file that mentions none of these cannot hold a finding of ours.
+TRIGGER_WORDS = (b"tcgen05", b"TMEM", b"RefUnion")
+
+# Keyword names, per kernel-like API, under which scratch allocations are passed.
+SCRATCH_KEYWORDS = {
+    Kind.KERNEL: ("scratch_types", "scratch_shapes"),
+    Kind.PALLAS_CALL: ("scratch_shapes",),
+    Kind.CORE_MAP: ("scratch_shapes",),
+}

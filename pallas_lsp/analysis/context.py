@@ -1,0 +1,56 @@
+"""What a rule sees of one analysed file: the data flow, the solver, positions."""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Callable
+
+from astroid import nodes
+
+from . import solve
+from .findings import Span
+from .flow import Flow
+from .source import Lines
+
+
+class Context:
+    def __init__(self, module: nodes.Module, lines: Lines, path: str | None) -> None:
+        self.module = module
+        self.path = path
+        self.flow = Flow(module)
+        self._lines: dict[nodes.Module, Lines | None] = {module: lines}
+
+    # -- solving ---------------------------------------------------------------------------
+
+    def explore(self, check: Callable[[solve.Concretizer], Any]) -> list[solve.Run] | None:
+        return solve.explore(check, self.flow)
+
+    # -- positions -------------------------------------------------------------------------
+
+    def is_local(self, node: nodes.NodeNG) -> bool:
+        return node.root() is self.module
+
+    def lines_of(self, node: nodes.NodeNG) -> Lines | None:
+        module = node.root()
+        if module not in self._lines:
+            self._lines[module] = Lines.of_file(module.file) if module.file else None
+        return self._lines[module]
+
+    def span(self, node: nodes.NodeNG) -> Span | None:
+        """Where `node` is; None when its file cannot be read."""
+        lines = self.lines_of(node)
+        if lines is None:
+            return None
+        return lines.span(node, None if self.is_local(node) else node.root().file)
+
+    def where(self, node: nodes.NodeNG) -> str:
+        """'line 12', or 'helpers/alloc.py:12' for another file."""
+        if self.is_local(node):
+            return f"line {node.lineno}"
+        file = node.root().file or node.root().name
+        base = os.path.dirname(self.path) if self.path else os.getcwd()
+        try:
+            shown = os.path.relpath(file, base)
+        except ValueError:
+            shown = file
+        return f"{shown}:{node.lineno}"

@@ -1,0 +1,137 @@
+"""The flow of one file: prefilter -> astroid module -> rules -> findings.
+
+`analyze_source` never raises: a file we cannot read, parse or analyse within its budget gives
+no findings and a one-line reason, which frontends log (flake8 at debug level, the server through
+`window/logMessage`).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from astroid.builder import AstroidBuilder
+from astroid.manager import AstroidManager
+
+from . import brain
+from .context import Context
+from .findings import Finding
+from .rules import RULES, Rule
+from .solve import BudgetExceeded
+from .source import Lines, decode
+
+log = logging.getLogger("pallas_lsp")
+
+DEFAULT_BUDGET_SECONDS = 10.0
+
+
+@dataclass
+class Result:
+    findings: list[Finding] = field(default_factory=list)
+    error: str | None = None  # why nothing could be said about the file
+
+
+def select_rules(select: Iterable[str] | None = None, ignore: Iterable[str] | None = None) -> list[Rule]:
+    """Rules whose code starts with a `select` prefix and with no `ignore` prefix."""
+    select = tuple(select or ("PLS",))
+    ignore = tuple(ignore or ())
+    return [
+        rule for rule in RULES
+        if rule.code.startswith(select) and not (ignore and rule.code.startswith(ignore))
+    ]
+
+
+def mentions_pallas(text: str | bytes, rules: Iterable[Rule] = RULES) -> bool:
+    """The cheap prefilter: does the file contain any word a selected rule starts from?"""
+    data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
+    return any(word in data for rule in rules for word in rule.triggers)
+
+
+def analyze_file(path: str, **options) -> Result:
+    try:
+        with open(path, "rb") as file:
+            data = file.read()
+    except OSError as error:
+        return Result(error=f"cannot read {path}: {error.strerror}")
+    return analyze_bytes(data, path, **options)
+
+
+def analyze_bytes(data: bytes, path: str | None = None, **options) -> Result:
+    rules = select_rules(options.get("select"), options.get("ignore"))
+    if not mentions_pallas(data, rules):
+        return Result()
+    try:
+        text = decode(data)
+    except (SyntaxError, UnicodeDecodeError, LookupError) as error:
+        return Result(error=f"cannot decode: {error}")
+    return analyze_source(text, path, **options)
+
+
+def analyze_source(
+    text: str,
+    path: str | None = None,
+    *,
+    select: Iterable[str] | None = None,
+    ignore: Iterable[str] | None = None,
+    budget: float = DEFAULT_BUDGET_SECONDS,
+) -> Result:
+    rules = select_rules(select, ignore)
+    if not rules or not mentions_pallas(text, rules):
+        return Result()
+    started = time.monotonic()
+    try:
+        findings = _analyze(text, path, rules, started + budget)
+    except BudgetExceeded:
+        return _failed(path, f"analysis budget of {budget:g} s exceeded")
+    except SyntaxError as error:
+        return _failed(path, f"syntax error at line {error.lineno}: {error.msg}")
+    except RecursionError:
+        return _failed(path, "nesting too deep to analyse")
+    except Exception as error:  # noqa: BLE001 - a linter must not take its host down
+        log.debug("internal error analysing %s", path, exc_info=True)
+        return _failed(path, f"internal error: {type(error).__name__}: {error}")
+    log.debug("analysed %s in %.3f s", path, time.monotonic() - started)
+    return Result(findings)
+
+
+def _failed(path: str | None, reason: str) -> Result:
+    log.debug("%s: no analysis: %s", path or "<buffer>", reason)
+    return Result(error=reason)
+
+
+def _analyze(text: str, path: str | None, rules: list[Rule], deadline: float) -> list[Finding]:
+    brain.install()
+    manager = AstroidManager()
+    name = module_name(path)
+    module = AstroidBuilder(manager).string_build(text, name, path)
+    try:
+        ctx = Context(module, Lines(text), path)
+        ctx.flow.deadline = deadline
+        findings: list[Finding] = []
+        for rule in rules:
+            findings.extend(rule.check(ctx))
+            if time.monotonic() > deadline:
+                raise BudgetExceeded()
+        return sorted(findings, key=lambda f: (f.span.line, f.span.col, f.code))
+    finally:
+        if manager.astroid_cache.get(name) is module:
+            del manager.astroid_cache[name]
+
+
+def module_name(path: str | None) -> str:
+    """The dotted name a file would be imported as (packages found by their `__init__.py`)."""
+    if not path:
+        return "__pallas_lsp_buffer__"
+    path = os.path.abspath(path)
+    directory, filename = os.path.split(path)
+    parts = [os.path.splitext(filename)[0]]
+    if parts[0] == "__init__":
+        parts = []
+    while os.path.isfile(os.path.join(directory, "__init__.py")):
+        directory, package = os.path.split(directory)
+        parts.insert(0, package)
+    return ".".join(parts) or "__init__"
+

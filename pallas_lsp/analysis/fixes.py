@@ -1,0 +1,54 @@
+"""Text edits for fixes, computed once from astroid nodes and shared by every frontend."""
+
+from __future__ import annotations
+
+from astroid import nodes
+
+from .context import Context
+from .findings import Edit, Span
+
+
+def _keyword(call: nodes.Call, name: str) -> nodes.Keyword | None:
+    return next((kw for kw in call.keywords or () if kw.arg == name), None)
+
+
+def set_keyword(ctx: Context, call: nodes.Call, name: str, value: str) -> tuple[Edit, ...]:
+    """`name=value` in `call`: the existing argument's value replaced, or the argument added."""
+    if any(kw.arg is None for kw in call.keywords or ()):
+        return ()  # `**options` may already carry it
+    existing = _keyword(call, name)
+    if existing is not None:
+        span = ctx.span(existing.value)
+        return () if span is None else (Edit(span, value),)
+    arguments = list(call.args) + list(call.keywords or ())
+    if not arguments:
+        return ()
+    last = max(arguments, key=lambda node: (node.end_lineno, node.end_col_offset))
+    span = ctx.span(last)
+    if span is None:
+        return ()
+    end = Span(span.end_line, span.end_col, span.end_line, span.end_col, span.path)
+    return (Edit(end, f", {name}={value}"),)
+
+
+def remove_keyword(ctx: Context, call: nodes.Call, name: str) -> tuple[Edit, ...]:
+    """Delete `name=...` from `call`, with the comma that separates it from what precedes."""
+    existing = _keyword(call, name)
+    if existing is None:
+        return ()
+    arguments = sorted(list(call.args) + list(call.keywords or ()), key=lambda n: (n.lineno, n.col_offset))
+    position = arguments.index(existing)
+    span = ctx.span(existing)
+    if span is None:
+        return ()
+    if position > 0:
+        previous = ctx.span(arguments[position - 1])
+        if previous is None:
+            return ()
+        return (Edit(Span(previous.end_line, previous.end_col, span.end_line, span.end_col, span.path), ""),)
+    if len(arguments) > 1:
+        following = ctx.span(arguments[1])
+        if following is None:
+            return ()
+        return (Edit(Span(span.line, span.col, following.line, following.col, span.path), ""),)
+    return (Edit(span, ""),)

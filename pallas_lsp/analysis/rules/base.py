@@ -1,0 +1,40 @@
+"""The shape of a rule: its code, its documentation and its examples travel with its check.
+
+Documentation follows ruff's sections (What it does / Why is this bad? / Example / Use instead /
+Fix safety / JAX message). Examples follow Fixit: `VALID` programs must give no finding, `INVALID`
+ones give the findings marked in them (`# PLS001` beside the line, as in the fixtures) and, when
+`fixed` is set, applying the rule's preferred fix yields exactly that text. Each example is a
+whole program with `case_*()` functions, so the JAX oracle test traces it too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar, Iterator
+
+from ..context import Context
+from ..findings import Finding, Severity
+
+
+@dataclass(frozen=True)
+class Invalid:
+    code: str
+    fixed: str | None = None  # the program after the preferred fix
+
+
+class Rule:
+    code: ClassVar[str]
+    name: ClassVar[str]  # a slug, e.g. "non-collective-mma-operand"
+    summary: ClassVar[str]
+    jax_message: ClassVar[str]
+    severity: ClassVar[Severity] = Severity.ERROR
+    triggers: ClassVar[tuple[bytes, ...]] = ()  # a file mentioning none of these is skipped
+    VALID: ClassVar[tuple[str, ...]] = ()
+    INVALID: ClassVar[tuple[Invalid, ...]] = ()
+
+    def check(self, ctx: Context) -> Iterator[Finding]:
+        raise NotImplementedError
+
+    @classmethod
+    def documentation(cls) -> str:
+        return (cls.__doc__ or "").strip()

@@ -1,0 +1,66 @@
+"""The rules' VALID/INVALID programs: shown in the docs, run by the rule tests and traced by
+the JAX oracle (`case_*` functions), so every claim in the docs is one JAX confirms."""
+
+_MATMUL = '''\
+import jax
+import jax.numpy as jnp
+from jax.experimental.pallas import mosaic_gpu as plgpu
+
+
+def matmul(a, b):
+    def kernel(a_gmem, b_gmem, out_gmem, a_smem, b_smem, acc_tmem, barrier):
+        plgpu.tcgen05_mma(acc_tmem, a_smem, b_smem, barrier, collective_axis="x"){marker}
+
+    return plgpu.kernel(
+        kernel,
+        out_type=jax.ShapeDtypeStruct((128, 256), jnp.float32),
+        cluster=(2,),
+        cluster_names=("x",),
+        scratch_types=dict(
+            a_smem=plgpu.SMEM((128, 64), jnp.float16),
+            b_smem=plgpu.SMEM((64, 128), jnp.float16),
+            acc_tmem=plgpu.TMEM((128, 256), jnp.float32{flag}),
+            barrier=plgpu.Barrier(orders_tensor_core=True),
+        ),
+    )(a, b)
+
+
+def case_matmul():
+    a = jax.ShapeDtypeStruct((256, 64), jnp.float16)
+    b = jax.ShapeDtypeStruct((64, 256), jnp.float16)
+    return matmul, (a, b)
+'''
+
+PLS001_INVALID = _MATMUL.format(marker="  # PLS001", flag="")
+PLS001_VALID = _MATMUL.format(marker="", flag=", collective=True")
+
+_UNION = '''\
+import jax
+import jax.numpy as jnp
+from jax.experimental.pallas import mosaic_gpu as plgpu
+
+
+def aliased_accumulators(x):
+    def kernel(x_gmem, out_gmem, tmem):
+        acc_a, acc_b = tmem
+
+    return plgpu.kernel(
+        kernel,
+        out_type=jax.ShapeDtypeStruct((128, 128), jnp.float32),
+        cluster=(2,),
+        cluster_names=("x",),
+        scratch_types=[
+            plgpu.RefUnion({marker}
+                plgpu.TMEM((128, 128), jnp.float32, collective=True),
+                plgpu.TMEM((128, 128), jnp.float32{flag}),
+            ),
+        ],
+    )(x)
+
+
+def case_union():
+    return aliased_accumulators, (jax.ShapeDtypeStruct((128, 128), jnp.float32),)
+'''
+
+PLS002_INVALID = _UNION.format(marker="  # PLS002", flag="")
+PLS002_VALID = _UNION.format(marker="", flag=", collective=True")

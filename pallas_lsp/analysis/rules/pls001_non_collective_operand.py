@@ -1,0 +1,255 @@
+"""PLS001: a collective MMA on TMEM that was not allocated collective."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+from astroid import nodes
+
+from .. import fixes, values as v
+from ..api import Kind
+from ..context import Context
+from ..findings import Applicability, Finding, Fix, Related
+from ..solve import Concretizer, Run, describe
+from ..values import UNKNOWN
+from . import examples
+from .base import Invalid, Rule
+from .tmem import collective_keyword_text, tmem_allocs, union_collective
+
+
+@dataclass(frozen=True)
+class Problem:
+    role: str  # "Accumulator" | "LHS"
+    operand: nodes.NodeNG
+    ref: Any  # v.Ref or v.UnionRef
+    axis: Any
+    to_fix: tuple  # the TMEM allocations that need collective=True
+
+    @property
+    def member_of(self) -> v.UnionAlloc | None:
+        return self.ref.union
+
+    @property
+    def key(self) -> tuple:
+        target = self.member_of.node if self.member_of is not None else self.ref.alloc.node
+        return (self.role, target)
+
+
+@dataclass
+class Outcome:
+    problems: list[Problem] = field(default_factory=list)
+    uses: list[tuple[nodes.Call, bool]] = field(default_factory=list)  # (allocation, collective op)
+
+
+class NonCollectiveOperand(Rule):
+    """## What it does
+    Flags a `plgpu.tcgen05_mma(...)` call with `collective_axis` set whose accumulator (first
+    argument), or whose LHS when it lives in Tensor Memory, was allocated with
+    `plgpu.TMEM(...)` without `collective=True`. The allocation is followed wherever it is:
+    kernel scratch (list, tuple or dict), `pl.run_scoped`, closures, helper functions,
+    `functools.partial`, `.at[...]` slices, another module of the project.
+
+    When the flag and the axis both depend on a value (`collective=config.collective` and
+    `collective_axis="x" if config.collective else None`), the rule reasons about both together
+    and reports only a setting that really fails, saying which (`when config.collective is
+    True`).
+
+    Accumulators and LHS operands unpacked from a `plgpu.RefUnion` whose TMEM is not collective
+    are reported too. JAX does not check them when tracing; lowering fails with `Collective
+    attributes are inconsistent across operations in the kernel.` under Warpgroup lowering
+    semantics (the default from jax 0.11) and the MMA silently misbehaves otherwise.
+
+    ## Why is this bad?
+    A 2-CTA (collective) MMA writes an accumulator that spans the TMEM of both blocks of the
+    cluster; the allocation has to be made for that. JAX raises only when the kernel is
+    traced, one error at a time, often far from the allocation that needs the change.
+
+    ## Example
+    ```python
+    scratch_types=dict(acc_tmem=plgpu.TMEM((128, 256), jnp.float32))
+    ...
+    plgpu.tcgen05_mma(acc_tmem, a_smem, b_smem, barrier, collective_axis="x")
+    ```
+
+    Use instead:
+    ```python
+    scratch_types=dict(acc_tmem=plgpu.TMEM((128, 256), jnp.float32, collective=True))
+    ```
+
+    ## Fix safety
+    Adding `collective=True` to the allocation is safe when every MMA that uses the allocation
+    is collective and the flag was absent or a literal; it is unsafe when the allocation's flag
+    is an expression (it may be right on another path) or when a non-collective MMA also uses
+    it. Removing `collective_axis` from the MMA is always unsafe: it turns a 2-CTA MMA into a
+    single-CTA one.
+
+    ## JAX message
+    `Accumulator Ref must be collective if collective_axis is set.` /
+    `LHS Ref must be collective if collective_axis is set.` (trace time, `jax.make_jaxpr`);
+    for RefUnion members `Collective attributes are inconsistent across operations in the
+    kernel.` (lowering, jax >= 0.11).
+    """
+
+    code = "PLS001"
+    name = "non-collective-mma-operand"
+    summary = "Collective tcgen05_mma on TMEM allocated without collective=True"
+    jax_message = "Accumulator Ref must be collective if collective_axis is set."
+    triggers = (b"tcgen05_mma",)
+    VALID = (examples.PLS001_VALID,)
+    INVALID = (Invalid(examples.PLS001_INVALID, fixed=examples.PLS001_VALID),)
+
+    def check(self, ctx: Context) -> Iterator[Finding]:
+        sites = [(call, self._explore(ctx, call)) for call in ctx.flow.sites(Kind.MMA)]
+        collective_only = _collective_only_uses(runs for _, runs in sites)
+        for call, runs in sites:
+            yield from self._findings(ctx, call, runs, collective_only)
+
+    # -- deciding --------------------------------------------------------------------------
+
+    def _explore(self, ctx: Context, call: nodes.Call) -> list[Run]:
+        operands = _operands(call)
+        if operands is None:
+            return []
+        acc, lhs, axis = operands
+        flow = ctx.flow
+        lazy = [("Accumulator", acc, flow.evaluate(acc)), ("LHS", lhs, flow.evaluate(lhs))]
+        axis_lazy = flow.evaluate(axis)
+
+        def check(conc: Concretizer) -> Any:
+            axis_value = conc.value(axis_lazy)
+            is_none = conc.is_none(axis_value)
+            if is_none is UNKNOWN:
+                return UNKNOWN
+            outcome = Outcome()
+            for role, node, operand in lazy:
+                if node is not None:
+                    self._operand(conc, outcome, role, node, conc.value(operand), axis_value, not is_none)
+            return outcome
+
+        return ctx.explore(check) or []
+
+    @staticmethod
+    def _operand(conc: Concretizer, outcome: Outcome, role: str, node: nodes.NodeNG, ref: Any,
+                 axis: Any, collective_op: bool) -> None:
+        if isinstance(ref, v.Ref) and ref.union is None:
+            if ref.alloc.space != "TMEM":
+                return
+            outcome.uses.append((ref.alloc.node, collective_op))
+            if collective_op and conc.truth(conc.value(ref.alloc.collective)) is False:
+                outcome.problems.append(Problem(role, node, ref, axis, (ref.alloc,)))
+            return
+        union = ref.union if isinstance(ref, (v.Ref, v.UnionRef)) else None
+        if union is None or not collective_op:
+            return
+        if union_collective(conc, union) is False:
+            outcome.problems.append(Problem(role, node, ref, axis, tuple(tmem_allocs(conc, union))))
+
+    # -- reporting -------------------------------------------------------------------------
+
+    def _findings(self, ctx: Context, call: nodes.Call, runs: list[Run], collective_only: dict) -> Iterator[Finding]:
+        decided = [run for run in runs if run.outcome is not UNKNOWN]
+        bad: dict[tuple, list[tuple[Run, Problem]]] = defaultdict(list)
+        for run in decided:
+            for problem in run.outcome.problems:
+                bad[problem.key].append((run, problem))
+        span = ctx.span(call)
+        if span is None:
+            return
+        for occurrences in bad.values():
+            problem = occurrences[0][1]
+            condition = describe([run for run, _ in occurrences], decided)
+            yield Finding(
+                self.code,
+                self._message(ctx, problem, condition),
+                span,
+                self.severity,
+                related=self._related(ctx, problem),
+                fixes=self._fixes(ctx, call, problem, collective_only),
+            )
+
+    @staticmethod
+    def _message(ctx: Context, problem: Problem, condition: str) -> str:
+        axis = _render(problem.axis)
+        when = f", {condition}" if condition else ""
+        union = problem.member_of
+        if union is not None:
+            name = problem.operand.as_string()
+            return (
+                f"{problem.role} '{name}' must be collective: collective_axis={axis} is set, but it is "
+                f"a member of the RefUnion at {ctx.where(union.node)}, whose TMEM is not collective{when} "
+                "(JAX misses this when tracing; lowering fails with 'Collective attributes are "
+                "inconsistent across operations in the kernel.' from jax 0.11)"
+            )
+        alloc = problem.ref.alloc
+        name = alloc.name or problem.operand.as_string()
+        return (
+            f"{problem.role} '{name}' must be collective: collective_axis={axis} is set, but it is "
+            f"allocated at {ctx.where(alloc.node)} {collective_keyword_text(alloc.node)}{when}"
+        )
+
+    @staticmethod
+    def _related(ctx: Context, problem: Problem) -> tuple[Related, ...]:
+        union = problem.member_of
+        node = union.node if union is not None else problem.ref.alloc.node
+        span = ctx.span(node)
+        if span is None:
+            return ()
+        what = "RefUnion allocated here" if union is not None else "TMEM allocated here"
+        return (Related(span, f"{what} {collective_keyword_text(node)}"),)
+
+    def _fixes(self, ctx: Context, call: nodes.Call, problem: Problem, collective_only: dict) -> tuple[Fix, ...]:
+        found = []
+        union = problem.member_of
+        edits = tuple(edit for alloc in problem.to_fix for edit in fixes.set_keyword(ctx, alloc.node, "collective", "True"))
+        if edits:
+            safe = union is None and collective_only.get(problem.ref.alloc.node, False) and _literal_flag(
+                problem.ref.alloc.node
+            )
+            title = "Add collective=True to the TMEM allocation" if union is None else (
+                "Add collective=True to the RefUnion's TMEM allocations")
+            applicability = Applicability.SAFE if safe else Applicability.UNSAFE
+            found.append(Fix(title, applicability, edits, preferred=bool(safe)))
+        removal = fixes.remove_keyword(ctx, call, "collective_axis")
+        if removal:
+            found.append(Fix("Remove collective_axis", Applicability.UNSAFE, removal))
+        return tuple(found)
+
+
+def _operands(call: nodes.Call) -> tuple | None:
+    """(acc, a, collective_axis) of a tcgen05_mma call, or None when `*`/`**` hide them."""
+    if any(isinstance(arg, nodes.Starred) for arg in call.args):
+        return None
+    keywords = {kw.arg: kw.value for kw in call.keywords or ()}
+    if None in keywords:
+        return None
+    if "collective_axis" not in keywords:
+        return None
+    positional = list(call.args) + [None] * 2
+    acc = keywords.get("acc", positional[0])
+    lhs = keywords.get("a", positional[1])
+    return acc, lhs, keywords["collective_axis"]
+
+
+def _render(axis: Any) -> str:
+    if isinstance(axis, v.Free):
+        return axis.label
+    return repr(axis)
+
+
+def _collective_only_uses(all_runs) -> dict:
+    """Allocation -> True when every MMA use of it, in every setting, is collective."""
+    verdict: dict = {}
+    for runs in all_runs:
+        for run in runs:
+            if run.outcome is UNKNOWN:
+                continue
+            for alloc, collective_op in run.outcome.uses:
+                verdict[alloc] = verdict.get(alloc, True) and collective_op
+    return verdict
+
+
+def _literal_flag(alloc: nodes.Call) -> bool:
+    keyword = next((kw for kw in alloc.keywords or () if kw.arg == "collective"), None)
+    return keyword is None or isinstance(keyword.value, nodes.Const)

@@ -1,0 +1,59 @@
+"""Source text: decoding files the way Python does, and positions of astroid nodes."""
+
+from __future__ import annotations
+
+import io
+import tokenize
+from pathlib import Path
+
+from astroid import nodes
+
+from .findings import Span
+
+
+def decode(data: bytes) -> str:
+    """Decode Python source bytes (encoding cookie, BOM), as the interpreter would.
+
+    Raises SyntaxError or UnicodeDecodeError for undecodable input.
+    """
+    encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    text = data.decode(encoding)
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+class Lines:
+    """The lines of one module, to turn astroid's UTF-8 byte columns into code points."""
+
+    def __init__(self, text: str) -> None:
+        self.lines = text.splitlines(keepends=True) or [""]
+
+    @classmethod
+    def of_file(cls, path: str) -> Lines | None:
+        try:
+            return cls(decode(Path(path).read_bytes()))
+        except (OSError, SyntaxError, UnicodeDecodeError, LookupError):
+            return None
+
+    def text(self, line: int) -> str:
+        return self.lines[line - 1] if 0 < line <= len(self.lines) else ""
+
+    def column(self, line: int, byte_col: int) -> int:
+        text = self.text(line)
+        if text.isascii():
+            return byte_col
+        return len(text.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
+
+    def span(self, node: nodes.NodeNG, path: str | None = None) -> Span:
+        end_line = node.end_lineno or node.lineno
+        end_col = node.end_col_offset if node.end_col_offset is not None else node.col_offset
+        return Span(
+            node.lineno,
+            self.column(node.lineno, node.col_offset),
+            end_line,
+            self.column(end_line, end_col),
+            path,
+        )
+
+    def point(self, line: int, byte_col: int, path: str | None = None) -> Span:
+        col = self.column(line, byte_col)
+        return Span(line, col, line, col, path)
