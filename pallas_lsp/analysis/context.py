@@ -22,8 +22,8 @@ class Context:
 
     # -- solving ---------------------------------------------------------------------------
 
-    def explore(self, check: Callable[[solve.Concretizer], Any]) -> list[solve.Run] | None:
-        return solve.explore(check, self.flow)
+    def explore(self, check: Callable[[solve.Concretizer], Any], pins: dict | None = None) -> list[solve.Run] | None:
+        return solve.explore(check, self.flow, pins)
 
     # -- positions -------------------------------------------------------------------------
 

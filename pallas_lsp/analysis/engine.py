@@ -7,8 +7,11 @@ no findings and a one-line reason, which frontends log (flake8 at debug level, t
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Iterable
@@ -106,10 +109,17 @@ def _analyze(text: str, path: str | None, rules: list[Rule], deadline: float) ->
     brain.install()
     manager = AstroidManager()
     name = module_name(path)
-    module = AstroidBuilder(manager).string_build(text, name, path)
+    root = project_root(path)
+    with _importable_from(root):
+        module = AstroidBuilder(manager).string_build(text, name, path)
+        return _run_rules(manager, module, name, text, path, root, rules, deadline)
+
+
+def _run_rules(manager, module, name, text, path, root, rules, deadline) -> list[Finding]:
     try:
         ctx = Context(module, Lines(text), path)
         ctx.flow.deadline = deadline
+        ctx.flow.project_root = root
         findings: list[Finding] = []
         for rule in rules:
             findings.extend(rule.check(ctx))
@@ -119,6 +129,34 @@ def _analyze(text: str, path: str | None, rules: list[Rule], deadline: float) ->
     finally:
         if manager.astroid_cache.get(name) is module:
             del manager.astroid_cache[name]
+
+
+_sys_path_lock = threading.RLock()
+
+
+def project_root(path: str | None) -> str | None:
+    """The directory above the file's top-level package: where its imports start from."""
+    if not path:
+        return None
+    root = os.path.dirname(os.path.abspath(path))
+    while os.path.isfile(os.path.join(root, "__init__.py")):
+        root = os.path.dirname(root)
+    return root
+
+
+@contextlib.contextmanager
+def _importable_from(root: str | None):
+    """Let astroid resolve the file's sibling modules and packages, as the interpreter would
+    when running it: the project root goes first on `sys.path` while we analyse."""
+    if root is None:
+        yield
+        return
+    with _sys_path_lock:
+        sys.path.insert(0, root)
+        try:
+            yield
+        finally:
+            sys.path.remove(root)
 
 
 def module_name(path: str | None) -> str:

@@ -24,6 +24,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any, Iterator
 
+import os
 import time
 
 import astroid
@@ -161,6 +162,9 @@ class Flow:
         self._call_vars: dict[Any, v.Var] = {}
         self._names: dict[nodes.Module, dict[str, list[nodes.Name]]] = {}
         self.deadline = float("inf")
+        # the directory the analysed file's imports are resolved from (engine sets it)
+        self.project_root: str | None = None
+        self._project_tops: dict[str, bool] = {}
         self._steps = 0
 
     # -- the API ---------------------------------------------------------------------------
@@ -178,7 +182,7 @@ class Flow:
     @staticmethod
     def _infer_kind(func: nodes.NodeNG) -> Kind | None:
         name = func.attrname if isinstance(func, nodes.Attribute) else getattr(func, "name", None)
-        if name not in api.CALLEE_NAMES:
+        if name not in api.CALLEE_NAMES and not _imported_as_api_name(func):
             return None
         try:
             for inferred in func.infer():
@@ -199,6 +203,27 @@ class Flow:
         for call in self.root.nodes_of_class(nodes.Call):
             if self.api_kind(call) in kinds:
                 yield call
+
+    def foreign_sites(self, *kinds: Kind) -> Iterator[tuple[nodes.Call, Any, Invocation, nodes.Call]]:
+        """API calls inside functions of *other* modules that the root module calls.
+
+        Yields (call in the root module, the function it calls, that invocation, API call in
+        the function). JAX's innermost frame in the root file is the root call, so findings
+        about such a site belong there.
+        """
+        for call in self.root.nodes_of_class(nodes.Call):
+            if not _may_name_import(call.func) or self.api_kind(call) is not None:
+                continue
+            target = self.static_callable(call.func)
+            if not isinstance(target, nodes.FunctionDef) or target.root() is self.root:
+                continue
+            self.invocations(target)
+            invocation = self._by_call.get(call)
+            if invocation is None:
+                continue
+            for site in target.nodes_of_class(nodes.Call):
+                if self.api_kind(site) in kinds:
+                    yield call, target, invocation, site
 
     # -- evaluation ------------------------------------------------------------------------
 
@@ -357,9 +382,38 @@ class Flow:
 
     def _imported(self, use: nodes.Name) -> v.Lazy:
         """A name bound by an import: a function or constant of another module of the project."""
+        _, assignments = use.lookup(use.name)
+        if not all(self._from_project(a, use.name) for a in assignments):
+            return v.Opaque("import from outside the project")
         for inferred in use.infer():
             return self._from_inferred(inferred)
         return v.Opaque("import")
+
+    def _from_project(self, statement: nodes.NodeNG, name: str) -> bool:
+        """Does this import bring in a module of the analysed project (not a library)?
+
+        Only those are worth parsing: following `numpy` or `jax._src` would cost seconds and
+        tell nothing about TMEM refs. The project is what lies beside the analysed file.
+        """
+        if isinstance(statement, nodes.ImportFrom):
+            if statement.level:
+                return True
+            top = statement.modname.split(".")[0]
+        elif isinstance(statement, nodes.Import):
+            modname = next((m for m, alias in statement.names if (alias or m.split(".")[0]) == name), "")
+            top = modname.split(".")[0]
+        else:
+            return False
+        if not top or self.project_root is None:
+            return False
+        if os.path.basename(self.project_root) in ("site-packages", "dist-packages"):
+            return top == self.root.name.split(".")[0]  # an installed package: itself only
+        known = self._project_tops.get(top)
+        if known is None:
+            base = os.path.join(self.project_root, top)
+            known = os.path.isdir(base) or os.path.isfile(base + ".py")
+            self._project_tops[top] = known
+        return known
 
     def _from_inferred(self, inferred: Any) -> v.Lazy:
         if isinstance(inferred, (nodes.FunctionDef, nodes.ClassDef)) and not _is_stub(inferred):
@@ -377,6 +431,9 @@ class Flow:
 
     def _attribute(self, node: nodes.Attribute) -> v.Lazy:
         if isinstance(node.expr, nodes.Name) and self._names_a_module(node.expr):
+            statement = node.expr.lookup(node.expr.name)[1][0]
+            if not self._from_project(statement, node.expr.name):
+                return v.Opaque("attribute of a library module")
             try:
                 for inferred in node.infer():
                     return self._from_inferred(inferred)
@@ -569,16 +626,32 @@ class Flow:
             name = targets[0].name
         for module in list(self.modules):
             for reference in self._names_in(module).get(name, ()):
-                value = self.evaluate(reference)
-                if isinstance(value, v.Func) and value.node is func:
+                if isinstance(reference, nodes.Attribute):  # `module.func`
+                    if self._names_a_module(reference.expr):
+                        value = self.evaluate(reference)
+                        if isinstance(value, v.Func) and value.node is func:
+                            yield reference
+                    continue
+                _, assignments = reference.lookup(name)
+                if func in assignments or (isinstance(func, nodes.Lambda) and func.parent in [
+                    a.parent for a in assignments
+                ]):
                     yield reference
+                elif len(assignments) == 1 and isinstance(assignments[0], (nodes.Import, nodes.ImportFrom)):
+                    value = self.evaluate(reference)
+                    if isinstance(value, v.Func) and value.node is func:
+                        yield reference
 
-    def _names_in(self, module: nodes.Module) -> dict[str, list[nodes.Name]]:
+    def _names_in(self, module: nodes.Module) -> dict[str, list[nodes.NodeNG]]:
+        """Names, and `name.attr` attributes by `attr`, of a module."""
         names = self._names.get(module)
         if names is None:
             names = defaultdict(list)
-            for name in module.nodes_of_class(nodes.Name):
-                names[name.name].append(name)
+            for name in module.nodes_of_class((nodes.Name, nodes.Attribute)):
+                if isinstance(name, nodes.Name):
+                    names[name.name].append(name)
+                elif isinstance(name.expr, nodes.Name):
+                    names[name.attrname].append(name)
             self._names[module] = names
         return names
 
@@ -699,13 +772,15 @@ class _ListGrowth:
         items: list = []
         for statement in body:
             grown = self.statement(statement)
+            if grown is _READ:
+                break  # the list is used from here on: later growth is not ours to see
             if grown is None:
                 return None
             items.extend(grown)
         return items
 
-    def statement(self, statement: nodes.NodeNG) -> list | None:
-        if isinstance(statement, nodes.If):
+    def statement(self, statement: nodes.NodeNG) -> Any:
+        if isinstance(statement, nodes.If) and self._mentions_target(statement.body + statement.orelse):
             then, orelse = self.statements(statement.body), self.statements(statement.orelse)
             if then is None or orelse is None:
                 return None
@@ -718,9 +793,11 @@ class _ListGrowth:
         mutation = self._mutation(statement)
         if mutation is not None:
             return mutation
-        if self._mentions_target(statement):
-            return None  # a loop, a reassignment, a call we cannot follow
-        return []
+        if not self._mentions_target([statement]):
+            return []
+        if self._may_mutate(statement):
+            return None  # a loop, a rebinding, an insert: we do not follow those
+        return _READ
 
     def _mutation(self, statement: nodes.NodeNG) -> list | None:
         if not isinstance(statement, nodes.Expr) or not isinstance(statement.value, nodes.Call):
@@ -740,9 +817,30 @@ class _ListGrowth:
             return False
         return self.target in node.lookup(node.name)[1]
 
-    def _mentions_target(self, statement: nodes.NodeNG) -> bool:
-        names = (n for n in statement.nodes_of_class((nodes.Name, nodes.AssignName)))
-        return any(n.name == self.target.name for n in names)
+    def _mentions_target(self, statements: list) -> bool:
+        return any(
+            n.name == self.target.name
+            for statement in statements
+            for n in statement.nodes_of_class((nodes.Name, nodes.AssignName))
+        )
+
+    def _may_mutate(self, statement: nodes.NodeNG) -> bool:
+        if isinstance(statement, (nodes.For, nodes.While, nodes.With, nodes.Try)):
+            return True
+        for node in statement.nodes_of_class((nodes.AssignName, nodes.Attribute, nodes.Subscript)):
+            if isinstance(node, nodes.AssignName) and node.name == self.target.name:
+                return True
+            if isinstance(node, nodes.Attribute) and self._is_target(node.expr) and node.attrname in _MUTATORS:
+                return True
+            if isinstance(node, nodes.Subscript) and self._is_target(node.value) and not isinstance(
+                node.parent, (nodes.Call, nodes.Expr)
+            ) and node.ctx != astroid.Context.Load:
+                return True
+        return False
+
+
+_READ: Any = object()
+_MUTATORS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse"})
 
 
 def _bound_name(call: nodes.Call) -> str:
@@ -759,6 +857,27 @@ def _bound_name(call: nodes.Call) -> str:
         if len(targets) == 1 and isinstance(targets[0], nodes.AssignName):
             return targets[0].name
     return ""
+
+
+def _may_name_import(func: nodes.NodeNG) -> bool:
+    """Cheap test: `f(...)` or `mod.f(...)` where `f` / `mod` was bound by an import."""
+    base = func.expr if isinstance(func, nodes.Attribute) else func
+    if not isinstance(base, nodes.Name):
+        return False
+    _, assignments = base.lookup(base.name)
+    return len(assignments) == 1 and isinstance(assignments[0], (nodes.Import, nodes.ImportFrom))
+
+
+def _imported_as_api_name(func: nodes.NodeNG) -> bool:
+    """`from ...mosaic_gpu import kernel as gpu_kernel`: an API name under an alias."""
+    if not isinstance(func, nodes.Name):
+        return False
+    _, assignments = func.lookup(func.name)
+    if len(assignments) != 1 or not isinstance(assignments[0], nodes.ImportFrom):
+        return False
+    return any(
+        (alias or name) == func.name and name in api.CALLEE_NAMES for name, alias in assignments[0].names
+    )
 
 
 def _is_public(func: Any) -> bool:

@@ -69,10 +69,10 @@ class InstanceObj:
 class Concretizer:
     """Evaluates lazy values under one (partial) assignment of free variables."""
 
-    def __init__(self, assignment: dict, binder: Any) -> None:
+    def __init__(self, assignment: dict, binder: Any, pins: dict | None = None) -> None:
         self.assignment = assignment
         self.binder = binder  # flow.Flow: binds parameters, reads instance fields
-        self.pins: dict[v.Var, Any] = {}
+        self.pins: dict[v.Var, Any] = dict(pins or {})
         self.depth = 0
 
     # -- variables ------------------------------------------------------------------------
@@ -318,14 +318,17 @@ class Run:
     outcome: Any  # whatever the check returned; UNKNOWN means undecided
 
 
-def explore(check: Callable[[Concretizer], Any], binder: Any) -> list[Run] | None:
-    """All runs of `check` over the assignments it needs, or None past the cap."""
+def explore(check: Callable[[Concretizer], Any], binder: Any, pins: dict | None = None) -> list[Run] | None:
+    """All runs of `check` over the assignments it needs, or None past the cap.
+
+    `pins` fixes variables for every run (a helper's call variable, to the call being checked).
+    """
     pending: list[dict] = [{}]
     runs: list[Run] = []
     while pending:
         assignment = pending.pop()
         try:
-            outcome = check(Concretizer(assignment, binder))
+            outcome = check(Concretizer(assignment, binder, pins))
         except NeedVar as need:
             for value in reversed(need.var.domain):
                 pending.append({**assignment, need.var: value})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 import tokenize
 from pathlib import Path
 
@@ -21,11 +22,19 @@ def decode(data: bytes) -> str:
     return text[1:] if text.startswith("\ufeff") else text
 
 
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines with their endings, split where Python's tokenizer splits (not at \f or \x1c)."""
+    return _LINE.findall(text)
+
+
 class Lines:
     """The lines of one module, to turn astroid's UTF-8 byte columns into code points."""
 
     def __init__(self, text: str) -> None:
-        self.lines = text.splitlines(keepends=True) or [""]
+        self.lines = split_lines(text) or [""]
 
     @classmethod
     def of_file(cls, path: str) -> Lines | None:
@@ -35,7 +44,7 @@ class Lines:
             return None
 
     def text(self, line: int) -> str:
-        return self.lines[line - 1] if 0 < line <= len(self.lines) else ""
+        return self.lines[line - 1].rstrip("\r\n") if 0 < line <= len(self.lines) else ""
 
     def column(self, line: int, byte_col: int) -> int:
         text = self.text(line)

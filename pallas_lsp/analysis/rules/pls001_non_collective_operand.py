@@ -37,6 +37,13 @@ class Problem:
         return (self.role, target)
 
 
+@dataclass(frozen=True)
+class Site:
+    reported_at: nodes.Call  # the MMA, or the root-module call that leads to it
+    call: nodes.Call  # the tcgen05_mma call
+    runs: list
+
+
 @dataclass
 class Outcome:
     problems: list[Problem] = field(default_factory=list)
@@ -96,19 +103,23 @@ class NonCollectiveOperand(Rule):
     name = "non-collective-mma-operand"
     summary = "Collective tcgen05_mma on TMEM allocated without collective=True"
     jax_message = "Accumulator Ref must be collective if collective_axis is set."
-    triggers = (b"tcgen05_mma",)
+    triggers = (b"tcgen05", b"TMEM")  # the MMA may sit in an imported helper
     VALID = (examples.PLS001_VALID,)
     INVALID = (Invalid(examples.PLS001_INVALID, fixed=examples.PLS001_VALID),)
 
     def check(self, ctx: Context) -> Iterator[Finding]:
-        sites = [(call, self._explore(ctx, call)) for call in ctx.flow.sites(Kind.MMA)]
-        collective_only = _collective_only_uses(runs for _, runs in sites)
-        for call, runs in sites:
-            yield from self._findings(ctx, call, runs, collective_only)
+        flow = ctx.flow
+        sites = [Site(call, call, self._explore(ctx, call)) for call in flow.sites(Kind.MMA)]
+        for root_call, helper, invocation, call in flow.foreign_sites(Kind.MMA):
+            pins = {flow.call_var(helper): invocation.index}
+            sites.append(Site(root_call, call, self._explore(ctx, call, pins)))
+        collective_only = _collective_only_uses(site.runs for site in sites)
+        for site in sites:
+            yield from self._findings(ctx, site, collective_only)
 
     # -- deciding --------------------------------------------------------------------------
 
-    def _explore(self, ctx: Context, call: nodes.Call) -> list[Run]:
+    def _explore(self, ctx: Context, call: nodes.Call, pins: dict | None = None) -> list[Run]:
         operands = _operands(call)
         if operands is None:
             return []
@@ -128,7 +139,7 @@ class NonCollectiveOperand(Rule):
                     self._operand(conc, outcome, role, node, conc.value(operand), axis_value, not is_none)
             return outcome
 
-        return ctx.explore(check) or []
+        return ctx.explore(check, pins) or []
 
     @staticmethod
     def _operand(conc: Concretizer, outcome: Outcome, role: str, node: nodes.NodeNG, ref: Any,
@@ -148,13 +159,14 @@ class NonCollectiveOperand(Rule):
 
     # -- reporting -------------------------------------------------------------------------
 
-    def _findings(self, ctx: Context, call: nodes.Call, runs: list[Run], collective_only: dict) -> Iterator[Finding]:
-        decided = [run for run in runs if run.outcome is not UNKNOWN]
+    def _findings(self, ctx: Context, site: Site, collective_only: dict) -> Iterator[Finding]:
+        call = site.call
+        decided = [run for run in site.runs if run.outcome is not UNKNOWN]
         bad: dict[tuple, list[tuple[Run, Problem]]] = defaultdict(list)
         for run in decided:
             for problem in run.outcome.problems:
                 bad[problem.key].append((run, problem))
-        span = ctx.span(call)
+        span = ctx.span(site.reported_at)
         if span is None:
             return
         for occurrences in bad.values():
@@ -162,7 +174,7 @@ class NonCollectiveOperand(Rule):
             condition = describe([run for run, _ in occurrences], decided)
             yield Finding(
                 self.code,
-                self._message(ctx, problem, condition),
+                self._message(ctx, site, problem, condition),
                 span,
                 self.severity,
                 related=self._related(ctx, problem),
@@ -170,8 +182,10 @@ class NonCollectiveOperand(Rule):
             )
 
     @staticmethod
-    def _message(ctx: Context, problem: Problem, condition: str) -> str:
+    def _message(ctx: Context, site: Site, problem: Problem, condition: str) -> str:
         axis = _render(problem.axis)
+        if site.call is not site.reported_at:
+            axis += f" in the tcgen05_mma at {ctx.where(site.call)}"
         when = f", {condition}" if condition else ""
         union = problem.member_of
         if union is not None:

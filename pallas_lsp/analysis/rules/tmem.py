@@ -58,17 +58,24 @@ def flag(conc: Concretizer, ref: Any) -> Any:
     return UNKNOWN
 
 
+MIXED = "mixed"  # a union JAX refuses to build (PLS002)
+
+
 def union_collective(conc: Concretizer, union: v.UnionAlloc) -> Any:
-    """A TMEM union's `collective` (all leaves collective); None if it is not a TMEM union."""
+    """A TMEM union's `collective` (all leaves collective), MIXED when its leaves disagree,
+    None when it is not a TMEM union."""
     found = union_leaves(conc, union)
     if found is UNKNOWN:
         return UNKNOWN
     if space(conc, v.UnionRef(union)) != "TMEM":
         return None
-    truths = [conc.truth(flag(conc, leaf)) for leaf in found]
-    if UNKNOWN in truths:
+    flags = [flag(conc, leaf) for leaf in found]
+    if UNKNOWN in flags:
         return UNKNOWN
-    return all(truths)
+    if any(value != flags[0] for value in flags):  # JAX compares with !=, not truthiness
+        return MIXED
+    truths = [conc.truth(value) for value in flags]
+    return UNKNOWN if UNKNOWN in truths else all(truths)
 
 
 def tmem_allocs(conc: Concretizer, union: v.UnionAlloc) -> list[v.Alloc]:
