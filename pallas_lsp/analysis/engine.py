@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Iterable
 
 from astroid.builder import AstroidBuilder
+from astroid.exceptions import AstroidSyntaxError
 from astroid.manager import AstroidManager
 
 from . import brain
@@ -91,6 +92,10 @@ def analyze_source(
         return _failed(path, f"analysis budget of {budget:g} s exceeded")
     except SyntaxError as error:
         return _failed(path, f"syntax error at line {error.lineno}: {error.msg}")
+    except AstroidSyntaxError as error:
+        cause = error.error if isinstance(error.error, SyntaxError) else None
+        where = f" at line {cause.lineno}" if cause is not None else ""
+        return _failed(path, f"syntax error{where}: {cause.msg if cause is not None else error}")
     except RecursionError:
         return _failed(path, "nesting too deep to analyse")
     except Exception as error:  # noqa: BLE001 - a linter must not take its host down

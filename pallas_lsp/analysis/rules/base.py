@@ -9,6 +9,7 @@ whole program with `case_*()` functions, so the JAX oracle test traces it too.
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 from typing import ClassVar, Iterator
 
@@ -37,4 +38,4 @@ class Rule:
 
     @classmethod
     def documentation(cls) -> str:
-        return (cls.__doc__ or "").strip()
+        return inspect.cleandoc(cls.__doc__ or "")

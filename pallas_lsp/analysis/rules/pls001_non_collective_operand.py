@@ -66,7 +66,8 @@ class NonCollectiveOperand(Rule):
     Accumulators and LHS operands unpacked from a `plgpu.RefUnion` whose TMEM is not collective
     are reported too. JAX does not check them when tracing; lowering fails with `Collective
     attributes are inconsistent across operations in the kernel.` under Warpgroup lowering
-    semantics (the default from jax 0.11) and the MMA silently misbehaves otherwise.
+    semantics (the default from jax 0.11); under Lane semantics (the default in jax 0.10) it
+    lowers without complaint.
 
     ## Why is this bad?
     A 2-CTA (collective) MMA writes an accumulator that spans the TMEM of both blocks of the

@@ -1,0 +1,51 @@
+"""The linter against the markers written beside the lines of every fixture and example."""
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+from oracle.markers import parse_markers
+from pallas_lsp.analysis import analyze_file
+
+FIXTURES = sorted((ROOT / "tests" / "fixtures").glob("*.py")) + sorted((ROOT / "examples").glob("*.py"))
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.name)
+def test_findings_match_markers(path: Path):
+    expected = Counter((m.line, m.code) for m in parse_markers(path))
+    result = analyze_file(str(path))
+    assert result.error is None
+    got = Counter((f.line, f.code) for f in result.findings)
+    assert got == expected, "\n".join(f"{f.line}: {f.code} {f.message}" for f in result.findings)
+
+
+def _messages(name: str) -> dict[int, list[str]]:
+    messages: dict[int, list[str]] = {}
+    for finding in analyze_file(str(ROOT / "tests" / "fixtures" / name)).findings:
+        messages.setdefault(finding.line, []).append(finding.message)
+    return messages
+
+
+def test_flag_condition_is_named():
+    messages = [m for ms in _messages("flag_config_bugs.py").values() for m in ms]
+    assert messages and all(" when " in m for m in messages), messages
+
+
+def test_union_member_message_says_jax_misses_it():
+    messages = [m for ms in _messages("refunion_members.py").values() for m in ms]
+    assert messages and all("member of the RefUnion" in m and "inconsistent" in m for m in messages)
+
+
+def test_example_messages():
+    findings = analyze_file(str(ROOT / "examples" / "collective_matmul.py")).findings
+    assert [f.message for f in findings] == [
+        "Accumulator 'acc_tmem' must be collective: collective_axis='x' is set, "
+        "but it is allocated at line 35 without collective=True",
+        "Some aliased TMEM references are collective and some are not: "
+        "collective: line 52; not collective: line 53",
+    ]
+    assert [(f.line, f.col, f.span.end_line) for f in findings] == [(25, 12, 25), (51, 12, 54)]
+    related = findings[0].related[0]
+    assert (related.span.line, related.message) == (35, "TMEM allocated here without collective=True")
