@@ -362,23 +362,29 @@ class Flow:
             if parent.value is None:
                 return v.Opaque("annotation only")
             value = self.evaluate(parent.value)
-            if not path and isinstance(value, v.Seq) and isinstance(parent, nodes.Assign):
-                value = self._grown_list(target, value)
+            if not path and isinstance(value, (v.Seq, v.Mapping)) and isinstance(parent, nodes.Assign):
+                value = self._grown(target, value)
             for position in reversed(path):
                 value = v.Index(value, v.Const(position))
             return value
         return v.Opaque(type(parent).__name__)  # for, with, except, augmented assignment, ...
 
-    def _grown_list(self, target: nodes.AssignName, initial: v.Seq) -> v.Lazy:
-        """`xs = [...]` then `xs.append(...)` / `xs.extend(...)`, possibly under if/else."""
+    def _grown(self, target: nodes.AssignName, initial: v.Seq | v.Mapping) -> v.Lazy:
+        """`xs = [...]` / `d = dict(...)` then `xs.append(...)`, `xs.extend(...)`, `d[k] = ...`,
+        possibly under `if`: the items, conditional ones spread from an Ite."""
         statement = target.statement()
-        body = statement.parent.body if hasattr(statement.parent, "body") else None
+        body = getattr(statement.parent, "body", None)
         if body is None or statement not in body:
             return initial
-        items = _ListGrowth(self, target).statements(body[body.index(statement) + 1:])
+        growth = _Growth(self, target, isinstance(initial, v.Mapping))
+        items = growth.statements(body[body.index(statement) + 1:])
         if items is None:
-            return v.Opaque("list grown in a way we do not follow")
-        return v.Seq(initial.kind, initial.items + tuple(items)) if items else initial
+            return v.Opaque("container grown in a way we do not follow")
+        if not items:
+            return initial
+        if isinstance(initial, v.Mapping):
+            return v.Mapping(initial.items + tuple(items))
+        return v.Seq(initial.kind, initial.items + tuple(items))
 
     def _imported(self, use: nodes.Name) -> v.Lazy:
         """A name bound by an import: a function or constant of another module of the project."""
@@ -761,19 +767,20 @@ class Flow:
         return ArgsInvocation(call, positional=positional, keywords=keywords, flow=self)
 
 
-class _ListGrowth:
-    """The items appended to one list variable by a run of statements, if we can tell."""
+class _Growth:
+    """The items added to one list (or dict) variable by a run of statements, if we can tell."""
 
-    def __init__(self, flow: Flow, target: nodes.AssignName) -> None:
+    def __init__(self, flow: Flow, target: nodes.AssignName, mapping: bool) -> None:
         self.flow = flow
         self.target = target
+        self.mapping = mapping
 
     def statements(self, body: list) -> list | None:
         items: list = []
         for statement in body:
             grown = self.statement(statement)
             if grown is _READ:
-                break  # the list is used from here on: later growth is not ours to see
+                break  # the container is used from here on: later growth is not ours to see
             if grown is None:
                 return None
             items.extend(grown)
@@ -786,10 +793,10 @@ class _ListGrowth:
                 return None
             if not then and not orelse:
                 return []
-            if len(then) != len(orelse) or any(isinstance(i, v.Star) for i in then + orelse):
-                return None
             test = self.flow.evaluate(statement.test)
-            return [v.Ite(test, a, b) for a, b in zip(then, orelse)]
+            if self.mapping:
+                return [(None, v.Ite(test, v.Mapping(tuple(then)), v.Mapping(tuple(orelse))))]
+            return [v.Star(v.Ite(test, v.Seq("list", tuple(then)), v.Seq("list", tuple(orelse))))]
         mutation = self._mutation(statement)
         if mutation is not None:
             return mutation
@@ -800,6 +807,8 @@ class _ListGrowth:
         return _READ
 
     def _mutation(self, statement: nodes.NodeNG) -> list | None:
+        if self.mapping:
+            return self._item_assignment(statement)
         if not isinstance(statement, nodes.Expr) or not isinstance(statement.value, nodes.Call):
             return None
         call = statement.value
@@ -811,6 +820,15 @@ class _ListGrowth:
         if func.attrname == "extend" and len(call.args) == 1:
             return [v.Star(self.flow.evaluate(call.args[0]))]
         return None
+
+    def _item_assignment(self, statement: nodes.NodeNG) -> list | None:
+        """`d[key] = value`."""
+        if not isinstance(statement, nodes.Assign) or len(statement.targets) != 1:
+            return None
+        target = statement.targets[0]
+        if not (isinstance(target, nodes.Subscript) and self._is_target(target.value)):
+            return None
+        return [(self.flow.evaluate(target.slice), self.flow.evaluate(statement.value))]
 
     def _is_target(self, node: nodes.NodeNG) -> bool:
         if not isinstance(node, nodes.Name) or node.name != self.target.name:

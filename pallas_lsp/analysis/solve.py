@@ -341,8 +341,8 @@ def explore(check: Callable[[Concretizer], Any], binder: Any, pins: dict | None 
     return runs
 
 
-def describe(bad: list[Run], decided: Iterable[Run], role: Callable[[v.Var], str] | None = None) -> str:
-    """'' when every decided run is bad, else 'when <literals>' for the first bad run.
+def describe(bad: list[Run], decided: Iterable[Run]) -> str:
+    """'' when every decided run is bad, else 'when <literals>, via <call>' for the first bad run.
 
     Literals that do not matter (flipping one gives another bad run with the rest unchanged)
     are dropped, so `collective` alone is named, not every call-site choice on the way.
@@ -358,9 +358,10 @@ def describe(bad: list[Run], decided: Iterable[Run], role: Callable[[v.Var], str
         if flips and all(_key({**first, var: other}) in bad_keys for other in flips):
             continue
         needed.append((var, value))
-    if not needed:
-        return ""
-    return "when " + " and ".join(var.render(value) for var, value in needed)
+    conditions = [var.render(value) for var, value in needed if not var.labels]
+    paths = [var.render(value) for var, value in needed if var.labels]  # "via the call at ..."
+    parts = (["when " + " and ".join(conditions)] if conditions else []) + paths
+    return ", ".join(parts)
 
 
 def _key(assignment: dict) -> frozenset:

@@ -190,7 +190,7 @@ class NonCollectiveOperand(Rule):
         when = f", {condition}" if condition else ""
         union = problem.member_of
         if union is not None:
-            name = problem.operand.as_string()
+            name = _display(problem.operand)
             return (
                 f"{problem.role} '{name}' must be collective: collective_axis={axis} is set, but it is "
                 f"a member of the RefUnion at {ctx.where(union.node)}, whose TMEM is not collective{when} "
@@ -198,7 +198,7 @@ class NonCollectiveOperand(Rule):
                 "inconsistent across operations in the kernel.' from jax 0.11)"
             )
         alloc = problem.ref.alloc
-        name = alloc.name or problem.operand.as_string()
+        name = alloc.name or _display(problem.operand)
         return (
             f"{problem.role} '{name}' must be collective: collective_axis={axis} is set, but it is "
             f"allocated at {ctx.where(alloc.node)} {collective_keyword_text(alloc.node)}{when}"
@@ -245,6 +245,14 @@ def _operands(call: nodes.Call) -> tuple | None:
     acc = keywords.get("acc", positional[0])
     lhs = keywords.get("a", positional[1])
     return acc, lhs, keywords["collective_axis"]
+
+
+def _display(operand: nodes.NodeNG) -> str:
+    """How to name an operand: `acc.at[:, pl.ds(0, n)]` is shown as `acc`."""
+    while (isinstance(operand, nodes.Subscript) and isinstance(operand.value, nodes.Attribute)
+           and operand.value.attrname == "at"):
+        operand = operand.value.expr
+    return operand.as_string()
 
 
 def _render(axis: Any) -> str:

@@ -1,0 +1,258 @@
+"""Run one fixture under real JAX and print what JAX says about each case, as JSON.
+
+Usage::
+
+    python run_fixture.py [--lower] FIXTURE.py
+
+Run it in a fresh process per fixture (the test does).  The fixture's directory is put
+first on ``sys.path`` so that it can import sibling helper modules (``helpers.*``).
+
+For every top-level ``case_<name>()`` of the fixture, in source order, the runner calls
+``jax.clear_caches()``, then the case function, then ``jax.make_jaxpr(fn)(*args)``.  The
+trace verdict is ``null`` when that succeeds, ``{"code", "line", "message"}`` when JAX
+raises one of the errors the linter predicts, and ``{"error": ...}`` for any other
+exception.  With ``--lower`` every case that traced cleanly is also lowered for CUDA on
+the CPU (``jax.jit(fn).trace(*args).lower(lowering_platforms=("cuda",))``); its verdict
+is ``null``, ``{"code": "PLS001", "message"}`` for ``Collective attributes are
+inconsistent across operations in the kernel.``, ``{"unsupported": ...}`` when this JAX
+cannot lower that kind of kernel here at all (``pl.pallas_call`` without a GPU in
+jax 0.12, ``pl.kernel`` with scratch operands), or ``{"error": ...}``.
+
+Each case also lists ``mma_lines``: the fixture lines of the ``tcgen05_mma`` equations
+in its jaxpr (innermost frame in the fixture), used to tie ``[lowering]`` markers to the
+case that exercises them.
+
+Output (one JSON object on stdout)::
+
+    {"fixture": ..., "jax": "0.12.0", "python": "3.12.1", "error": null,
+     "cases": [{"name": "case_x", "trace": ..., "lowering": ..., "mma_lines": [..]}]}
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import contextlib
+import importlib.util
+import json
+import os
+import sys
+import traceback
+
+# Message prefix -> finding code, for errors raised while building or tracing a case.
+TRACE_MESSAGES = (
+    ("Accumulator Ref must be collective if collective_axis is set.", "PLS001"),
+    ("LHS Ref must be collective if collective_axis is set.", "PLS001"),
+    ("Some aliased TMEM references are collective and some are not.", "PLS002"),
+)
+# Message prefix -> finding code, for errors raised while lowering (Warpgroup semantics).
+LOWERING_MESSAGES = (
+    ("Collective attributes are inconsistent across operations in the kernel.", "PLS001"),
+)
+# Lowering that this machine or JAX version cannot do at all, whatever the kernel says:
+# reported as {"unsupported": message} rather than as an error.
+LOWERING_UNSUPPORTED = (
+    # pl.pallas_call lowering needs a GPU device from jax 0.12 on.
+    ("No supported GPU devices found", "unsupported"),
+    # pl.kernel(mesh=plgpu.Mesh(...), scratch_types=...) traces, but its mpmd_map
+    # lowering takes no scratch operands (jax 0.12).
+    ("Scratch operands are not supported by the Mosaic GPU mpmd_map lowering", "unsupported"),
+)
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.realpath(a) == os.path.realpath(b)
+
+
+class _CallIndex:
+    """Maps a position reported by a frame to the first line of the call around it."""
+
+    def __init__(self, source: str):
+        self.calls: list[ast.Call] = [
+            node for node in ast.walk(ast.parse(source)) if isinstance(node, ast.Call)
+        ]
+
+    def first_line(self, lineno, end_lineno=None, colno=None, end_colno=None) -> int:
+        if lineno is None:
+            return lineno
+        if colno is None and any(call.lineno == lineno for call in self.calls):
+            return lineno
+        start = (lineno, colno if colno is not None else 0)
+        end_line = end_lineno if end_lineno is not None else lineno
+        end = (end_line, end_colno if end_colno is not None else 10**9)
+        best = None
+        for call in self.calls:
+            c_start = (call.lineno, call.col_offset)
+            c_end = (call.end_lineno, call.end_col_offset)
+            if colno is None:
+                # Only a line is known: any call whose lines include it.
+                contains = call.lineno <= lineno <= call.end_lineno
+            else:
+                contains = c_start <= start and end <= c_end
+            if not contains:
+                continue
+            size = (call.end_lineno - call.lineno, call.end_col_offset - call.col_offset)
+            if best is None or size < best[0]:
+                best = (size, call)
+        if best is None:
+            return lineno
+        return best[1].lineno
+
+
+def _classify(exc: BaseException, table) -> str | None:
+    text = str(exc)
+    for prefix, code in table:
+        if text.startswith(prefix) or prefix in text:
+            return code
+    return None
+
+
+def _fixture_frame(exc: BaseException, fixture: str):
+    frames = [f for f in traceback.extract_tb(exc.__traceback__)
+              if _same_file(f.filename, fixture)]
+    return frames[-1] if frames else None
+
+
+def _error_text(exc: BaseException) -> str:
+    lines = traceback.format_exception(type(exc), exc, exc.__traceback__)
+    text = "".join(lines)
+    if len(text) > 6000:
+        text = text[:1500] + "\n...\n" + text[-4500:]
+    return text
+
+
+def _mma_lines(closed_jaxpr, fixture: str, index: _CallIndex) -> list[int]:
+    lines: set[int] = set()
+    seen: set[int] = set()
+
+    def frames_of(eqn):
+        tb = getattr(eqn.source_info, "traceback", None)
+        return list(getattr(tb, "frames", None) or [])
+
+    def walk(jaxpr):
+        if id(jaxpr) in seen:
+            return
+        seen.add(id(jaxpr))
+        for eqn in jaxpr.eqns:
+            if "tcgen05_mma" in eqn.primitive.name:
+                # Frames are innermost first.
+                for frame in frames_of(eqn):
+                    if _same_file(frame.file_name, fixture):
+                        lines.add(index.first_line(frame.line_num))
+                        break
+            for value in eqn.params.values():
+                for sub in _jaxprs_in(value):
+                    walk(sub)
+
+    walk(closed_jaxpr.jaxpr)
+    return sorted(lines)
+
+
+def _jaxprs_in(value):
+    if hasattr(value, "eqns"):
+        yield value
+    elif hasattr(getattr(value, "jaxpr", None), "eqns"):
+        yield value.jaxpr
+    elif isinstance(value, (tuple, list)):
+        for item in value:
+            yield from _jaxprs_in(item)
+
+
+def run(fixture: str, lower: bool) -> dict:
+    import jax
+
+    fixture = os.path.abspath(fixture)
+    with open(fixture, encoding="utf-8") as f:
+        source = f.read()
+    index = _CallIndex(source)
+    result = {
+        "fixture": os.path.basename(fixture),
+        "jax": jax.__version__,
+        "python": sys.version.split()[0],
+        "error": None,
+        "cases": [],
+    }
+
+    sys.path.insert(0, os.path.dirname(fixture))
+    name = "pallas_fixture_" + os.path.splitext(os.path.basename(fixture))[0]
+    try:
+        spec = importlib.util.spec_from_file_location(name, fixture)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    except BaseException as exc:  # noqa: BLE001 - reported, not swallowed
+        result["error"] = "import failed:\n" + _error_text(exc)
+        return result
+
+    case_names = [
+        node.name for node in ast.parse(source).body
+        if isinstance(node, ast.FunctionDef) and node.name.startswith("case_")
+    ]
+    if not case_names:
+        result["error"] = "no case_<name>() functions"
+        return result
+
+    for case_name in case_names:
+        entry = {"name": case_name, "trace": None, "lowering": None, "mma_lines": []}
+        result["cases"].append(entry)
+        jax.clear_caches()
+        traced = None
+        try:
+            fn, args = getattr(module, case_name)()
+            traced = jax.make_jaxpr(fn)(*args)
+        except Exception as exc:  # noqa: BLE001
+            code = _classify(exc, TRACE_MESSAGES)
+            frame = _fixture_frame(exc, fixture)
+            if code is None or frame is None:
+                entry["trace"] = {"error": _error_text(exc)}
+            else:
+                line = index.first_line(
+                    frame.lineno,
+                    getattr(frame, "end_lineno", None),
+                    getattr(frame, "colno", None),
+                    getattr(frame, "end_colno", None),
+                )
+                entry["trace"] = {
+                    "code": code,
+                    "line": line,
+                    "frame_line": frame.lineno,
+                    "message": str(exc),
+                }
+            continue
+        entry["mma_lines"] = _mma_lines(traced, fixture, index)
+        if not lower:
+            continue
+        jax.clear_caches()
+        try:
+            jax.jit(fn).trace(*args).lower(lowering_platforms=("cuda",))
+        except Exception as exc:  # noqa: BLE001
+            code = _classify(exc, LOWERING_MESSAGES)
+            if code is not None:
+                entry["lowering"] = {"code": code, "message": str(exc)}
+            elif _classify(exc, LOWERING_UNSUPPORTED) is not None:
+                entry["lowering"] = {"unsupported": str(exc).splitlines()[0]}
+            else:
+                entry["lowering"] = {"error": _error_text(exc)}
+    return result
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("fixture")
+    parser.add_argument("--lower", action="store_true",
+                        help="also lower every cleanly traced case for CUDA")
+    ns = parser.parse_args(argv)
+    # Whatever the fixture or JAX prints goes to stderr; stdout carries only the JSON.
+    real_stdout = sys.stdout
+    with contextlib.redirect_stdout(sys.stderr):
+        result = run(ns.fixture, ns.lower)
+    json.dump(result, real_stdout, indent=1)
+    real_stdout.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,134 @@
+"""The JAX oracle: every fixture's markers must agree with what real JAX raises.
+
+Each fixture runs in its own subprocess (``tests/oracle/run_fixture.py``, see
+``tests/fixtures/README.md`` for the protocol).  The subprocesses are started together,
+a few at a time, the first time any fixture's result is needed.
+"""
+
+from __future__ import annotations
+
+import collections
+import concurrent.futures
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+jax = pytest.importorskip("jax")
+
+HERE = Path(__file__).resolve().parent
+FIXTURES = HERE / "fixtures"
+RUNNER = HERE / "oracle" / "run_fixture.py"
+sys.path.insert(0, str(HERE / "oracle"))
+import markers as markers_mod  # noqa: E402
+
+FIXTURE_FILES = sorted(p for p in FIXTURES.glob("*.py") if not p.name.startswith("_"))
+JAX_VERSION = jax.__version__
+TIMEOUT = 600
+
+
+def _version_tuple(text: str) -> tuple[int, ...]:
+    return markers_mod._version_tuple(text)
+
+
+# Warpgroup lowering semantics, which report RefUnion members, are the default from 0.11.
+CHECK_LOWERING = _version_tuple(JAX_VERSION) >= (0, 11)
+
+
+def _run(path: Path) -> dict:
+    cmd = [sys.executable, str(RUNNER), str(path)]
+    if CHECK_LOWERING:
+        cmd.append("--lower")
+    env = dict(os.environ)
+    env.setdefault("JAX_PLATFORMS", "cpu")
+    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT, env=env,
+                          cwd=str(path.parent))
+    if proc.returncode != 0:
+        return {"error": f"runner exited with {proc.returncode}:\n{proc.stderr[-6000:]}"}
+    try:
+        return json.loads(proc.stdout)
+    except json.JSONDecodeError:
+        return {"error": f"runner printed no JSON:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"}
+
+
+@pytest.fixture(scope="module")
+def oracle_results():
+    runnable = [p for p in FIXTURE_FILES if markers_mod.version_allowed(p, JAX_VERSION)]
+    workers = max(1, min(len(runnable), os.cpu_count() or 2))
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=workers)
+    # Largest files first: they tend to take longest.
+    order = sorted(runnable, key=lambda p: -p.stat().st_size)
+    futures = {p.name: pool.submit(_run, p) for p in order}
+    yield futures
+    pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _describe(result: dict) -> str:
+    return json.dumps(result, indent=1)[:8000]
+
+
+@pytest.mark.parametrize("path", FIXTURE_FILES, ids=[p.name for p in FIXTURE_FILES])
+def test_fixture_agrees_with_jax(path: Path, oracle_results):
+    if not markers_mod.version_allowed(path, JAX_VERSION):
+        pytest.skip(f"{path.name} is restricted to {markers_mod.oracle_restriction(path)}; "
+                    f"jax is {JAX_VERSION}")
+    result = oracle_results[path.name].result()
+    assert not result.get("error"), result["error"]
+    cases = result["cases"]
+
+    # 1. No case may fail for a reason other than the findings we predict.
+    for case in cases:
+        trace = case["trace"]
+        assert not (trace and "error" in trace), (
+            f"{case['name']} raised an unexpected exception while tracing:\n{trace['error']}")
+
+    expected = markers_mod.parse_markers(path)
+    trace_markers = [m for m in expected if m.kind == "trace"]
+    lowering_markers = [m for m in expected if m.kind == "lowering"]
+
+    # 2. Trace verdicts: set of (line, code) equals the markers without [lowering].
+    seen = {(c["trace"]["line"], c["trace"]["code"]) for c in cases if c["trace"]}
+    want = {(m.line, m.code) for m in trace_markers}
+    assert seen == want, (
+        f"JAX saw {sorted(seen)}, markers say {sorted(want)}\n"
+        f"missing in JAX: {sorted(want - seen)}; unmarked in fixture: {sorted(seen - want)}\n"
+        + _describe(result))
+
+    # 3. A line marked twice with the same code must show two distinct JAX errors there
+    #    (accumulator and LHS), one per case; a line marked once shows one.
+    messages = collections.defaultdict(set)
+    for c in cases:
+        if c["trace"]:
+            messages[(c["trace"]["line"], c["trace"]["code"])].add(c["trace"]["message"])
+    counts = collections.Counter((m.line, m.code) for m in trace_markers)
+    for key, count in counts.items():
+        assert len(messages[key]) == count, (
+            f"line {key[0]}: {count} x {key[1]} marked, JAX raised {sorted(messages[key])}")
+
+    # 4. Lowering (only where Warpgroup semantics are the default): every case that
+    #    traced cleanly is lowered.  A case whose lowering reports inconsistent
+    #    collective attributes must have a [lowering] marker on one of its MMA lines, and
+    #    every [lowering] marker must be confirmed by such a case.  Any other lowering
+    #    error means the fixture is not valid apart from its bug.
+    if not CHECK_LOWERING:
+        return
+    confirmed = set()
+    for case in cases:
+        low = case["lowering"]
+        if case["trace"] or not low or "unsupported" in low:
+            continue
+        assert "error" not in low, (
+            f"{case['name']} failed to lower for an unexpected reason:\n{low['error']}")
+        marked = {m.line for m in lowering_markers if m.code == low["code"]}
+        hit = marked & set(case["mma_lines"])
+        assert hit, (f"{case['name']} fails lowering ({low['message']}) but none of its "
+                     f"MMA lines {case['mma_lines']} carries a [lowering] marker")
+        confirmed |= hit
+    for m in lowering_markers:
+        assert m.line in confirmed, (
+            f"line {m.line}: {m.code} [lowering] marked, but no case with an MMA on that line "
+            f"failed lowering\n" + _describe(result))
