@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -25,7 +26,26 @@ RUNNER = HERE / "oracle" / "run_fixture.py"
 sys.path.insert(0, str(HERE / "oracle"))
 import markers as markers_mod  # noqa: E402
 
-FIXTURE_FILES = sorted(p for p in FIXTURES.glob("*.py") if not p.name.startswith("_"))
+def _rule_examples() -> list[Path]:
+    """The rules' VALID/INVALID programs, written out so JAX can trace them too."""
+    from pallas_lsp.analysis.rules import RULES
+
+    directory = Path(tempfile.mkdtemp(prefix="pallas-rule-examples-"))
+    paths = []
+    for rule in RULES:
+        programs = [("valid", code) for code in rule.VALID] + [("invalid", ex.code) for ex in rule.INVALID]
+        for index, (kind, code) in enumerate(programs):
+            path = directory / f"{rule.code}_{kind}_{index}.py"
+            path.write_text(code, encoding="utf-8")
+            paths.append(path)
+    return paths
+
+
+FIXTURE_FILES = (
+    sorted(p for p in FIXTURES.glob("*.py") if not p.name.startswith("_"))
+    + sorted((HERE.parent / "examples").glob("*.py"))
+    + _rule_examples()
+)
 JAX_VERSION = jax.__version__
 TIMEOUT = 600
 
