@@ -23,8 +23,9 @@ jax = pytest.importorskip("jax")
 HERE = Path(__file__).resolve().parent
 FIXTURES = HERE / "fixtures"
 RUNNER = HERE / "oracle" / "run_fixture.py"
-sys.path.insert(0, str(HERE / "oracle"))
-import markers as markers_mod  # noqa: E402
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))
+from oracle import markers as markers_mod  # noqa: E402
 
 def _rule_examples() -> list[Path]:
     """The rules' VALID/INVALID programs, written out so JAX can trace them too."""

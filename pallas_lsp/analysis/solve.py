@@ -137,8 +137,6 @@ class Concretizer:
             return self.attribute(self.value(lazy.base), lazy.name)
         if isinstance(lazy, v.Op):
             return self._operator(lazy)
-        if isinstance(lazy, v.Truth):
-            return self.read(v.Var(("cond", lazy.node), _BOOL, lazy.label))
         if isinstance(lazy, v.Param):
             return self.binder.bind(self, lazy)
         if isinstance(lazy, v.LateParam):

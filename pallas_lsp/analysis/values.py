@@ -135,14 +135,6 @@ class Op(Lazy):
 
 
 @dataclass(frozen=True)
-class Truth(Lazy):
-    """An opaque boolean condition (e.g. `m >= 256` on unknown `m`), keyed by its node."""
-
-    node: nodes.NodeNG
-    label: str
-
-
-@dataclass(frozen=True)
 class Alloc(Lazy):
     """A memory-space constructor call: `plgpu.TMEM(...)`, `plgpu.SMEM(...)`, ..."""
 
