@@ -71,7 +71,7 @@ def analyze_bytes(data: bytes, path: str | None = None, **options) -> Result:
         text = decode(data)
     except (SyntaxError, UnicodeDecodeError, LookupError) as error:
         return Result(error=f"cannot decode: {error}")
-    return analyze_source(text, path, **options)
+    return _analyze_decoded(text, path, rules, options.get("budget", DEFAULT_BUDGET_SECONDS))
 
 
 def analyze_source(
@@ -85,6 +85,11 @@ def analyze_source(
     rules = select_rules(select, ignore)
     if not rules or not mentions_pallas(text, rules):
         return Result()
+    return _analyze_decoded(text, path, rules, budget)
+
+
+def _analyze_decoded(text: str, path: str | None, rules: list[Rule], budget: float) -> Result:
+    """The analysis proper, once the prefilter has let the file through."""
     started = time.monotonic()
     try:
         findings = _analyze(text, path, rules, started + budget)

@@ -9,7 +9,8 @@ from .findings import Edit, Span
 from .source import split_lines
 
 
-def _keyword(call: nodes.Call, name: str) -> nodes.Keyword | None:
+def keyword(call: nodes.Call, name: str) -> nodes.Keyword | None:
+    """The `name=` argument of `call`, if written."""
     return next((kw for kw in call.keywords or () if kw.arg == name), None)
 
 
@@ -17,7 +18,7 @@ def set_keyword(ctx: Context, call: nodes.Call, name: str, value: str) -> tuple[
     """`name=value` in `call`: the existing argument's value replaced, or the argument added."""
     if any(kw.arg is None for kw in call.keywords or ()):
         return ()  # `**options` may already carry it
-    existing = _keyword(call, name)
+    existing = keyword(call, name)
     if existing is not None:
         span = ctx.span(existing.value)
         return () if span is None else (Edit(span, value),)
@@ -34,7 +35,7 @@ def set_keyword(ctx: Context, call: nodes.Call, name: str, value: str) -> tuple[
 
 def remove_keyword(ctx: Context, call: nodes.Call, name: str) -> tuple[Edit, ...]:
     """Delete `name=...` from `call`, with the comma that separates it from what precedes."""
-    existing = _keyword(call, name)
+    existing = keyword(call, name)
     if existing is None:
         return ()
     arguments = sorted(list(call.args) + list(call.keywords or ()), key=lambda n: (n.lineno, n.col_offset))

@@ -274,5 +274,5 @@ def _collective_only_uses(all_runs) -> dict:
 
 
 def _literal_flag(alloc: nodes.Call) -> bool:
-    keyword = next((kw for kw in alloc.keywords or () if kw.arg == "collective"), None)
-    return keyword is None or isinstance(keyword.value, nodes.Const)
+    flag = fixes.keyword(alloc, "collective")
+    return flag is None or isinstance(flag.value, nodes.Const)

@@ -6,7 +6,7 @@ from typing import Any
 
 from astroid import nodes
 
-from .. import values as v
+from .. import fixes, values as v
 from ..solve import Concretizer
 from ..values import UNKNOWN
 
@@ -94,7 +94,7 @@ def tmem_allocs(conc: Concretizer, union: v.UnionAlloc) -> list[v.Alloc]:
 
 def collective_keyword_text(call: nodes.Call) -> str:
     """'without collective=True' or 'with collective=<as written>'."""
-    keyword = next((kw for kw in call.keywords or () if kw.arg == "collective"), None)
+    keyword = fixes.keyword(call, "collective")
     if keyword is None:
         return "without collective=True"
     return f"with collective={keyword.value.as_string()}"
