@@ -20,10 +20,11 @@ from astroid.builder import AstroidBuilder
 from astroid.exceptions import AstroidSyntaxError
 from astroid.manager import AstroidManager
 
-from . import brain
+from . import brain, noqa
 from .context import Context
 from .findings import Finding
 from .rules import RULES, Rule
+from .settings import Settings
 from .solve import BudgetExceeded
 from .source import Lines, decode
 
@@ -36,6 +37,7 @@ DEFAULT_BUDGET_SECONDS = 10.0
 class Result:
     findings: list[Finding] = field(default_factory=list)
     error: str | None = None  # why nothing could be said about the file
+    silenced: int = 0  # findings a noqa comment silenced (see `lint`)
 
 
 def select_rules(select: Iterable[str] | None = None, ignore: Iterable[str] | None = None) -> list[Rule]:
@@ -86,6 +88,16 @@ def analyze_source(
     if not rules or not mentions_pallas(text, rules):
         return Result()
     return _analyze_decoded(text, path, rules, budget)
+
+
+def lint(text: str, path: str | None, settings: Settings) -> Result:
+    """What the CLI and the server report: the rules `settings` select for `path`, minus what
+    a `# noqa` comment silences."""
+    result = analyze_source(
+        text, path, select=settings.select, ignore=settings.ignored_for(path), budget=settings.budget
+    )
+    result.findings, result.silenced = noqa.unsilenced(result.findings, text)
+    return result
 
 
 def _analyze_decoded(text: str, path: str | None, rules: list[Rule], budget: float) -> Result:
