@@ -22,6 +22,7 @@ from astroid.manager import AstroidManager
 
 from . import brain, noqa
 from .context import Context
+from .facts import Fact, facts
 from .findings import Finding
 from .rules import RULES, Rule
 from .settings import Settings
@@ -39,6 +40,7 @@ class Result:
     error: str | None = None  # why nothing could be said about the file
     silenced: int = 0  # findings a noqa comment silenced (see `lint`)
     dependencies: tuple[str, ...] = ()  # files of the project modules the analysis read
+    facts: list[Fact] = field(default_factory=list)  # for hovers, when asked for
 
 
 def select_rules(select: Iterable[str] | None = None, ignore: Iterable[str] | None = None) -> list[Rule]:
@@ -86,13 +88,15 @@ def analyze_source(
     budget: float = DEFAULT_BUDGET_SECONDS,
     cancel: threading.Event | None = None,
     overlays: Mapping[str, str] | None = None,
+    want_facts: bool = False,
 ) -> Result:
     """Analyse `text` as the file `path`. `cancel` stops the analysis early (the result then
-    says so); `overlays` give texts of other files that differ from the disk (unsaved buffers)."""
+    says so); `overlays` give texts of other files that differ from the disk (unsaved buffers);
+    `want_facts` adds what is known about allocations and operands (for hovers)."""
     rules = select_rules(select, ignore)
     if not rules or not mentions_pallas(text, rules):
         return Result()
-    return _analyze_decoded(_Job(text, path, rules, budget, cancel, overlays))
+    return _analyze_decoded(_Job(text, path, rules, budget, cancel, overlays, want_facts))
 
 
 def lint(text: str, path: str | None, settings: Settings, **options) -> Result:
@@ -114,7 +118,9 @@ class _Job:
     budget: float = DEFAULT_BUDGET_SECONDS
     cancel: threading.Event | None = None
     overlays: Mapping[str, str] | None = None
+    want_facts: bool = False
     dependencies: tuple[str, ...] = ()
+    facts: list[Fact] = field(default_factory=list)
 
 
 def _analyze_decoded(job: _Job) -> Result:
@@ -139,7 +145,7 @@ def _analyze_decoded(job: _Job) -> Result:
         log.debug("internal error analysing %s", path, exc_info=True)
         return _failed(job, f"internal error: {type(error).__name__}: {error}")
     log.debug("analysed %s in %.3f s", path, time.monotonic() - started)
-    return Result(findings, dependencies=job.dependencies)
+    return Result(findings, dependencies=job.dependencies, facts=job.facts)
 
 
 def _failed(job: _Job, reason: str) -> Result:
@@ -170,7 +176,20 @@ def _run_rules(module, job: _Job, root: str | None, deadline: float) -> list[Fin
     for rule in job.rules:
         findings.extend(rule.check(ctx))
         ctx.flow.check_time()
+    if job.want_facts:
+        job.facts = _facts(ctx)
     return sorted(findings, key=lambda f: (f.span.line, f.span.col, f.code))
+
+
+def _facts(ctx: Context) -> list[Fact]:
+    """Hover facts are a bonus: when they fail, the findings still count."""
+    try:
+        return facts(ctx)
+    except (Cancelled, BudgetExceeded):
+        raise
+    except Exception:  # noqa: BLE001
+        log.debug("no hover facts", exc_info=True)
+        return []
 
 
 def _forget_project_modules(manager: AstroidManager, name: str, root: str | None) -> tuple[str, ...]:
