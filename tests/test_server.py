@@ -292,3 +292,66 @@ async def test_bad_input_and_unknown_documents(vscode: LanguageClient, tmp_path)
         context=t.CodeActionContext(diagnostics=[])))
     assert not actions
     assert not vscode.messages  # no dialogs
+
+
+async def test_mixed_union_actions(vscode: LanguageClient, example):
+    text = example.read_text()
+    uri = open_file(vscode, example)
+    pls002 = next(d for d in await diagnostics(vscode, uri) if d.code == "PLS002")
+    actions = await vscode.text_document_code_action_async(t.CodeActionParams(
+        text_document=t.TextDocumentIdentifier(uri=uri), range=pls002.range,
+        context=t.CodeActionContext(diagnostics=[pls002])))
+    titles = [a.title for a in actions]
+    assert titles == ["pallas (PLS002): Make all aliased TMEM refs collective",
+                      "pallas (PLS002): Make all aliased TMEM refs non-collective",
+                      "pallas (PLS002): Disable for this line"]
+    assert not any(a.is_preferred for a in actions)  # both are unsafe: the user chooses
+    for action in actions[:2]:
+        fixed = apply(text, edits_by_uri(action.edit)[uri], "utf-16")
+        assert "PLS002" not in [f.code for f in analyze_source(fixed, str(example)).findings]
+
+
+async def test_stale_diagnostic_data_gives_no_fix(vscode: LanguageClient, example):
+    """A code action for a diagnostic of an older version must not offer edits at stale ranges."""
+    text = example.read_text()
+    uri = open_file(vscode, example)
+    pls001 = next(d for d in await diagnostics(vscode, uri) if d.code == "PLS001")
+    change(vscode, uri, 2, "\n\n" + text)
+    actions = await vscode.text_document_code_action_async(t.CodeActionParams(
+        text_document=t.TextDocumentIdentifier(uri=uri), range=pls001.range,
+        context=t.CodeActionContext(diagnostics=[pls001])))
+    assert not actions
+
+
+def test_tcp_mode_answers_initialize():
+    import json
+    import socket
+    import subprocess
+    import time
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen([*SERVER, "--tcp", f"127.0.0.1:{port}"], stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                connection = socket.create_connection(("127.0.0.1", port), timeout=30)
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "server did not listen"
+                time.sleep(0.1)
+        body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                           "params": {"processId": None, "rootUri": None, "capabilities": {}}}).encode()
+        connection.sendall(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        data = b""
+        while b'"id": 1' not in data and b'"id":1' not in data:
+            chunk = connection.recv(65536)
+            assert chunk, "connection closed"
+            data += chunk
+        assert b'"codeActionProvider"' in data and b'"pallas-lsp"' in data
+        connection.close()
+    finally:
+        server.kill()
+        server.wait()

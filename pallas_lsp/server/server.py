@@ -204,6 +204,14 @@ class PallasServer(LanguageServer):
             unit.task.cancel()
 
     async def _analyse_later(self, unit: Unit, delay: float, cancel: threading.Event) -> None:
+        try:
+            await self._analyse(unit, delay, cancel)
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # noqa: BLE001 - one document's failure must not stop the server
+            log.exception("analysing %s failed", unit.key)
+
+    async def _analyse(self, unit: Unit, delay: float, cancel: threading.Event) -> None:
         if delay > 0:
             await asyncio.sleep(delay)
         snapshot = self.snapshot(unit.key)
