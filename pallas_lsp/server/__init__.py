@@ -32,7 +32,9 @@ def main(argv: list[str] | None = None) -> int:
         server.start_tcp(host or "127.0.0.1", int(port))
     else:
         server.start_io()
-    return 0
+    # The specification's exit code: 0 after a shutdown request, 1 otherwise. pygls computes
+    # it but raises SystemExit inside an asyncio callback, where it is lost.
+    return 0 if getattr(server.protocol, "_shutdown", False) else 1
 
 
 __all__ = ["main"]
