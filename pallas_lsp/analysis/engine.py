@@ -158,7 +158,8 @@ def _analyze(job: _Job, deadline: float) -> list[Finding]:
     manager = AstroidManager()
     name = module_name(job.path)
     root = project_root(job.path)
-    with _importable_from(root), brain.overlaid(job.overlays):
+    cancelled = job.cancel.is_set if job.cancel is not None else (lambda: False)
+    with _importable_from(root), brain.overlaid(job.overlays), brain.deadline(deadline, cancelled):
         try:
             module = AstroidBuilder(manager).string_build(job.text, name, job.path)
             return _run_rules(module, job, root, deadline)
