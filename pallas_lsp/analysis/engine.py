@@ -180,7 +180,7 @@ def _analyze(job: _Job, deadline: float) -> list[Finding]:
     cancelled = job.cancel.is_set if job.cancel is not None else (lambda: False)
     with _importable_from(root), brain.overlaid(job.overlays), brain.deadline(deadline, cancelled):
         try:
-            module = AstroidBuilder(manager).string_build(job.text, name, job.path)
+            module = AstroidBuilder(manager, apply_transforms=False).string_build(job.text, name, job.path)
             return _run_rules(module, job, root, deadline)
         finally:
             job.dependencies = _forget_project_modules(manager, name, root)
