@@ -16,6 +16,15 @@ from typing import ClassVar, Iterator
 from ..context import Context
 from ..findings import Finding, Severity
 
+# Where each rule's page (docs/rules/<CODE>.md) is published; the CLI's SARIF/JSON output and
+# the language server's `codeDescription.href` link there.
+DOCS_BASE_URL = "https://github.com/pallas-lsp/pallas-lsp/blob/main/docs/rules/"
+
+
+def docs_url(code: str) -> str:
+    """The documentation page of the rule `code`."""
+    return f"{DOCS_BASE_URL}{code}.md"
+
 
 @dataclass(frozen=True)
 class Invalid:
@@ -35,6 +44,10 @@ class Rule:
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         raise NotImplementedError
+
+    @classmethod
+    def url(cls) -> str:
+        return docs_url(cls.code)
 
     @classmethod
     def documentation(cls) -> str:
