@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
-from .analysis.settings import Settings, load, settings_for
+from .analysis.settings import ConfigError, Settings, load, settings_for
 
 PYTHON_SUFFIXES = (".py", ".pyi")
 
@@ -63,6 +63,8 @@ class SettingsResolver:
         if isolated:
             self._fixed = overrides.apply(Settings())
         elif config is not None:
+            if not os.path.isfile(config):
+                raise ConfigError(f"{config}: no such file")
             self._fixed = overrides.apply(load(Path(os.path.abspath(config))))
         self._by_directory: dict[str, Settings] = {}
 
