@@ -495,3 +495,16 @@ def test_progress_bar_on_a_terminal(monkeypatch, capsys):
             advance(1)
         assert progress.bar.n == 1
     assert not cli._progress(3, enabled=False).enabled
+
+
+def test_pre_commit_hooks_run_valid_commands():
+    text = (ROOT / ".pre-commit-hooks.yaml").read_text()
+    hooks = dict(zip(re.findall(r"^- id: (\S+)$", text, re.M), re.findall(r"^  entry: (.+)$", text, re.M)))
+    assert set(hooks) == {"pallas-lint", "pallas-lint-fix"}
+    for entry in hooks.values():
+        program, *args = entry.split()
+        assert program == "pallas-lint"
+        parsed_args = cli.parser().parse_args([*args, "kernel.py"])  # pre-commit appends the files
+        assert parsed_args.force_exclude and parsed_args.paths == ["kernel.py"]
+    assert cli.parser().parse_args(hooks["pallas-lint-fix"].split()[1:]).fix
+    assert text.count("require_serial: true") == 2
