@@ -77,7 +77,7 @@ class FixOutcome:
     reports: list[FileReport]  # the findings left (before any change when not writing)
     fixed: int = 0  # findings fixed (or that would be)
     changes: dict[str, Change] = field(default_factory=dict)  # path -> first `before`, last `after`
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[tuple[str, str]] = field(default_factory=list)  # (path, what went wrong)
 
 
 def fix(targets: list[Target], reports: list[FileReport], *, unsafe: bool, apply: bool,
@@ -102,7 +102,10 @@ def fix(targets: list[Target], reports: list[FileReport], *, unsafe: bool, apply
         if not apply:
             break
         for change in round_changes:
-            write(change)
+            try:
+                write(change)
+            except OSError as error:
+                outcome.warnings.append((change.path, f"fix not written: {error.strerror or error}"))
         forget(change.path for change in round_changes)
         before = _keys(outcome.reports)
         outcome.reports = analyse(targets, jobs, progress)
@@ -115,7 +118,7 @@ def _keys(reports: list[FileReport]) -> set[tuple]:
     return {(report.path, f.code, f.message, f.span) for report in reports for f in report.findings}
 
 
-def _changes(plan: Plan, warnings: list[str]) -> list[Change]:
+def _changes(plan: Plan, warnings: list[tuple[str, str]]) -> list[Change]:
     """The plan's changes; a file that cannot be read loses its edits, with a warning."""
     result = []
     for path, edits in plan.edits.items():
@@ -123,11 +126,11 @@ def _changes(plan: Plan, warnings: list[str]) -> list[Change]:
         try:
             result.extend(changes(single))
         except (OSError, SyntaxError, UnicodeDecodeError, LookupError) as error:
-            warnings.append(f"{path}: fix not applied: {error}")
+            warnings.append((path, f"fix not applied: {error}"))
     return result
 
 
-def add_noqa(reports: Iterable[FileReport]) -> tuple[int, list[str]]:
+def add_noqa(reports: Iterable[FileReport]) -> tuple[int, list[tuple[str, str]]]:
     """Write `# noqa` comments for every finding; how many lines got one, and warnings."""
     added, warnings = 0, []
     for report in reports:
@@ -140,5 +143,5 @@ def add_noqa(reports: Iterable[FileReport]) -> tuple[int, list[str]]:
                 write(change)
                 added += len(plan.edits[change.path])
         except (OSError, SyntaxError, UnicodeDecodeError, LookupError) as error:
-            warnings.append(f"{report.path}: noqa comments not added: {error}")
+            warnings.append((report.path, f"noqa comments not added: {error}"))
     return added, warnings

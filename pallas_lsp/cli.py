@@ -223,8 +223,8 @@ def check(args: argparse.Namespace) -> int:
                             jobs=args.jobs, progress=progress) if fixing else None
     if outcome is not None:
         reports = outcome.reports
-        for message in outcome.warnings:
-            warn(message)
+        for path, message in outcome.warnings:
+            warn(f"{report.display(path)}: {message}")
     for item in reports:
         if item.error:
             warn(f"{report.display(item.path)}: not analysed: {item.error}")
@@ -233,8 +233,8 @@ def check(args: argparse.Namespace) -> int:
         return _diff(outcome, args)
     if args.add_noqa:
         added, problems = batch.add_noqa(reports)
-        for message in problems:
-            warn(message)
+        for path, message in problems:
+            warn(f"{report.display(path)}: {message}")
         if not args.quiet:
             print(f"Added {added} noqa directive{'' if added == 1 else 's'}.", file=sys.stderr)
         return 0

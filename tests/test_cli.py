@@ -508,3 +508,19 @@ def test_pre_commit_hooks_run_valid_commands():
         assert parsed_args.force_exclude and parsed_args.paths == ["kernel.py"]
     assert cli.parser().parse_args(hooks["pallas-lint-fix"].split()[1:]).fix
     assert text.count("require_serial: true") == 2
+
+
+def test_a_file_that_cannot_be_written_is_a_warning(tree, run, monkeypatch):
+    from pallas_lsp import batch
+
+    real_write = batch.write
+
+    def write(change):
+        if change.path.endswith("mma.py"):
+            raise PermissionError(13, "Permission denied")
+        real_write(change)
+
+    monkeypatch.setattr(batch, "write", write)
+    code, out, err = run("check", "--fix", "--unsafe-fixes", "helper_module.py")
+    assert "warning: helpers/mma.py: fix not written: Permission denied" in err
+    assert code == 1 and parsed(out)  # what it could not fix remains
