@@ -89,7 +89,9 @@ def parser() -> argparse.ArgumentParser:
         description="Lint Python files for Pallas Mosaic GPU bugs. Directories are walked, skipping "
                     "excluded names and virtual environments; named files are always checked.",
         epilog="Configuration: [tool.pallas-lint] in the nearest pyproject.toml "
-               "(select, ignore, per-file-ignores, exclude, extend-exclude, analysis-budget).",
+               "(select, ignore, per-file-ignores, exclude, extend-exclude, analysis-budget). "
+               "Exit status: 0 clean or all fixed, 1 findings remain (--diff: changes to make), "
+               "2 usage, configuration or internal error.",
     )
     check.add_argument("paths", nargs="*", metavar="PATH", help="files or directories (default: .)")
 
@@ -149,8 +151,9 @@ def parser() -> argparse.ArgumentParser:
     rule.add_argument("--all", action="store_true", help="every rule")
     rule.add_argument("--output-format", choices=("text", "json"), default="text")
 
-    server = commands.add_parser("server", help="start the language server (stdio)", add_help=False)
-    del server  # `pallas-lint server ...` is dispatched before parsing: its options are its own
+    # listed for --help only: `pallas-lint server ...` is dispatched before parsing, since its
+    # options are the server's own
+    commands.add_parser("server", help="start the language server (stdio)", add_help=False)
     return top
 
 
