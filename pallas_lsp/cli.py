@@ -22,7 +22,7 @@ import traceback
 from typing import Sequence, TextIO
 
 from . import __version__, batch, report
-from .analysis.rules import BY_CODE, RULES, Rule, docs_url
+from .analysis.rules import BY_CODE, PROJECT_URL, RULES, Rule, docs_url
 from .analysis.settings import ConfigError, codes
 from .files import Overrides, SettingsResolver, targets
 
@@ -185,7 +185,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as error:  # noqa: BLE001 - an internal error is exit 2 with a traceback
         traceback.print_exc(file=sys.stderr)
         _error(f"internal error: {type(error).__name__}: {error}; please report it at "
-               f"{report.HOME}/issues")
+               f"{PROJECT_URL}/issues")
         return USAGE_ERROR
 
 

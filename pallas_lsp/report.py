@@ -15,13 +15,12 @@ from typing import Iterable
 from . import __version__
 from .analysis.findings import Applicability, Finding, Fix, Span
 from .analysis.fixing import fix_to_apply
-from .analysis.rules import BY_CODE, RULES, docs_url
+from .analysis.rules import BY_CODE, PROJECT_URL, RULES, docs_url
 from .analysis.source import Lines
 from .batch import FileReport
 
 FORMATS = ("concise", "full", "json", "sarif", "github")
 TOOL = "pallas-lint"
-HOME = "https://github.com/pallas-lsp/pallas-lsp"
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
 
@@ -234,7 +233,7 @@ def sarif(reports: list[FileReport]) -> str:
             "tool": {"driver": {
                 "name": TOOL,
                 "version": __version__,
-                "informationUri": HOME,
+                "informationUri": PROJECT_URL,
                 "rules": [_sarif_rule(rule) for rule in RULES],
             }},
             "originalUriBaseIds": {"%SRCROOT%": {"uri": Path(os.getcwd()).as_uri() + "/"}},

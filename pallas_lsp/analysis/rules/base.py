@@ -16,9 +16,10 @@ from typing import ClassVar, Iterator
 from ..context import Context
 from ..findings import Finding, Severity
 
-# Where each rule's page (docs/rules/<CODE>.md) is published; the CLI's SARIF/JSON output and
-# the language server's `codeDescription.href` link there.
-DOCS_BASE_URL = "https://github.com/pallas-lsp/pallas-lsp/blob/main/docs/rules/"
+# The project's home, and where each rule's page (docs/rules/<CODE>.md) is published: the CLI's
+# SARIF/JSON output and the language server's `codeDescription.href` link there.
+PROJECT_URL = "https://github.com/pallas-lsp/pallas-lsp"
+DOCS_BASE_URL = f"{PROJECT_URL}/blob/main/docs/rules/"
 
 
 def docs_url(code: str) -> str:
