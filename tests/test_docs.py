@@ -13,3 +13,29 @@ def test_readme_links_every_rule():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     for rule in RULES:
         assert f"docs/rules/{rule.code}.md" in readme
+
+
+SECTIONS = ["## What it does", "## Why is this bad?", "## Example", "Use instead:", "## Fix safety",
+            "## JAX message"]
+
+
+def test_every_rule_documents_the_sections_in_order():
+    for rule in RULES:
+        lines = rule.documentation().splitlines()
+        found = [line.strip() for line in lines if line.startswith("## ") or line.strip() == "Use instead:"]
+        assert found == SECTIONS, f"{rule.code}: sections {found}, want {SECTIONS} (ruff's order)"
+        text = rule.documentation()
+        for heading, following in zip(SECTIONS, SECTIONS[1:]):
+            body = text.split(heading, 1)[1].split(following, 1)[0]
+            assert body.strip(), f"{rule.code}: {heading!r} is empty"
+        example = text.split("## Example", 1)[1].split("## Fix safety", 1)[0]
+        assert example.count("```python") == 2, f"{rule.code}: Example and Use instead each need code"
+
+
+def test_rule_pages_link_from_the_one_docs_url():
+    from pallas_lsp.analysis.rules import DOCS_BASE_URL, docs_url
+
+    assert DOCS_BASE_URL.endswith("/docs/rules/")
+    for rule in RULES:
+        assert rule.url() == docs_url(rule.code) == f"{DOCS_BASE_URL}{rule.code}.md"
+        assert (ROOT / "docs" / "rules" / f"{rule.code}.md").is_file()

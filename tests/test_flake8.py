@@ -2,6 +2,7 @@
 
 import subprocess
 import sys
+import types
 
 from conftest import ROOT
 from flake8_pallas import PallasChecker
@@ -57,3 +58,65 @@ def test_files_without_pallas_cost_nothing(monkeypatch):
 
     monkeypatch.setattr("flake8_pallas.analyze_source", fail)
     assert list(PallasChecker(None, "x.py", ["import numpy as np\n"]).run()) == []
+
+
+def _project(tmp_path, table=None):
+    source = (ROOT / "examples" / "collective_matmul.py").read_text()
+    (tmp_path / "kernel.py").write_text(source)
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "kernel.py").write_text(source)
+    if table is not None:
+        (tmp_path / "pyproject.toml").write_text(f"[tool.pallas-lint]\n{table}\n")
+
+
+def _codes_by_file(result):
+    found = {}
+    for line in result.stdout.splitlines():
+        path, _, _, rest = line.split(":", 3)
+        found.setdefault(path.removeprefix("./"), []).append(rest.split()[0])
+    return found
+
+
+def test_pyproject_configures_the_plugin(tmp_path):
+    _project(tmp_path, 'ignore = ["PLS002"]\nper-file-ignores = { "tests/*" = ["PLS001"] }')
+    result = flake8("--select=PLS", ".", cwd=tmp_path)
+    assert _codes_by_file(result) == {"kernel.py": ["PLS001"]}, result.stdout + result.stderr
+
+
+def test_pallas_options_override_pyproject(tmp_path):
+    _project(tmp_path, 'select = ["PLS001"]\nanalysis-budget = 5')
+    result = flake8("--select=PLS", "--pallas-select=PLS002", ".", cwd=tmp_path)
+    assert _codes_by_file(result) == {"kernel.py": ["PLS002"], "tests/kernel.py": ["PLS002"]}
+    result = flake8("--select=PLS", "--pallas-ignore=PLS001,PLS002", ".", cwd=tmp_path)
+    assert result.stdout == "" and result.returncode == 0
+
+
+def test_pallas_options_from_flake8_config(tmp_path):
+    _project(tmp_path)
+    (tmp_path / "setup.cfg").write_text("[flake8]\npallas-ignore = PLS001\n")
+    result = flake8("--select=PLS", "kernel.py", cwd=tmp_path)
+    assert _codes_by_file(result) == {"kernel.py": ["PLS002"]}
+
+
+def test_budget_override_reaches_the_analysis(monkeypatch):
+    seen = {}
+
+    def fake(text, path, **options):
+        seen.update(options)
+        return types.SimpleNamespace(findings=[], error=None)
+
+    monkeypatch.setattr("flake8_pallas.analyze_source", fake)
+    PallasChecker.parse_options(types.SimpleNamespace(pallas_select=None, pallas_ignore=["pls002"],
+                                                      pallas_budget=0.5))
+    try:
+        list(PallasChecker(None, "x.py", ["plgpu.TMEM((1, 1), f32)\n"]).run())
+    finally:
+        PallasChecker.overrides = {}
+    assert seen == {"select": ("PLS",), "ignore": ("PLS002",), "budget": 0.5}
+
+
+def test_bad_pyproject_never_fails_the_run(tmp_path):
+    _project(tmp_path, 'select = "PLS001"')
+    result = flake8("--select=PLS", "kernel.py", cwd=tmp_path)
+    assert result.returncode == 0 and result.stdout == ""
+    assert "failed during execution" not in result.stderr

@@ -179,6 +179,7 @@ def _analyze(job: _Job, deadline: float) -> list[Finding]:
     root = project_root(job.path)
     cancelled = job.cancel.is_set if job.cancel is not None else (lambda: False)
     with _importable_from(root), brain.overlaid(job.overlays), brain.deadline(deadline, cancelled):
+        _enter_project(root)
         try:
             module = AstroidBuilder(manager, apply_transforms=False).string_build(job.text, name, job.path)
             return _run_rules(module, job, root, deadline)
@@ -258,6 +259,56 @@ def _importable_from(root: str | None):
             yield
         finally:
             sys.path.remove(root)
+
+
+_roots: dict[str, None] = {}  # every project root analysed in this process; the last is current
+
+
+def _enter_project(root: str | None) -> None:
+    """astroid caches modules by dotted name: `helpers.mma` of one project would otherwise
+    stand in for `helpers.mma` of the next one analysed in this process (a server with two
+    workspace folders, a test suite with two copies of a tree). Moving to another project
+    root drops the modules read from under the other roots seen so far (not from under this
+    one: roots may nest)."""
+    if root is None or (_roots and next(reversed(_roots)) == root):
+        return
+    _roots.pop(root, None)
+    others = tuple(os.path.join(other, "") for other in _roots)
+    _roots[root] = None
+    if not others:
+        return
+    here = os.path.join(root, "")
+    manager = AstroidManager()
+    cache = manager.astroid_cache
+    for name, module in list(cache.items()):
+        file = module.file and os.path.abspath(module.file)
+        if file and file.startswith(others) and not file.startswith(here):
+            del cache[name]
+    _forget_module_locations(manager)
+
+
+def _forget_module_locations(manager: AstroidManager) -> None:
+    """astroid also remembers where it found each module by name (and `sys.path` is not part
+    of the key): forget that too, or `helpers.mma` keeps resolving to the other project."""
+    getattr(manager, "_mod_file_cache", {}).clear()
+    try:
+        from astroid.interpreter._import import spec
+    except ImportError:  # pragma: no cover - astroid reorganised
+        return
+    for cached in (getattr(spec, "_find_spec", None),
+                   *(getattr(finder, "find_module", None) for finder in getattr(spec, "_SPEC_FINDERS", ()))):
+        if hasattr(cached, "cache_clear"):
+            cached.cache_clear()
+
+
+def forget(paths: Iterable[str]) -> None:
+    """Drop the astroid modules built from `paths` (files just rewritten, e.g. by a fix in a
+    helper module), so that the next analysis importing them reads them again."""
+    wanted = {os.path.abspath(path) for path in paths}
+    cache = AstroidManager().astroid_cache
+    for name, module in list(cache.items()):
+        if module.file and os.path.abspath(module.file) in wanted:
+            del cache[name]
 
 
 def module_name(path: str | None) -> str:

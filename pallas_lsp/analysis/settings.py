@@ -69,13 +69,17 @@ class Settings:
                       if self._matches(pattern, path) for code in codes)
         return self.ignore + extra
 
-    def is_excluded(self, path: str) -> bool:
-        """Does an exclude pattern match the path, its name, or one of its directories?"""
-        return any(self._matches(pattern, path) for pattern in self.exclude + self.extend_exclude)
+    def is_excluded(self, path: str, *, parents: bool = True) -> bool:
+        """Does an exclude pattern match the path, its name, or (with `parents`) one of its
+        directories? A tree walk, which prunes excluded directories as it goes, asks without."""
+        patterns = self.exclude + self.extend_exclude
+        return any(self._matches(pattern, path, parents) for pattern in patterns)
 
-    def _matches(self, pattern: str, path: str) -> bool:
+    def _matches(self, pattern: str, path: str, parents: bool = True) -> bool:
         relative = _relative(path, self.root)
-        candidates = [relative.as_posix(), relative.name, *(part for part in relative.parts[:-1])]
+        candidates = [relative.as_posix(), relative.name]
+        if parents:
+            candidates += relative.parts[:-1]
         return any(fnmatch.fnmatchcase(candidate, pattern) for candidate in candidates)
 
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from .base import Invalid, Rule
+from .base import DOCS_BASE_URL, PROJECT_URL, Invalid, Rule, docs_url
 from .pls001_non_collective_operand import NonCollectiveOperand
 from .pls002_mixed_collective_union import MixedCollectiveUnion
 
 RULES: tuple[Rule, ...] = (NonCollectiveOperand(), MixedCollectiveUnion())
 BY_CODE: dict[str, Rule] = {rule.code: rule for rule in RULES}
 
-__all__ = ["BY_CODE", "RULES", "Invalid", "Rule"]
+__all__ = ["BY_CODE", "DOCS_BASE_URL", "PROJECT_URL", "RULES", "Invalid", "Rule", "docs_url"]

@@ -16,10 +16,15 @@ from typing import ClassVar, Iterator
 from ..context import Context
 from ..findings import Finding, Severity
 
+# The project's home, and where each rule's page (docs/rules/<CODE>.md) is published: the CLI's
+# SARIF/JSON output and the language server's `codeDescription.href` link there.
+PROJECT_URL = "https://github.com/pallas-lsp/pallas-lsp"
+DOCS_BASE_URL = f"{PROJECT_URL}/blob/main/docs/rules/"
 
-# Where each rule's page (`docs/rules/PLS00N.md`) is published; linked from diagnostics,
-# SARIF output and hovers.
-DOCS_URL = "https://github.com/pallas-lsp/pallas-lsp/blob/main/docs/rules/{code}.md"
+
+def docs_url(code: str) -> str:
+    """The documentation page of the rule `code`."""
+    return f"{DOCS_BASE_URL}{code}.md"
 
 
 @dataclass(frozen=True)
@@ -46,7 +51,7 @@ class Rule:
 
     @classmethod
     def url(cls) -> str:
-        return DOCS_URL.format(code=cls.code)
+        return docs_url(cls.code)
 
     @classmethod
     def documentation(cls) -> str:

@@ -1,0 +1,147 @@
+"""Many files at once: analysis (serial, or in a process pool) and the `--fix` rounds.
+
+Workers only analyse; every write happens here, in the parent, one file after another, so that
+fixes touching the same helper module from two files never race.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Iterator
+
+from .analysis.engine import forget, lint
+from .analysis.findings import Finding
+from .analysis.fixing import Change, Plan, SourceFile, changes, fix_to_apply, plan_noqa, write
+from .files import Target
+
+# Fixes are applied in rounds: apply what does not overlap, analyse again, repeat.
+MAX_FIX_ROUNDS = 4
+
+
+@dataclass
+class FileReport:
+    path: str  # absolute
+    findings: list[Finding] = field(default_factory=list)
+    error: str | None = None  # why the file could not be analysed
+    silenced: int = 0
+
+
+def analyse_one(target: Target) -> FileReport:
+    try:
+        source = SourceFile.read(target.path)
+    except OSError as error:
+        return FileReport(target.path, error=f"cannot read: {error.strerror or error}")
+    except (SyntaxError, UnicodeDecodeError, LookupError) as error:
+        return FileReport(target.path, error=f"cannot decode: {error}")
+    result = lint(source.text, target.path, target.settings)
+    return FileReport(target.path, result.findings, result.error, result.silenced)
+
+
+Progress = Callable[[int], None]  # called with the number of files just done
+
+
+def analyse(targets: list[Target], jobs: int = 1, progress: Progress | None = None) -> list[FileReport]:
+    """A report per target, in the targets' order whatever `jobs` is."""
+    return list(_analyse(targets, jobs, progress or (lambda done: None)))
+
+
+def _analyse(targets: list[Target], jobs: int, progress: Progress) -> Iterator[FileReport]:
+    if jobs <= 1 or len(targets) <= 1:
+        for target in targets:
+            yield analyse_one(target)
+            progress(1)
+        return
+    workers = min(jobs, len(targets))
+    with ProcessPoolExecutor(max_workers=workers, mp_context=_context()) as pool:
+        for report in pool.map(analyse_one, targets, chunksize=max(1, len(targets) // (workers * 8))):
+            yield report
+            progress(1)
+
+
+def _context() -> multiprocessing.context.BaseContext:
+    # A fresh server process forks the workers: nothing of this process's state (threads,
+    # astroid caches holding files we have since rewritten) leaks into them.
+    if sys.platform != "win32" and "forkserver" in multiprocessing.get_all_start_methods():
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(["pallas_lsp.batch"])
+        return context
+    return multiprocessing.get_context("spawn")
+
+
+@dataclass
+class FixOutcome:
+    reports: list[FileReport]  # the findings left (before any change when not writing)
+    fixed: int = 0  # findings fixed (or that would be)
+    changes: dict[str, Change] = field(default_factory=dict)  # path -> first `before`, last `after`
+    warnings: list[tuple[str, str]] = field(default_factory=list)  # (path, what went wrong)
+
+
+def fix(targets: list[Target], reports: list[FileReport], *, unsafe: bool, apply: bool,
+        jobs: int = 1, progress: Progress | None = None) -> FixOutcome:
+    """Apply the fixes of `reports` in rounds, analysing again after each, until nothing more
+    changes. Without `apply`, one round is computed and nothing is written (`--diff`)."""
+    outcome = FixOutcome(reports)
+    for _ in range(MAX_FIX_ROUNDS):
+        plan = Plan()
+        for report in outcome.reports:
+            for finding in report.findings:
+                chosen = fix_to_apply(finding, unsafe)
+                if chosen is not None:
+                    plan.add(report.path, finding, chosen)
+        round_changes = _changes(plan, outcome.warnings)
+        if not round_changes:
+            break
+        outcome.fixed += len(plan.fixed)
+        for change in round_changes:
+            first = outcome.changes.get(change.path)
+            outcome.changes[change.path] = change if first is None else Change(change.path, first.before, change.after)
+        if not apply:
+            break
+        for change in round_changes:
+            try:
+                write(change)
+            except OSError as error:
+                outcome.warnings.append((change.path, f"fix not written: {error.strerror or error}"))
+        forget(change.path for change in round_changes)
+        before = _keys(outcome.reports)
+        outcome.reports = analyse(targets, jobs, progress)
+        if _keys(outcome.reports) == before:
+            break  # the fixes changed text but not the findings: another round would repeat them
+    return outcome
+
+
+def _keys(reports: list[FileReport]) -> set[tuple]:
+    return {(report.path, f.code, f.message, f.span) for report in reports for f in report.findings}
+
+
+def _changes(plan: Plan, warnings: list[tuple[str, str]]) -> list[Change]:
+    """The plan's changes; a file that cannot be read loses its edits, with a warning."""
+    result = []
+    for path, edits in plan.edits.items():
+        single = Plan({path: edits})
+        try:
+            result.extend(changes(single))
+        except (OSError, SyntaxError, UnicodeDecodeError, LookupError) as error:
+            warnings.append((path, f"fix not applied: {error}"))
+    return result
+
+
+def add_noqa(reports: Iterable[FileReport]) -> tuple[int, list[tuple[str, str]]]:
+    """Write `# noqa` comments for every finding; how many lines got one, and warnings."""
+    added, warnings = 0, []
+    for report in reports:
+        if not report.findings:
+            continue
+        try:
+            source = SourceFile.read(report.path)
+            plan = plan_noqa(report.path, source.text, report.findings)
+            for change in changes(plan, {os.path.abspath(report.path): source}):
+                write(change)
+                added += len(plan.edits[change.path])
+        except (OSError, SyntaxError, UnicodeDecodeError, LookupError) as error:
+            warnings.append((report.path, f"noqa comments not added: {error}"))
+    return added, warnings

@@ -1,0 +1,526 @@
+"""`pallas-lint`, end to end on copies of the fixtures (which import `helpers/` modules)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import stat
+import subprocess
+import sys
+import types
+from collections import Counter
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from conftest import ROOT
+from oracle.markers import parse_markers
+from pallas_lsp import __version__, cli
+from pallas_lsp.analysis.rules import BY_CODE, RULES, docs_url
+
+FIXTURES = ROOT / "tests" / "fixtures"
+SCHEMAS = ROOT / "tests" / "schemas"
+EXAMPLE = ROOT / "examples" / "collective_matmul.py"
+CONCISE = re.compile(r"^(?P<path>[^:]+):(?P<line>\d+):(?P<col>\d+): (?P<code>PLS\d{3}) (?P<message>.+)$")
+
+
+def markers(directory: Path) -> Counter:
+    """(relative path, line, code) of every marker in the fixtures copied to `directory`."""
+    return Counter(
+        (path.relative_to(directory).as_posix(), marker.line, marker.code)
+        for path in sorted(directory.glob("*.py")) for marker in parse_markers(path)
+    )
+
+
+def parsed(out: str) -> Counter:
+    found = Counter()
+    for line in out.splitlines():
+        match = CONCISE.match(line)
+        if match:
+            found[(match["path"], int(match["line"]), match["code"])] += 1
+    return found
+
+
+def snapshot(directory: Path) -> dict[str, tuple[bytes, int]]:
+    return {str(path.relative_to(directory)): (path.read_bytes(), path.stat().st_mtime_ns)
+            for path in sorted(directory.rglob("*")) if path.is_file()}
+
+
+@pytest.fixture
+def tree(tmp_path, monkeypatch) -> Path:
+    """A copy of tests/fixtures (with helpers/), as the working directory."""
+    dest = tmp_path / "project"
+    shutil.copytree(FIXTURES, dest, ignore=shutil.ignore_patterns("__pycache__", "README.md"))
+    monkeypatch.chdir(dest)
+    return dest
+
+
+@pytest.fixture
+def run(capsys, monkeypatch):
+    monkeypatch.delenv("PALLAS_LINT_OUTPUT_FORMAT", raising=False)
+
+    def run(*args: str) -> tuple[int, str, str]:
+        code = cli.main(list(args))
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    return run
+
+
+# -- check: concise output and exit codes ----------------------------------------------------
+
+
+def test_concise_output_matches_the_markers(tree, run):
+    code, out, err = run("check")
+    expected = markers(tree)
+    assert parsed(out) == expected, out + err
+    assert code == 1
+    assert out.endswith(f"Found {sum(expected.values())} errors.\n"
+                        "[*] 31 fixable with the `--fix` option "
+                        "(18 hidden fixes can be enabled with the `--unsafe-fixes` option).\n")
+    assert err == ""
+
+
+def test_columns_are_one_based_like_flake8(run, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    code, out, _ = run("check", "examples/collective_matmul.py")
+    assert out.splitlines()[:2] == [
+        "examples/collective_matmul.py:25:13: PLS001 Accumulator 'acc_tmem' must be collective: "
+        "collective_axis='x' is set, but it is allocated at line 35 without collective=True",
+        "examples/collective_matmul.py:51:13: PLS002 Some aliased TMEM references are collective "
+        "and some are not: collective: line 52; not collective: line 53",
+    ]
+    assert code == 1
+
+
+def test_clean_files_exit_0(tree, run):
+    clean = sorted(str(p.relative_to(tree)) for p in tree.glob("*_clean.py"))
+    code, out, _ = run("check", *clean)
+    assert (code, out) == (0, "All checks passed!\n")
+
+
+def test_exit_zero_and_quiet(tree, run):
+    code, out, _ = run("check", "--exit-zero", "-q", "two_bugs.py")
+    assert code == 0
+    assert len(out.splitlines()) == 4 and "Found" not in out
+
+
+def test_usage_errors_exit_2(tree, run, capsys):
+    assert run("check", "missing.py")[0] == 2
+    assert "missing.py: no such file or directory" in run("check", "missing.py")[2]
+    assert run("check", "--add-noqa", "--fix")[0] == 2
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["check", "--select", "PLS-1"])
+    assert exit_info.value.code == 2
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["check", "--no-such-option"])
+    assert exit_info.value.code == 2
+    capsys.readouterr()
+    assert run()[0] == 2  # no command: help on stderr
+
+
+def test_output_format_from_the_environment(tree, run, monkeypatch):
+    monkeypatch.setenv("PALLAS_LINT_OUTPUT_FORMAT", "github")
+    assert run("check", "two_bugs.py")[1].startswith("::error ")
+    monkeypatch.setenv("PALLAS_LINT_OUTPUT_FORMAT", "yaml")
+    code, _, err = run("check", "two_bugs.py")
+    assert code == 2 and "unknown output format 'yaml'" in err
+
+
+def test_unanalysable_files_are_warnings_not_findings(tmp_path, run, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "broken.py").write_text("plgpu.tcgen05_mma(\ndef (:\n")
+    (tmp_path / "undecodable.py").write_bytes(b"# -*- coding: no-such-codec -*-\nplgpu.TMEM\n")
+    code, out, err = run("check")
+    assert code == 0 and out == "All checks passed!\n"
+    assert "warning: broken.py: not analysed: syntax error at line 2" in err
+    assert "warning: undecodable.py: not analysed: cannot decode" in err
+
+
+def test_internal_error_exits_2(tree, run, monkeypatch):
+    def boom(*args, **kwargs):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr("pallas_lsp.batch.analyse", boom)
+    code, _, err = run("check")
+    assert code == 2 and "internal error: RuntimeError: boom" in err
+
+
+def test_output_file(tree, run):
+    code, out, _ = run("check", "--output-format", "json", "-o", "report.json", "two_bugs.py")
+    assert code == 1 and out == ""
+    assert len(json.loads((tree / "report.json").read_text())) == 4
+
+
+# -- formats ---------------------------------------------------------------------------------
+
+
+def test_json_output_follows_its_schema(tree, run):
+    code, out, _ = run("check", "--output-format", "json")
+    data = json.loads(out)
+    schema = json.loads((SCHEMAS / "pallas-lint-json.schema.json").read_text())
+    jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker()).validate(data)
+    assert code == 1
+    assert Counter((Path(item["filename"]).relative_to(tree).as_posix(), item["location"]["row"], item["code"])
+                   for item in data) == markers(tree)
+    for item in data:
+        assert item["url"] == docs_url(item["code"])
+        for fix in item["fixes"]:
+            for edit in fix["edits"]:
+                assert os.path.isfile(edit["filename"])
+    # an allocation in helpers/mma.py is fixed there
+    assert any(edit["filename"].endswith(os.path.join("helpers", "mma.py"))
+               for item in data if item["fix"] for edit in item["fix"]["edits"])
+
+
+def test_sarif_output_is_valid_sarif_2_1_0(tree, run):
+    code, out, _ = run("check", "--output-format", "sarif")
+    log = json.loads(out)
+    schema = json.loads((SCHEMAS / "sarif-schema-2.1.0.json").read_text())
+    jsonschema.Draft202012Validator(schema).validate(log)
+    assert code == 1
+    (sarif_run,) = log["runs"]
+    driver = sarif_run["tool"]["driver"]
+    assert (driver["name"], driver["version"]) == ("pallas-lint", __version__)
+    assert [rule["id"] for rule in driver["rules"]] == [rule.code for rule in RULES]
+    assert [rule["helpUri"] for rule in driver["rules"]] == [docs_url(rule.code) for rule in RULES]
+    results = sarif_run["results"]
+    assert len(results) == sum(markers(tree).values())
+    for result in results:
+        assert driver["rules"][result["ruleIndex"]]["id"] == result["ruleId"]
+        location = result["locations"][0]["physicalLocation"]
+        assert (tree / location["artifactLocation"]["uri"]).is_file()
+        assert location["artifactLocation"]["uriBaseId"] == "%SRCROOT%"
+    assert sarif_run["originalUriBaseIds"]["%SRCROOT%"]["uri"] == tree.as_uri() + "/"
+
+
+def test_github_annotations(tree, run):
+    code, out, _ = run("check", "--output-format", "github")
+    lines = out.splitlines()
+    pattern = re.compile(r"^::error title=pallas-lint \((PLS\d{3})\),file=([^,]+),line=(\d+),col=(\d+),"
+                         r"endLine=\d+,endColumn=\d+::\2:\3:\4: \1 .+$")
+    assert all(pattern.match(line) for line in lines), lines
+    assert Counter((m[2], int(m[3]), m[1]) for m in map(pattern.match, lines)) == markers(tree)
+    assert code == 1
+
+
+def test_github_escapes_what_would_break_the_command():
+    from pallas_lsp.analysis.findings import Finding, Span
+    from pallas_lsp.batch import FileReport
+    from pallas_lsp.report import github
+
+    finding = Finding("PLS001", "100% bad\nreally", Span(1, 0, 1, 1))
+    line = github([FileReport(os.path.abspath("a,b:c.py"), [finding])])
+    assert "file=a%2Cb%3Ac.py," in line and line.endswith("100%25 bad%0Areally\n")
+
+
+def test_full_output_shows_source_related_and_fixes(tree, run):
+    code, out, _ = run("check", "--output-format", "full", "dict_scratch.py")
+    first = out.split("\n\n")[0].splitlines()
+    assert first[0].startswith("dict_scratch.py:32:3: PLS001 ")
+    assert first[2].startswith("32 |   plgpu.tcgen05_mma(")
+    assert first[3] == "   |   " + "^" * (len(first[2]) - len("32 |   ")) + " PLS001"
+    assert "   = note: dict_scratch.py:25:" in out
+    assert "   = help: Add collective=True to the TMEM allocation (safe fix, applied by --fix)" in out
+    assert "   = help: Remove collective_axis (unsafe fix, applied by --fix --unsafe-fixes)" in out
+    assert out.endswith("Found 3 errors.\n[*] 3 fixable with the `--fix` option.\n")
+    assert code == 1
+
+
+def test_statistics(tree, run):
+    code, out, _ = run("check", "--statistics")
+    counts = Counter(code for _, _, code in markers(tree).elements())
+    assert out.splitlines() == [
+        f"{counts['PLS001']}\tPLS001\t[*] non-collective-mma-operand",
+        f"{counts['PLS002']:>2}\tPLS002\t[ ] mixed-collective-ref-union",
+    ]
+    assert code == 1
+    _, out, _ = run("check", "--statistics", "--unsafe-fixes", "--output-format", "json")
+    assert json.loads(out) == [
+        {"code": "PLS001", "name": "non-collective-mma-operand", "count": counts["PLS001"], "fixable": True},
+        {"code": "PLS002", "name": "mixed-collective-ref-union", "count": counts["PLS002"], "fixable": True},
+    ]
+
+
+def test_jobs_give_the_same_output(tree, run):
+    serial = run("check", "--output-format", "json", "-j", "1")
+    parallel = run("check", "--output-format", "json", "-j", "2")
+    assert parallel == serial
+    assert run("check", "-j", "2", "--fix", "--unsafe-fixes")[1].endswith("(48 fixed, 0 remaining).\n")
+
+
+# -- fixes -----------------------------------------------------------------------------------
+
+
+def test_fix_applies_safe_fixes_and_reports_what_remains(tree, run):
+    before = markers(tree)
+    code, out, _ = run("check", "--fix")
+    remaining = parsed(out)
+    assert code == 1
+    assert out.endswith(f"Found {31 + sum(remaining.values())} errors (31 fixed, "
+                        f"{sum(remaining.values())} remaining).\n")
+    assert remaining and set(remaining) < set(before)
+    assert parsed(run("check")[1]) == remaining  # what it says remains is what a new run finds
+
+
+def test_fix_with_unsafe_fixes_reanalyses_clean(tree, run):
+    code, out, _ = run("check", "--fix", "--unsafe-fixes")
+    assert (code, out) == (0, "Found 48 errors (48 fixed, 0 remaining).\n")
+    assert run("check") == (0, "All checks passed!\n", "")
+    for path in tree.rglob("*.py"):
+        compile(path.read_bytes(), str(path), "exec")
+
+
+def test_fix_edits_the_helper_module_that_holds_the_allocation(tree, run):
+    helper = tree / "helpers" / "mma.py"
+    original = helper.read_text()
+    run("check", "--fix", "--unsafe-fixes", "helper_module.py")
+    assert helper.read_text() == original.replace(
+        "return plgpu.TMEM((m, n), jnp.float32, collective=collective)",
+        "return plgpu.TMEM((m, n), jnp.float32, collective=True)")
+    assert run("check", "helper_module.py")[0] == 0
+
+
+def test_diff_writes_nothing(tree, run):
+    before = snapshot(tree)
+    code, out, err = run("check", "--diff")
+    assert code == 1
+    assert snapshot(tree) == before
+    assert out.startswith("--- at_slicing.py\n+++ at_slicing.py\n@@ ")
+    assert "+          acc_tmem=plgpu.TMEM((M, 4 * N), jnp.float32, collective=True),\n" in out
+    assert err.endswith("Would fix 31 errors.\n")
+    # the diff is what --fix then does
+    run("check", "--fix")
+    changed = {name for name, (data, _) in snapshot(tree).items() if before[name][0] != data}
+    assert changed == set(re.findall(r"^\+\+\+ (.+)$", out, re.M))
+
+
+def test_diff_with_unsafe_fixes_covers_other_files_and_clean_diff_exits_0(tree, run):
+    code, out, _ = run("check", "--diff", "--unsafe-fixes", "helper_module.py")
+    assert code == 1 and "+++ helpers/mma.py\n" in out
+    assert run("check", "--diff", "dict_scratch_clean.py")[:2] == (0, "")
+
+
+ORIGINAL_ALLOCATION = b"acc_tmem=plgpu.TMEM((M, 2 * N), jnp.float32),"
+FIXED_ALLOCATION = b"acc_tmem=plgpu.TMEM((M, 2 * N), jnp.float32, collective=True),"
+
+
+@pytest.mark.parametrize("variant", ["crlf", "bom", "latin1", "tabs", "cr"])
+def test_fixed_files_are_byte_faithful(tmp_path, run, monkeypatch, variant):
+    text = EXAMPLE.read_text(encoding="utf-8")
+    data = {
+        "crlf": lambda: text.replace("\n", "\r\n").encode(),
+        "cr": lambda: text.replace("\n", "\r").encode(),
+        "bom": lambda: b"\xef\xbb\xbf" + text.encode(),
+        "latin1": lambda: ("# -*- coding: latin-1 -*-\n# \xe9t\xe9 \xa9\n" + text).encode("latin-1"),
+        "tabs": lambda: text.replace("    ", "\t").encode(),
+    }[variant]()
+    path = tmp_path / "kernel.py"
+    path.write_bytes(data)
+    path.chmod(0o640)
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = run("check", "--fix")
+    assert "(1 fixed, 1 remaining)" in out and code == 1
+    assert data.count(ORIGINAL_ALLOCATION) == 1
+    assert path.read_bytes() == data.replace(ORIGINAL_ALLOCATION, FIXED_ALLOCATION)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o640
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["kernel.py"]  # no temporary left
+
+
+# -- noqa ------------------------------------------------------------------------------------
+
+
+def test_add_noqa_round_trip(tree, run):
+    lines = len({(path, line) for path, line, _ in markers(tree)})
+    code, out, err = run("check", "--add-noqa")
+    assert (code, out) == (0, "") and err == f"Added {lines} noqa directives.\n"
+    assert run("check") == (0, "All checks passed!\n", "")
+    assert run("check", "--add-noqa")[2] == "Added 0 noqa directives.\n"
+    assert "  # noqa: PLS001" in (tree / "two_bugs.py").read_text()
+
+
+def test_noqa_comment_silences_one_line(tmp_path, run, monkeypatch):
+    source = EXAMPLE.read_text().replace('collective_axis="x")  # PLS001', 'collective_axis="x")  # noqa: PLS001')
+    (tmp_path / "kernel.py").write_text(source)
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = run("check")
+    assert [key[2] for key in parsed(out)] == ["PLS002"] and code == 1
+
+
+# -- selection, configuration and files -------------------------------------------------------
+
+
+def test_select_and_ignore(tree, run):
+    only_002 = parsed(run("check", "--select", "PLS002")[1])
+    assert only_002 and {code for _, _, code in only_002} == {"PLS002"}
+    assert parsed(run("check", "--ignore", "PLS002")[1]) == markers(tree) - only_002
+    assert run("check", "--select", "PLS002", "--extend-select", "PLS001")[1] == run("check")[1]
+
+
+def test_per_file_ignores_on_the_command_line(tree, run):
+    out = run("check", "--per-file-ignores", "refunion_*.py:PLS001,PLS002",
+              "--extend-per-file-ignores", "two_bugs.py:PLS001")[1]
+    files = {path for path, _, _ in parsed(out)}
+    assert files == {path for path, _, _ in markers(tree)} - {"refunion_members.py", "refunion_mixed.py", "two_bugs.py"}
+
+
+def write_config(directory: Path, body: str) -> None:
+    (directory / "pyproject.toml").write_text(f"[project]\nname = 'x'\n\n[tool.pallas-lint]\n{body}\n")
+
+
+def test_pyproject_is_found_and_nested_ones_win(tree, run):
+    write_config(tree, 'ignore = ["PLS002"]\nper-file-ignores = { "two_bugs.py" = ["PLS001"] }')
+    sub = tree / "sub"
+    sub.mkdir()
+    shutil.copy(tree / "refunion_mixed.py", sub / "kernel.py")
+    shutil.copy(tree / "refunion_mixed.py", sub / "other.py")
+    # a pyproject without our table is passed over; the nearest one with it wins
+    (sub / "pyproject.toml").write_text("[tool.black]\nline-length = 100\n")
+    found = parsed(run("check")[1])
+    assert {code for _, _, code in found} == {"PLS001"}
+    assert "two_bugs.py" not in {path for path, _, _ in found}
+    write_config(sub, 'select = ["PLS002"]\nper-file-ignores = { "other.py" = ["PLS002"] }')
+    found = parsed(run("check", "sub")[1])
+    assert {path for path, _, _ in found} == {"sub/kernel.py"}
+    # the command line goes over the file
+    assert run("check", "--select", "PLS001", "sub") == (0, "All checks passed!\n", "")
+    isolated = parsed(run("check", "--isolated", "sub")[1])
+    assert sum(isolated.values()) == 2 * len(parse_markers(tree / "refunion_mixed.py"))
+
+
+def test_config_option_and_isolated(tree, run):
+    elsewhere = tree.parent / "config"
+    elsewhere.mkdir()
+    write_config(elsewhere, 'select = ["PLS002"]')
+    write_config(tree, 'select = ["PLS001"]')
+    via_option = parsed(run("check", "--config", str(elsewhere / "pyproject.toml"))[1])
+    assert via_option and {code for _, _, code in via_option} == {"PLS002"}
+    assert parsed(run("check", "--isolated")[1]) == markers(tree)
+    code, _, err = run("check", "--config", str(tree / "nowhere.toml"))
+    assert code == 2 and "nowhere.toml" in err
+
+
+def test_bad_configuration_exits_2(tree, run):
+    write_config(tree, 'select = "PLS001"')
+    code, out, err = run("check")
+    assert (code, out) == (2, "")
+    assert "pyproject.toml: select must be a list of strings" in err
+    (tree / "pyproject.toml").write_text("[tool.pallas-lint\n")
+    code, _, err = run("check")
+    assert code == 2 and "cannot read" in err
+
+
+def test_excludes(tree, run):
+    for name in (".venv", "build", "node_modules", "my-env", "generated"):
+        (tree / name).mkdir()
+        shutil.copy(tree / "two_bugs.py", tree / name / "kernel.py")
+    (tree / "my-env" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    files = {path for path, _, _ in parsed(run("check")[1])}
+    assert "generated/kernel.py" in files
+    assert not any(path.startswith((".venv/", "build/", "node_modules/", "my-env/")) for path in files)
+    files = {path for path, _, _ in parsed(run("check", "--extend-exclude", "generated,two_*.py")[1])}
+    assert "generated/kernel.py" not in files and "two_bugs.py" not in files
+    # --exclude replaces the defaults
+    files = {path for path, _, _ in parsed(run("check", "--exclude", "generated")[1])}
+    assert "build/kernel.py" in files and "generated/kernel.py" not in files
+    write_config(tree, 'extend-exclude = ["generated"]')
+    assert "generated/kernel.py" not in {path for path, _, _ in parsed(run("check")[1])}
+
+
+def test_named_files_are_checked_even_when_excluded_unless_forced(tree, run):
+    write_config(tree, 'extend-exclude = ["two_bugs.py", "helpers"]')
+    assert "two_bugs.py" not in {path for path, _, _ in parsed(run("check")[1])}
+    assert parsed(run("check", "two_bugs.py")[1])
+    assert run("check", "--force-exclude", "two_bugs.py") == (0, "All checks passed!\n", "")
+    (tree / "build").mkdir()
+    shutil.copy(tree / "two_bugs.py", tree / "build" / "kernel.py")
+    assert parsed(run("check", "build")[1])  # a named directory too
+
+
+# -- rule, server, version --------------------------------------------------------------------
+
+
+def test_rule_prints_the_documentation(run):
+    code, out, _ = run("rule", "pls001")
+    rule = BY_CODE["PLS001"]
+    assert code == 0 and out.startswith(f"# {rule.name} (PLS001)\n")
+    assert rule.documentation() in out and docs_url("PLS001") in out
+    code, out, _ = run("rule", "--all")
+    assert all(f"({r.code})" in out for r in RULES)
+    data = json.loads(run("rule", "--all", "--output-format", "json")[1])
+    assert [item["code"] for item in data] == [r.code for r in RULES]
+    assert run("rule", "PLS999")[0] == 2
+    assert run("rule")[0] == 2
+
+
+def test_server_is_started_with_its_arguments(run, monkeypatch):
+    seen = []
+    fake = types.ModuleType("pallas_lsp.server")
+    fake.main = lambda argv: seen.append(argv) or 0
+    monkeypatch.setitem(sys.modules, "pallas_lsp.server", fake)
+    assert run("server", "--stdio", "-v")[0] == 0
+    assert seen == [["--stdio", "-v"]]
+
+
+def test_server_missing_is_a_clear_error(run, monkeypatch):
+    monkeypatch.setitem(sys.modules, "pallas_lsp.server", None)  # import fails as if absent
+    code, _, err = run("server")
+    assert code == 2 and "no language server" in err
+
+
+def test_console_script_and_version():
+    from importlib.metadata import entry_points
+
+    (script,) = entry_points(group="console_scripts", name="pallas-lint")
+    assert script.value == "pallas_lsp.cli:main"
+    result = subprocess.run([sys.executable, "-m", "pallas_lsp.cli", "--version"], capture_output=True, text=True)
+    assert (result.returncode, result.stdout) == (0, f"pallas-lint {__version__}\n")
+
+
+def test_no_progress_bar_without_a_terminal(tree):
+    result = subprocess.run([sys.executable, "-m", "pallas_lsp.cli", "check", "-j", "2"], capture_output=True,
+                            text=True, timeout=300)
+    assert result.returncode == 1 and result.stderr == ""
+
+
+def test_progress_bar_on_a_terminal(monkeypatch, capsys):
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
+    progress = cli._progress(3, enabled=True)
+    with progress as advance:
+        progress.bar.delay = 0
+        for _ in range(4):  # a --fix round starts again from 0
+            advance(1)
+        assert progress.bar.n == 1
+    assert not cli._progress(3, enabled=False).enabled
+
+
+def test_pre_commit_hooks_run_valid_commands():
+    text = (ROOT / ".pre-commit-hooks.yaml").read_text()
+    hooks = dict(zip(re.findall(r"^- id: (\S+)$", text, re.M), re.findall(r"^  entry: (.+)$", text, re.M)))
+    assert set(hooks) == {"pallas-lint", "pallas-lint-fix"}
+    for entry in hooks.values():
+        program, *args = entry.split()
+        assert program == "pallas-lint"
+        parsed_args = cli.parser().parse_args([*args, "kernel.py"])  # pre-commit appends the files
+        assert parsed_args.force_exclude and parsed_args.paths == ["kernel.py"]
+    assert cli.parser().parse_args(hooks["pallas-lint-fix"].split()[1:]).fix
+    assert text.count("require_serial: true") == 2
+
+
+def test_a_file_that_cannot_be_written_is_a_warning(tree, run, monkeypatch):
+    from pallas_lsp import batch
+
+    real_write = batch.write
+
+    def write(change):
+        if change.path.endswith("mma.py"):
+            raise PermissionError(13, "Permission denied")
+        real_write(change)
+
+    monkeypatch.setattr(batch, "write", write)
+    code, out, err = run("check", "--fix", "--unsafe-fixes", "helper_module.py")
+    assert "warning: helpers/mma.py: fix not written: Permission denied" in err
+    assert code == 1 and parsed(out)  # what it could not fix remains

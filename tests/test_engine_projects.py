@@ -1,0 +1,43 @@
+"""One process, several projects: astroid caches modules by dotted name, so `helpers.mma` of
+one copy of a tree must not stand in for `helpers.mma` of another (a server with two workspace
+folders; `pallas-lint` run in-process by tests), and a rewritten helper is read again."""
+
+import shutil
+
+from conftest import ROOT
+from pallas_lsp.analysis import analyze_file
+from pallas_lsp.analysis.engine import forget
+
+
+def _copy(tmp_path, name):
+    dest = tmp_path / name
+    shutil.copytree(ROOT / "tests" / "fixtures", dest, ignore=shutil.ignore_patterns("__pycache__"))
+    return dest
+
+
+def _lines_and_paths(path):
+    findings = analyze_file(str(path)).findings
+    return [f.line for f in findings], {e.span.path for f in findings for fix in f.fixes for e in fix.edits}
+
+
+def test_each_copy_gets_its_own_helper_module(tmp_path):
+    a, b = _copy(tmp_path, "a"), _copy(tmp_path, "b")
+    helper_b = b / "helpers" / "mma.py"
+    helper_b.write_text(helper_b.read_text().replace("accumulate=accumulate,\n                    collective_axis=CLUSTER_AXIS)",
+                                                     "accumulate=accumulate)"))
+    for _ in range(2):  # back and forth
+        lines, paths = _lines_and_paths(a / "helper_module.py")
+        assert lines == [23, 44, 65]
+        assert str(a / "helpers" / "mma.py") in paths and not any(str(b) in p for p in paths if p)
+        lines, paths = _lines_and_paths(b / "helper_module.py")
+        assert lines == [44]  # this copy's helper issues a single-block MMA
+        assert not any(str(a) in p for p in paths if p)
+
+
+def test_forget_reads_a_rewritten_helper_again(tmp_path):
+    a = _copy(tmp_path, "a")
+    assert _lines_and_paths(a / "helper_module.py")[0] == [23, 44, 65]
+    helper = a / "helpers" / "mma.py"
+    helper.write_text(helper.read_text().replace("collective=collective)", "collective=True)"))
+    forget([str(helper)])
+    assert _lines_and_paths(a / "helper_module.py")[0] == [23]
