@@ -33,6 +33,20 @@ def set_keyword(ctx: Context, call: nodes.Call, name: str, value: str) -> tuple[
     return (Edit(end, f", {name}={value}"),)
 
 
+def set_argument(ctx: Context, call: nodes.Call, func: nodes.FunctionDef, name: str, value: str) -> tuple[Edit, ...]:
+    """Make `call` (a call of `func`) pass `value` for the parameter `name`: the positional
+    argument replaced where it is passed by position, else the keyword set or added."""
+    if any(isinstance(arg, nodes.Starred) for arg in call.args):
+        return ()  # `*args` may already carry it
+    positional = [arg.name for arg in (func.args.posonlyargs or []) + (func.args.args or [])]
+    if isinstance(func.parent, nodes.ClassDef) and positional and positional[0] in ("self", "cls"):
+        return ()  # bound methods shift positions; not worth guessing
+    if name in positional and positional.index(name) < len(call.args):
+        span = ctx.span(call.args[positional.index(name)])
+        return () if span is None else (Edit(span, value),)
+    return set_keyword(ctx, call, name, value)
+
+
 def remove_keyword(ctx: Context, call: nodes.Call, name: str) -> tuple[Edit, ...]:
     """Delete `name=...` from `call`, with the comma that separates it from what precedes."""
     existing = keyword(call, name)

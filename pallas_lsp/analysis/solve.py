@@ -100,6 +100,16 @@ class Concretizer:
             else:
                 self.pins[var] = saved
 
+    def of_ref(self, ref: v.Ref, lazy: v.Lazy) -> Any:
+        """The value of one of `ref`'s allocation arguments (`ref.alloc.collective`, ...),
+        read for the call that made the allocation."""
+        saved = dict(self.pins)
+        self.pins.update(ref.pins)
+        try:
+            return self.value(lazy)
+        finally:
+            self.pins = saved
+
     # -- values ---------------------------------------------------------------------------
 
     def value(self, lazy: v.Lazy) -> Any:
@@ -117,7 +127,7 @@ class Concretizer:
         if isinstance(lazy, v.Opaque):
             return UNKNOWN
         if isinstance(lazy, (v.Alloc,)):
-            return v.Ref(lazy)
+            return v.Ref(lazy, pins=tuple(self.pins.items()))
         if isinstance(lazy, v.UnionAlloc):
             return v.UnionRef(lazy)
         if isinstance(lazy, (v.Barrier, v.Func, v.Partial)):
@@ -229,7 +239,7 @@ class Concretizer:
         if isinstance(group, (tuple, list)):
             return type(group)(self.members(item, union) for item in group)
         if isinstance(group, v.Ref):
-            return v.Ref(group.alloc, union)
+            return v.Ref(group.alloc, union, group.pins)
         if isinstance(group, v.UnionRef):
             return v.UnionRef(group.union, union)
         return group

@@ -225,6 +225,9 @@ class Ref:
 
     alloc: Alloc
     union: UnionAlloc | None = None
+    # The call-site pins in force where the allocation was evaluated: a helper's parameters
+    # (`collective=collective`) are read later, and must be read for that same call.
+    pins: tuple = ()
 
 
 @dataclass(frozen=True)

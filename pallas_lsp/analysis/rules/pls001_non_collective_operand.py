@@ -89,8 +89,15 @@ class NonCollectiveOperand(Rule):
     ## Fix safety
     Adding `collective=True` to the allocation is safe when every MMA that uses the allocation
     is collective and the flag was absent or a literal; it is unsafe when the allocation's flag
-    is an expression (it may be right on another path) or when a non-collective MMA also uses
-    it. Removing `collective_axis` from the MMA is always unsafe: it turns a 2-CTA MMA into a
+    is an expression (it may be right on another path: JAX 0.12 confirms that forcing it on
+    can break a single-block kernel, "Collective TMEM allocations are only supported for
+    clusters with an even number of blocks") or when a non-collective MMA also uses it.
+
+    When the flag is a parameter of the function that allocates (`accumulator(m, n,
+    collective=False)` around `plgpu.TMEM(..., collective=collective)`), the preferred fix
+    passes `collective=True` at the one call that leads to the failing MMA, leaving the helper
+    alone for its other callers; it is safe when that parameter serves only the allocation.
+    Removing `collective_axis` from the MMA is always unsafe: it turns a 2-CTA MMA into a
     single-CTA one.
 
     ## JAX message
@@ -150,7 +157,7 @@ class NonCollectiveOperand(Rule):
             if ref.alloc.space != "TMEM":
                 return
             outcome.uses.append((ref.alloc.node, collective_op))
-            if collective_op and conc.truth(conc.value(ref.alloc.collective)) is False:
+            if collective_op and conc.truth(conc.of_ref(ref, ref.alloc.collective)) is False:
                 outcome.problems.append(Problem(role, node, ref, axis, (ref.alloc,)))
             return
         union = ref.union if isinstance(ref, (v.Ref, v.UnionRef)) else None
@@ -180,7 +187,7 @@ class NonCollectiveOperand(Rule):
                 span,
                 self.severity,
                 related=self._related(ctx, problem),
-                fixes=self._fixes(ctx, call, problem, collective_only),
+                fixes=self._fixes(ctx, call, problem, collective_only, [run for run, _ in occurrences]),
             )
 
     @staticmethod
@@ -215,8 +222,9 @@ class NonCollectiveOperand(Rule):
         what = "RefUnion allocated here" if union is not None else "TMEM allocated here"
         return (Related(span, f"{what} {collective_keyword_text(node)}"),)
 
-    def _fixes(self, ctx: Context, call: nodes.Call, problem: Problem, collective_only: dict) -> tuple[Fix, ...]:
-        found = []
+    def _fixes(self, ctx: Context, call: nodes.Call, problem: Problem, collective_only: dict,
+               runs: list[Run]) -> tuple[Fix, ...]:
+        found = list(self._call_site_fix(ctx, problem, collective_only, runs))
         union = problem.member_of
         edits = tuple(edit for alloc in problem.to_fix for edit in fixes.set_keyword(ctx, alloc.node, "collective", "True"))
         if edits:
@@ -226,11 +234,70 @@ class NonCollectiveOperand(Rule):
             title = "Add collective=True to the TMEM allocation" if union is None else (
                 "Add collective=True to the RefUnion's TMEM allocations")
             applicability = Applicability.SAFE if safe else Applicability.UNSAFE
-            found.append(Fix(title, applicability, edits, preferred=bool(safe)))
+            found.append(Fix(title, applicability, edits, preferred=bool(safe) and not found))
         removal = fixes.remove_keyword(ctx, call, "collective_axis")
         if removal:
             found.append(Fix("Remove collective_axis", Applicability.UNSAFE, removal))
         return tuple(found)
+
+
+    @staticmethod
+    def _call_site_fix(ctx: Context, problem: Problem, collective_only: dict, runs: list[Run]) -> Iterator[Fix]:
+        """`accumulator(m, n, collective=False)` where the helper allocates with
+        `collective=collective`: the flag belongs to this call, not to the helper's body (other
+        callers may want it off). Safe when the parameter serves only the allocation."""
+        ref = problem.ref
+        if problem.member_of is not None:
+            return
+        found = _flag_parameter(ctx, ref, runs)
+        if found is None:
+            return
+        func, name, invocation = found
+        site = invocation.node
+        if not isinstance(site, nodes.Call):
+            return
+        edits = fixes.set_argument(ctx, site, func, name, "True")
+        if not edits:
+            return
+        passed = _passed_value(site, func, name)
+        safe = (collective_only.get(ref.alloc.node, False) and (passed is None or isinstance(passed, nodes.Const))
+                and _uses_of(func, name) == 1)
+        yield Fix(f"Pass {name}=True to {func.name}() at {ctx.where(site)}",
+                  Applicability.SAFE if safe else Applicability.UNSAFE, edits, preferred=bool(safe))
+
+
+def _flag_parameter(ctx: Context, ref: Any, runs: list[Run]) -> tuple | None:
+    """(helper, parameter, invocation) when the allocation's flag is a parameter of the
+    function around it and every failing setting goes through one call of that function."""
+    flag = fixes.keyword(ref.alloc.node, "collective")
+    if flag is None or not isinstance(flag.value, nodes.Name):
+        return None
+    func = flag.value.scope()
+    if not isinstance(func, nodes.FunctionDef) or flag.value.name not in func.argnames():
+        return None
+    var = ctx.flow.call_var(func)
+    indices = {dict(ref.pins).get(var, run.assignment.get(var)) for run in runs}
+    invocations = ctx.flow.invocations(func)
+    if len(indices) != 1:
+        return None
+    index = indices.pop()
+    if not isinstance(index, int) or not 0 <= index < len(invocations):
+        return None
+    return func, flag.value.name, invocations[index]
+
+
+def _uses_of(func: nodes.FunctionDef, name: str) -> int:
+    return sum(1 for node in func.nodes_of_class(nodes.Name) if node.name == name and node.scope() is func)
+
+
+def _passed_value(call: nodes.Call, func: nodes.FunctionDef, name: str) -> nodes.NodeNG | None:
+    keyword = fixes.keyword(call, name)
+    if keyword is not None:
+        return keyword.value
+    positional = [arg.name for arg in (func.args.posonlyargs or []) + (func.args.args or [])]
+    if name in positional and positional.index(name) < len(call.args):
+        return call.args[positional.index(name)]
+    return None
 
 
 def _operands(call: nodes.Call) -> tuple | None:
