@@ -1,0 +1,79 @@
+// Test-only extension: runs inside the real VS Code extension host (code-server) next to the
+// installed pallas .vsix, goes through the PLS001 quick fix as a user would, and writes what
+// happened to $PALLAS_E2E_OUT/result.json. The runner (run.sh) checks the file on disk as well.
+const vscode = require("vscode");
+const fs = require("fs");
+const path = require("path");
+
+const OUT = process.env.PALLAS_E2E_OUT;
+const FIX = "pallas (PLS001): Add collective=True to the TMEM allocation";
+const NOQA = "pallas (PLS001): Disable for this line";
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const codeOf = (d) => (d.code && typeof d.code === "object" ? d.code.value : d.code);
+
+async function until(pred, ms, what) {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await pred();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    await sleep(100);
+  }
+}
+
+exports.activate = async function () {
+  if (!OUT) return;
+  const t0 = Date.now();
+  const steps = [];
+  const log = (m) => steps.push(`${Date.now() - t0}ms ${m}`);
+  const done = (o) => fs.writeFileSync(path.join(OUT, "result.json"), JSON.stringify({ ...o, steps, vscode: vscode.version }, null, 1));
+  try {
+    const pallas = vscode.extensions.getExtension("pallas-lsp.pallas-lsp");
+    log(`pallas extension ${pallas ? pallas.packageJSON.version : "MISSING"} active=${pallas && pallas.isActive}`);
+    const uri = vscode.Uri.file(path.join(OUT, "ws", "kernel.py"));
+    const doc = await vscode.workspace.openTextDocument(uri);
+    const editor = await vscode.window.showTextDocument(doc);
+    await vscode.commands.executeCommand("workbench.action.closeSidebar");
+    await vscode.commands.executeCommand("workbench.action.closePanel");
+    log(`opened ${path.basename(uri.fsPath)} languageId=${doc.languageId}`);
+
+    const pls001 = () => vscode.languages.getDiagnostics(uri).filter((d) => d.source === "pallas" && codeOf(d) === "PLS001");
+    const [diag] = await until(() => pls001().length > 0 && pls001(), 60000, "the PLS001 diagnostic");
+    log(`diagnostic ${codeOf(diag)} at ${diag.range.start.line + 1}:${diag.range.start.character + 1}: ${diag.message}`);
+
+    const listed = await vscode.commands.executeCommand("vscode.executeCodeActionProvider", uri, diag.range, vscode.CodeActionKind.QuickFix.value);
+    const titles = listed.map((a) => a.title);
+    log(`quick fixes: ${JSON.stringify(titles)}`);
+
+    // The user's way in: cursor on the squiggle, Ctrl+. opens the quick-fix menu.
+    const pos = diag.range.start;
+    editor.selection = new vscode.Selection(pos, pos);
+    editor.revealRange(new vscode.Range(pos.line - 4, 0, pos.line + 12, 0), vscode.TextEditorRevealType.AtTop);
+    await sleep(500);
+    await vscode.commands.executeCommand("editor.action.quickFix");
+    await sleep(1500); // let the menu render
+    fs.writeFileSync(path.join(OUT, "menu-open"), "");
+    log("quick-fix menu open");
+    const shot = await until(() => fs.existsSync(path.join(OUT, "shot-done")), 30000, "the screenshot").catch(() => false);
+    log(shot ? "screenshot taken" : "no screenshot (continuing)");
+    // Enter in the menu: accept the highlighted item, which is the preferred fix. Were it the
+    // noqa action, line 25 would change instead and the check below would fail.
+    await vscode.commands.executeCommand("acceptSelectedCodeAction");
+    await until(() => /collective=True/.test(doc.lineAt(34).text), 10000, "the quick fix's edit on line 35");
+    log(`line 35 after the fix: ${doc.lineAt(34).text.trim()}`);
+    await doc.save();
+    const left = await until(() => pls001().length === 0 && [], 20000, "PLS001 to go away").catch(() => pls001());
+    log(`saved; PLS001 left: ${left.length}`);
+    done({
+      ok: titles.includes(FIX) && left.length === 0 && !doc.isDirty,
+      diagnostic: { code: codeOf(diag), line: pos.line + 1, column: pos.character + 1, message: diag.message, source: diag.source },
+      titles,
+      hasNoqaAction: titles.includes(NOQA),
+      screenshot: Boolean(shot),
+      text: fs.readFileSync(uri.fsPath, "utf8"),
+    });
+  } catch (e) {
+    log(`error: ${e && e.stack ? e.stack : e}`);
+    done({ ok: false, error: String((e && e.message) || e) });
+  }
+};
