@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Real VS Code e2e: code-server (VS Code 1.139) + headless chromium. Installs the built pallas
 # .vsix and a test-only driver extension, opens a copy of examples/collective_matmul.py, waits
-# for PLS001, screenshots the quick-fix menu, applies the quick fix, saves, and checks the file.
+# for PLS001, screenshots the quick-fix menu, applies the quick fix, saves, and checks the file;
+# then pallas.ignore must reach the running server, and "Pallas: Restart Server" must work.
 #   e2e/vscode/run.sh [path/to/pallas-lsp-X.Y.Z.vsix]
 # Env: PALLAS_E2E_TOOLS (code-server, from scripts/install-code-server.sh), PALLAS_E2E_OUT
 # (scratch, default .e2e-out/vscode), PALLAS_SCREENSHOT (where the PNG goes; default in the
@@ -109,6 +110,7 @@ if "plgpu.TMEM(" not in line35 or "collective=True" not in line35: problems.appe
 if not (os.path.exists(png) and os.path.getsize(png) > 10000): problems.append("no screenshot")
 if problems:
     sys.exit("FAIL: " + "; ".join(problems))
-print(f"OK: VS Code {r['vscode']}: PLS001 at 25:13, quick fix applied and saved; line 35: {line35.strip()}")
+print(f"OK: VS Code {r['vscode']}: PLS001 at 25:13, quick fix applied and saved (line 35: {line35.strip()}); "
+      f"pallas.ignore applied live; pallas.restart works")
 PY
 echo "VS Code e2e: $((SECONDS - t0)) s"

@@ -64,8 +64,32 @@ exports.activate = async function () {
     await doc.save();
     const left = await until(() => pls001().length === 0 && [], 20000, "PLS001 to go away").catch(() => pls001());
     log(`saved; PLS001 left: ${left.length}`);
+
+    // A setting the server reads itself reaches it live (workspace/didChangeConfiguration).
+    const pls002 = () => vscode.languages.getDiagnostics(uri).filter((d) => d.source === "pallas" && codeOf(d) === "PLS002");
+    await until(() => pls002().length > 0, 10000, "PLS002 (line 51)");
+    const cfg = () => vscode.workspace.getConfiguration("pallas");
+    await cfg().update("ignore", ["PLS002"], vscode.ConfigurationTarget.Global);
+    const ignoreLive = await until(() => pls002().length === 0, 15000, "PLS002 to go with pallas.ignore").then(() => true, () => false);
+    log(`pallas.ignore=["PLS002"] applied live: ${ignoreLive}`);
+    await cfg().update("ignore", undefined, vscode.ConfigurationTarget.Global);
+    const back = await until(() => pls002().length > 0, 15000, "PLS002 to come back").then(() => true, () => false);
+    log(`pallas.ignore reset, PLS002 back: ${back}`);
+
+    // Pallas: Restart Server, then the restarted server answers.
+    await vscode.commands.executeCommand("pallas.restart");
+    const after = await until(async () => {
+      const d = pls002();
+      if (!d.length) return false;
+      const acts = await vscode.commands.executeCommand("vscode.executeCodeActionProvider", uri, d[0].range, vscode.CodeActionKind.QuickFix.value);
+      return acts.some((a) => a.title.startsWith("pallas (PLS002)")) && acts.map((a) => a.title);
+    }, 20000, "the restarted server").catch(() => false);
+    log(`restarted; PLS002 quick fixes: ${JSON.stringify(after)}`);
+
     done({
-      ok: titles.includes(FIX) && left.length === 0 && !doc.isDirty,
+      ok: titles.includes(FIX) && left.length === 0 && !doc.isDirty && ignoreLive && back && Boolean(after),
+      ignoreLive,
+      restartOk: Boolean(after),
       diagnostic: { code: codeOf(diag), line: pos.line + 1, column: pos.character + 1, message: diag.message, source: diag.source },
       titles,
       hasNoqaAction: titles.includes(NOQA),
