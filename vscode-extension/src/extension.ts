@@ -17,6 +17,12 @@ let client: LanguageClient | undefined;
 let output: vscode.LogOutputChannel;
 let restartTimer: NodeJS.Timeout | undefined;
 let restarting: Promise<void> = Promise.resolve();
+let lastError: string | undefined;
+
+/** What activate() returns: the server's state, for scripts and tests. */
+export interface PallasApi {
+  status(): { running: boolean; error?: string };
+}
 
 function firstFolder(): vscode.WorkspaceFolder | undefined {
   return vscode.workspace.workspaceFolders?.[0];
@@ -41,6 +47,7 @@ async function pythonEnvironments(): Promise<PythonEnvironments | undefined> {
 
 /** Problems starting the server are always shown, whatever pallas.showNotifications says. */
 function startupError(message: string): void {
+  lastError = message;
   output.error(message);
   void vscode.window.showErrorMessage(message, "Open Settings", "Show Logs").then((choice) => {
     if (choice === "Open Settings") void vscode.commands.executeCommand("workbench.action.openSettings", "pallas.interpreter");
@@ -49,6 +56,7 @@ function startupError(message: string): void {
 }
 
 async function start(context: vscode.ExtensionContext): Promise<void> {
+  lastError = undefined;
   const settings = currentSettings();
   const folder = firstFolder();
   let interpreter: string[] | undefined;
@@ -148,7 +156,7 @@ function restartSoon(context: vscode.ExtensionContext, why: string): void {
   restartTimer = setTimeout(() => void restart(context, why), 300);
 }
 
-export async function activate(context: vscode.ExtensionContext): Promise<void> {
+export async function activate(context: vscode.ExtensionContext): Promise<PallasApi> {
   output = vscode.window.createOutputChannel(NAME, { log: true });
   context.subscriptions.push(
     output,
@@ -171,6 +179,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   }
   restarting = start(context);
   await restarting;
+  return { status: () => ({ running: client?.isRunning() ?? false, error: lastError }) };
 }
 
 export async function deactivate(): Promise<void> {

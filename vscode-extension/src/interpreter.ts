@@ -97,6 +97,7 @@ export function checkVersion(v: PythonVersion, command: string[], source: Interp
   if (v.major > maj || (v.major === maj && v.minor >= min)) return undefined;
   return (
     `pallas: Python ${v.major}.${v.minor}.${v.micro} (${command.join(" ")}, from ${source}) is too old: ` +
-    `the pallas server needs Python ${maj}.${min} or newer. Select another interpreter or set pallas.interpreter.`
+    `the pallas server needs Python ${maj}.${min} or newer. ` +
+    (source === "pallas.interpreter" ? "Change pallas.interpreter." : "Select another interpreter or set pallas.interpreter.")
   );
 }

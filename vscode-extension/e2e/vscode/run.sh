@@ -7,6 +7,7 @@
 # Env: PALLAS_E2E_TOOLS (code-server, from scripts/install-code-server.sh), PALLAS_E2E_OUT
 # (scratch, default .e2e-out/vscode), PALLAS_SCREENSHOT (where the PNG goes; default in the
 # scratch dir), PALLAS_TEST_PYTHON (sets pallas.interpreter; default: the extension resolves it),
+# PALLAS_TEST_OLD_PYTHON (a Python < 3.10: the extension must refuse it with a message),
 # PALLAS_CI=1 (a missing tool fails instead of skipping: exit 77 means skipped).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -111,6 +112,6 @@ if not (os.path.exists(png) and os.path.getsize(png) > 10000): problems.append("
 if problems:
     sys.exit("FAIL: " + "; ".join(problems))
 print(f"OK: VS Code {r['vscode']}: PLS001 at 25:13, quick fix applied and saved (line 35: {line35.strip()}); "
-      f"pallas.ignore applied live; pallas.restart works")
+      f"pallas.ignore applied live; pallas.restart works; Python < 3.10: {r.get('oldPython')}")
 PY
 echo "VS Code e2e: $((SECONDS - t0)) s"

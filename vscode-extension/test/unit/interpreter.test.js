@@ -69,7 +69,8 @@ test("version probe and the 3.10 minimum", { skip: !posix }, async () => {
   assert.ok(msg.includes(old.exe) && msg.includes("from PATH"));
   for (const ok of [[3, 10, 0], [3, 13, 1], [4, 0, 0]])
     assert.equal(checkVersion({ major: ok[0], minor: ok[1], micro: ok[2] }, ["py"], "PATH"), undefined);
-  assert.ok(checkVersion({ major: 2, minor: 7, micro: 18 }, ["py"], "pallas.interpreter"));
+  assert.match(checkVersion({ major: 2, minor: 7, micro: 18 }, ["py"], "pallas.interpreter"), /Change pallas\.interpreter\.$/);
+  assert.match(msg, /Select another interpreter or set pallas\.interpreter\.$/);
 });
 
 test("a real interpreter is probed (this machine's python3)", { skip: !findOnPath("python3") && "no python3 on PATH" }, async () => {

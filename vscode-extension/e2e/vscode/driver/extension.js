@@ -86,10 +86,25 @@ exports.activate = async function () {
     }, 20000, "the restarted server").catch(() => false);
     log(`restarted; PLS002 quick fixes: ${JSON.stringify(after)}`);
 
+    // An interpreter older than 3.10 gets an error message (the extension's status has it).
+    let oldPython = "not tried (no PALLAS_TEST_OLD_PYTHON)";
+    if (process.env.PALLAS_TEST_OLD_PYTHON) {
+      await cfg().update("interpreter", [process.env.PALLAS_TEST_OLD_PYTHON], vscode.ConfigurationTarget.Global);
+      oldPython = await until(() => { const e = pallas.exports.status().error; return e && /too old/.test(e) && e; }, 20000, "the too-old error")
+        .catch(() => `no error: ${JSON.stringify(pallas.exports.status())}`);
+      log(`interpreter ${process.env.PALLAS_TEST_OLD_PYTHON}: ${oldPython}`);
+      await cfg().update("interpreter", undefined, vscode.ConfigurationTarget.Global);
+      const running = await until(() => pallas.exports.status().running, 20000, "the server back").then(() => true, () => false);
+      log(`interpreter reset; server running: ${running}`);
+      if (!running) oldPython = `server not back: ${oldPython}`;
+    }
+    const oldPythonOk = !process.env.PALLAS_TEST_OLD_PYTHON || /^pallas: Python 3\.\d+\.\d+ .* too old/.test(oldPython) && !/not back/.test(oldPython);
+
     done({
-      ok: titles.includes(FIX) && left.length === 0 && !doc.isDirty && ignoreLive && back && Boolean(after),
+      ok: oldPythonOk && titles.includes(FIX) && left.length === 0 && !doc.isDirty && ignoreLive && back && Boolean(after),
       ignoreLive,
       restartOk: Boolean(after),
+      oldPython,
       diagnostic: { code: codeOf(diag), line: pos.line + 1, column: pos.character + 1, message: diag.message, source: diag.source },
       titles,
       hasNoqaAction: titles.includes(NOQA),
