@@ -40,7 +40,7 @@ fi
 if [ -z "${PALLAS_TEST_PYTHON:-}" ]; then
   venv="$PALLAS_E2E_TOOLS/venv"
   py=$(command -v python3.11 || command -v python3)
-  step "venv with pallas-lsp" sh -c "rm -rf '$venv' && '$py' -m venv '$venv' && '$venv/bin/pip' install -q --disable-pip-version-check -e '$repo' 2>&1 | grep -v '^WARNING: Location' || true; '$venv/bin/python' -c 'import pallas_lsp.server'"
+  step "venv with pallas-lsp" sh -c "rm -rf '$venv' && '$py' -m venv '$venv' && '$venv/bin/pip' install -q --disable-pip-version-check -e '$repo' 'pygls>=2,<3' lsprotocol 2>&1 | grep -v '^WARNING: Location' || true; '$venv/bin/python' -c 'import pallas_lsp.server'"
   export PALLAS_TEST_PYTHON="$venv/bin/python"
 fi
 export PALLAS_TEST_ENV_PYTHON="$PALLAS_TEST_PYTHON"
