@@ -44,8 +44,14 @@ if [ -z "${PALLAS_TEST_PYTHON:-}" ]; then
   export PALLAS_TEST_PYTHON="$venv/bin/python"
 fi
 export PALLAS_TEST_ENV_PYTHON="$PALLAS_TEST_PYTHON"
-old=$(command -v python3.9 2>/dev/null || ls "$(pyenv root 2>/dev/null || echo "$HOME/.pyenv")"/versions/3.9*/bin/python 2>/dev/null | head -1 || true)
-[ -z "$old" ] || export PALLAS_TEST_OLD_PYTHON="$old"
+# A Python older than 3.10, if there is one (pyenv shims exist for versions that are not active,
+# so each candidate has to run): the extension must refuse it with a message.
+for old in python3.9 python3.8 "$(pyenv root 2>/dev/null || echo "$HOME/.pyenv")"/versions/3.[89]*/bin/python; do
+  if "$old" -c 'import sys; sys.exit(sys.version_info >= (3, 10))' 2>/dev/null; then
+    export PALLAS_TEST_OLD_PYTHON="$(command -v "$old")"
+    break
+  fi
+done
 
 step "npm ci" npm ci --no-audit --no-fund --loglevel=error
 step "compile" npm run -s compile
