@@ -11,7 +11,6 @@ import collections
 import concurrent.futures
 import json
 import os
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -22,10 +21,10 @@ jax = pytest.importorskip("jax")
 
 HERE = Path(__file__).resolve().parent
 FIXTURES = HERE / "fixtures"
-RUNNER = HERE / "oracle" / "run_fixture.py"
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 from oracle import markers as markers_mod  # noqa: E402
+from oracle.runner import run_fixture  # noqa: E402
 
 def _rule_examples() -> list[Path]:
     """The rules' VALID/INVALID programs, written out so JAX can trace them too."""
@@ -48,7 +47,6 @@ FIXTURE_FILES = (
     + _rule_examples()
 )
 JAX_VERSION = jax.__version__
-TIMEOUT = 600
 
 
 def _version_tuple(text: str) -> tuple[int, ...]:
@@ -59,23 +57,6 @@ def _version_tuple(text: str) -> tuple[int, ...]:
 CHECK_LOWERING = _version_tuple(JAX_VERSION) >= (0, 11)
 
 
-def _run(path: Path) -> dict:
-    cmd = [sys.executable, str(RUNNER), str(path)]
-    if CHECK_LOWERING:
-        cmd.append("--lower")
-    env = dict(os.environ)
-    env.setdefault("JAX_PLATFORMS", "cpu")
-    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT, env=env,
-                          cwd=str(path.parent))
-    if proc.returncode != 0:
-        return {"error": f"runner exited with {proc.returncode}:\n{proc.stderr[-6000:]}"}
-    try:
-        return json.loads(proc.stdout)
-    except json.JSONDecodeError:
-        return {"error": f"runner printed no JSON:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"}
-
-
 @pytest.fixture(scope="module")
 def oracle_results():
     runnable = [p for p in FIXTURE_FILES if markers_mod.version_allowed(p, JAX_VERSION)]
@@ -83,7 +64,7 @@ def oracle_results():
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=workers)
     # Largest files first: they tend to take longest.
     order = sorted(runnable, key=lambda p: -p.stat().st_size)
-    futures = {p.name: pool.submit(_run, p) for p in order}
+    futures = {p.name: pool.submit(run_fixture, p, CHECK_LOWERING) for p in order}
     yield futures
     pool.shutdown(wait=False, cancel_futures=True)
 

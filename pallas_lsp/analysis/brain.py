@@ -8,12 +8,19 @@ empty modules (names in them infer to nothing, and the analysis stays silent abo
 
 astroid offers failed-import hooks but no hook that runs *before* the file-system search, so
 `install` wraps `AstroidManager.ast_from_module_name` for the `jax` namespace only.
+
+An editor knows texts that are not on disk yet: `overlaid({path: text})` makes astroid build
+those files from the given text (`AstroidBuilder.file_build` is wrapped for that).
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
+import os
 import threading
+from typing import Iterator, Mapping
 
 from astroid import nodes
 from astroid.builder import AstroidBuilder
@@ -45,22 +52,58 @@ def stub_module(modname: str) -> nodes.Module:
     return module
 
 
+_overlays: contextvars.ContextVar[Mapping[str, str]] = contextvars.ContextVar("pallas_overlays", default={})
+
+
+@contextlib.contextmanager
+def overlaid(texts: Mapping[str, str] | None) -> Iterator[None]:
+    """While active, files named in `texts` are read from there instead of the disk."""
+    token = _overlays.set({os.path.abspath(path): text for path, text in (texts or {}).items()})
+    try:
+        yield
+    finally:
+        _overlays.reset(token)
+
+
+def overlay_text(path: str) -> str | None:
+    overlays = _overlays.get()
+    return overlays.get(os.path.abspath(path)) if overlays else None
+
+
+def _wrap(owner: type, name: str, make) -> None:
+    original = getattr(owner, name)
+    if getattr(original, "pallas_guard", False):
+        original = original.__wrapped__
+    wrapper = functools.wraps(original)(make(original))
+    wrapper.pallas_guard = True
+    setattr(owner, name, wrapper)
+
+
+def _stub_imports(original):
+    def ast_from_module_name(self, modname, context_file=None, use_cache=True):
+        if is_jax_module(modname):
+            return stub_module(modname)
+        return original(self, modname, context_file, use_cache)
+
+    return ast_from_module_name
+
+
+def _overlay_files(original):
+    def file_build(self, path, modname=None):
+        text = overlay_text(path) if path else None
+        if text is not None:
+            return self.string_build(text, modname or os.path.splitext(os.path.basename(path))[0], path)
+        return original(self, path, modname)
+
+    return file_build
+
+
 def install() -> None:
     """Register the brain with astroid's manager (idempotent; safe after `clear_cache`)."""
     global _installed
     with _lock:
         if _installed and getattr(AstroidManager.ast_from_module_name, "pallas_guard", False):
             return
-        original = AstroidManager.ast_from_module_name
-        if getattr(original, "pallas_guard", False):
-            original = original.__wrapped__
-
-        @functools.wraps(original)
-        def ast_from_module_name(self, modname, context_file=None, use_cache=True):
-            if is_jax_module(modname):
-                return stub_module(modname)
-            return original(self, modname, context_file, use_cache)
-
-        ast_from_module_name.pallas_guard = True
-        AstroidManager.ast_from_module_name = ast_from_module_name
+        _wrap(AstroidManager, "ast_from_module_name", _stub_imports)
+        _wrap(AstroidBuilder, "file_build", _overlay_files)
         _installed = True

@@ -7,10 +7,15 @@ from typing import Any, Callable
 
 from astroid import nodes
 
-from . import solve
+from . import brain, solve
 from .findings import Span
 from .flow import Flow
 from .source import Lines
+
+
+def _lines_of_file(path: str) -> Lines | None:
+    text = brain.overlay_text(path)
+    return Lines(text) if text is not None else Lines.of_file(path)
 
 
 class Context:
@@ -33,7 +38,7 @@ class Context:
     def lines_of(self, node: nodes.NodeNG) -> Lines | None:
         module = node.root()
         if module not in self._lines:
-            self._lines[module] = Lines.of_file(module.file) if module.file else None
+            self._lines[module] = _lines_of_file(module.file) if module.file else None
         return self._lines[module]
 
     def span(self, node: nodes.NodeNG) -> Span | None:

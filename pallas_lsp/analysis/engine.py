@@ -14,17 +14,19 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Iterable, Mapping
 
 from astroid.builder import AstroidBuilder
 from astroid.exceptions import AstroidSyntaxError
 from astroid.manager import AstroidManager
 
-from . import brain
+from . import brain, noqa
 from .context import Context
+from .facts import Fact, facts
 from .findings import Finding
 from .rules import RULES, Rule
-from .solve import BudgetExceeded
+from .settings import Settings
+from .solve import BudgetExceeded, Cancelled
 from .source import Lines, decode
 
 log = logging.getLogger("pallas_lsp")
@@ -36,6 +38,9 @@ DEFAULT_BUDGET_SECONDS = 10.0
 class Result:
     findings: list[Finding] = field(default_factory=list)
     error: str | None = None  # why nothing could be said about the file
+    silenced: int = 0  # findings a noqa comment silenced (see `lint`)
+    dependencies: tuple[str, ...] = ()  # files of the project modules the analysis read
+    facts: list[Fact] = field(default_factory=list)  # for hovers, when asked for
 
 
 def select_rules(select: Iterable[str] | None = None, ignore: Iterable[str] | None = None) -> list[Rule]:
@@ -71,7 +76,7 @@ def analyze_bytes(data: bytes, path: str | None = None, **options) -> Result:
         text = decode(data)
     except (SyntaxError, UnicodeDecodeError, LookupError) as error:
         return Result(error=f"cannot decode: {error}")
-    return _analyze_decoded(text, path, rules, options.get("budget", DEFAULT_BUDGET_SECONDS))
+    return _analyze_decoded(_Job(text, path, rules, options.get("budget", DEFAULT_BUDGET_SECONDS)))
 
 
 def analyze_source(
@@ -81,64 +86,130 @@ def analyze_source(
     select: Iterable[str] | None = None,
     ignore: Iterable[str] | None = None,
     budget: float = DEFAULT_BUDGET_SECONDS,
+    cancel: threading.Event | None = None,
+    overlays: Mapping[str, str] | None = None,
+    want_facts: bool = False,
 ) -> Result:
+    """Analyse `text` as the file `path`. `cancel` stops the analysis early (the result then
+    says so); `overlays` give texts of other files that differ from the disk (unsaved buffers);
+    `want_facts` adds what is known about allocations and operands (for hovers)."""
     rules = select_rules(select, ignore)
     if not rules or not mentions_pallas(text, rules):
         return Result()
-    return _analyze_decoded(text, path, rules, budget)
+    return _analyze_decoded(_Job(text, path, rules, budget, cancel, overlays, want_facts))
 
 
-def _analyze_decoded(text: str, path: str | None, rules: list[Rule], budget: float) -> Result:
+def lint(text: str, path: str | None, settings: Settings, **options) -> Result:
+    """What the CLI and the server report: the rules `settings` select for `path`, minus what
+    a `# noqa` comment silences. `options` are those of `analyze_source`."""
+    result = analyze_source(
+        text, path, select=settings.select, ignore=settings.ignored_for(path), budget=settings.budget,
+        **options,
+    )
+    result.findings, result.silenced = noqa.unsilenced(result.findings, text)
+    return result
+
+
+@dataclass
+class _Job:
+    text: str
+    path: str | None
+    rules: list[Rule]
+    budget: float = DEFAULT_BUDGET_SECONDS
+    cancel: threading.Event | None = None
+    overlays: Mapping[str, str] | None = None
+    want_facts: bool = False
+    dependencies: tuple[str, ...] = ()
+    facts: list[Fact] = field(default_factory=list)
+
+
+def _analyze_decoded(job: _Job) -> Result:
     """The analysis proper, once the prefilter has let the file through."""
     started = time.monotonic()
+    path = job.path
     try:
-        findings = _analyze(text, path, rules, started + budget)
+        findings = _analyze(job, started + job.budget)
+    except Cancelled:
+        return _failed(job, "cancelled")
     except BudgetExceeded:
-        return _failed(path, f"analysis budget of {budget:g} s exceeded")
+        return _failed(job, f"analysis budget of {job.budget:g} s exceeded")
     except SyntaxError as error:
-        return _failed(path, f"syntax error at line {error.lineno}: {error.msg}")
+        return _failed(job, f"syntax error at line {error.lineno}: {error.msg}")
     except AstroidSyntaxError as error:
         cause = error.error if isinstance(error.error, SyntaxError) else None
         where = f" at line {cause.lineno}" if cause is not None else ""
-        return _failed(path, f"syntax error{where}: {cause.msg if cause is not None else error}")
+        return _failed(job, f"syntax error{where}: {cause.msg if cause is not None else error}")
     except RecursionError:
-        return _failed(path, "nesting too deep to analyse")
+        return _failed(job, "nesting too deep to analyse")
     except Exception as error:  # noqa: BLE001 - a linter must not take its host down
         log.debug("internal error analysing %s", path, exc_info=True)
-        return _failed(path, f"internal error: {type(error).__name__}: {error}")
+        return _failed(job, f"internal error: {type(error).__name__}: {error}")
     log.debug("analysed %s in %.3f s", path, time.monotonic() - started)
-    return Result(findings)
+    return Result(findings, dependencies=job.dependencies, facts=job.facts)
 
 
-def _failed(path: str | None, reason: str) -> Result:
-    log.debug("%s: no analysis: %s", path or "<buffer>", reason)
-    return Result(error=reason)
+def _failed(job: _Job, reason: str) -> Result:
+    log.debug("%s: no analysis: %s", job.path or "<buffer>", reason)
+    return Result(error=reason, dependencies=job.dependencies)
 
 
-def _analyze(text: str, path: str | None, rules: list[Rule], deadline: float) -> list[Finding]:
+def _analyze(job: _Job, deadline: float) -> list[Finding]:
     brain.install()
     manager = AstroidManager()
-    name = module_name(path)
-    root = project_root(path)
-    with _importable_from(root):
-        module = AstroidBuilder(manager).string_build(text, name, path)
-        return _run_rules(manager, module, name, text, path, root, rules, deadline)
+    name = module_name(job.path)
+    root = project_root(job.path)
+    with _importable_from(root), brain.overlaid(job.overlays):
+        try:
+            module = AstroidBuilder(manager).string_build(job.text, name, job.path)
+            return _run_rules(module, job, root, deadline)
+        finally:
+            job.dependencies = _forget_project_modules(manager, name, root)
 
 
-def _run_rules(manager, module, name, text, path, root, rules, deadline) -> list[Finding]:
+def _run_rules(module, job: _Job, root: str | None, deadline: float) -> list[Finding]:
+    ctx = Context(module, Lines(job.text), job.path)
+    ctx.flow.deadline = deadline
+    ctx.flow.project_root = root
+    if job.cancel is not None:
+        ctx.flow.cancelled = job.cancel.is_set
+    findings: list[Finding] = []
+    for rule in job.rules:
+        findings.extend(rule.check(ctx))
+        ctx.flow.check_time()
+    if job.want_facts:
+        job.facts = _facts(ctx)
+    return sorted(findings, key=lambda f: (f.span.line, f.span.col, f.code))
+
+
+def _facts(ctx: Context) -> list[Fact]:
+    """Hover facts are a bonus: when they fail, the findings still count."""
     try:
-        ctx = Context(module, Lines(text), path)
-        ctx.flow.deadline = deadline
-        ctx.flow.project_root = root
-        findings: list[Finding] = []
-        for rule in rules:
-            findings.extend(rule.check(ctx))
-            if time.monotonic() > deadline:
-                raise BudgetExceeded()
-        return sorted(findings, key=lambda f: (f.span.line, f.span.col, f.code))
-    finally:
-        if manager.astroid_cache.get(name) is module:
-            del manager.astroid_cache[name]
+        return facts(ctx)
+    except (Cancelled, BudgetExceeded):
+        raise
+    except Exception:  # noqa: BLE001
+        log.debug("no hover facts", exc_info=True)
+        return []
+
+
+def _forget_project_modules(manager: AstroidManager, name: str, root: str | None) -> tuple[str, ...]:
+    """Drop the analysed module and the project modules it imported from astroid's cache, so
+    that the next analysis sees their current text; return the files of those modules (what
+    the analysis depended on)."""
+    manager.astroid_cache.pop(name, None)
+    if root is None:
+        return ()
+    if os.path.basename(root) in ("site-packages", "dist-packages"):
+        root = os.path.join(root, name.split(".")[0])  # an installed package: only itself
+    prefix = os.path.join(root, "")
+    imported = [
+        (modname, module.file) for modname, module in list(manager.astroid_cache.items())
+        if module.file and not getattr(module, "pallas_stub", False)
+        and os.path.abspath(module.file).startswith(prefix)
+    ]
+    for modname, _ in imported:
+        manager.astroid_cache.pop(modname, None)
+    return tuple(sorted({os.path.abspath(file) for _, file in imported}))
 
 
 _sys_path_lock = threading.RLock()

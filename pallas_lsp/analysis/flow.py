@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import os
 import time
@@ -33,7 +33,7 @@ from astroid import nodes
 from . import api
 from . import values as v
 from .api import Kind
-from .solve import BudgetExceeded, Concretizer
+from .solve import BudgetExceeded, Cancelled, Concretizer
 from .values import UNKNOWN
 
 _FUNCTIONS = (nodes.FunctionDef, nodes.Lambda)
@@ -162,6 +162,7 @@ class Flow:
         self._call_vars: dict[Any, v.Var] = {}
         self._names: dict[nodes.Module, dict[str, list[nodes.Name]]] = {}
         self.deadline = float("inf")
+        self.cancelled: Callable[[], bool] = lambda: False
         # the directory the analysed file's imports are resolved from (engine sets it)
         self.project_root: str | None = None
         self._project_tops: dict[str, bool] = {}
@@ -227,12 +228,18 @@ class Flow:
 
     # -- evaluation ------------------------------------------------------------------------
 
+    def check_time(self) -> None:
+        if self.cancelled():
+            raise Cancelled()
+        if time.monotonic() > self.deadline:
+            raise BudgetExceeded()
+
     def evaluate(self, node: nodes.NodeNG | None) -> v.Lazy:
         if node is None:
             return v.Const(None)
         self._steps += 1
-        if self._steps % 256 == 0 and time.monotonic() > self.deadline:
-            raise BudgetExceeded()
+        if self._steps % 256 == 0:
+            self.check_time()
         cached = self._memo.get(node)
         if cached is _EVALUATING:
             return v.Opaque("cycle")

@@ -33,6 +33,10 @@ class BudgetExceeded(Exception):
     """The file's analysis budget ran out: nothing is reported for it."""
 
 
+class Cancelled(BudgetExceeded):
+    """The caller no longer wants the result (the server got a newer version of the text)."""
+
+
 _BOOL = (False, True)
 
 _BINARY = {

@@ -17,6 +17,11 @@ from ..context import Context
 from ..findings import Finding, Severity
 
 
+# Where each rule's page (`docs/rules/PLS00N.md`) is published; linked from diagnostics,
+# SARIF output and hovers.
+DOCS_URL = "https://github.com/pallas-lsp/pallas-lsp/blob/main/docs/rules/{code}.md"
+
+
 @dataclass(frozen=True)
 class Invalid:
     code: str
@@ -35,6 +40,10 @@ class Rule:
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         raise NotImplementedError
+
+    @classmethod
+    def url(cls) -> str:
+        return DOCS_URL.format(code=cls.code)
 
     @classmethod
     def documentation(cls) -> str:

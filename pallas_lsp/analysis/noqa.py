@@ -1,0 +1,124 @@
+"""`# noqa` comments: which findings they silence, and the edit that adds one.
+
+The syntax is flake8's, which ruff shares: `# noqa` silences every code on its line,
+`# noqa: PLS001, PLS002` the listed codes (a code prefix silences the codes it starts).
+`# pallas-lint: noqa` (optionally with codes) anywhere in a file silences the whole file.
+A finding belongs to the line where it starts.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import tokenize
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from .findings import Edit, Finding, Span
+from .source import Lines
+
+_NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
+_FILE_NOQA = re.compile(r"#\s*pallas-lint:\s*noqa(?::\s?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?",
+                        re.IGNORECASE)
+_CODE = re.compile(r"[A-Z]+[0-9]+", re.IGNORECASE)
+ALL = frozenset({""})  # the prefix every code starts with
+
+
+@dataclass
+class Directives:
+    lines: dict[int, frozenset[str]] = field(default_factory=dict)  # line -> code prefixes
+    file: frozenset[str] = frozenset()
+    comments: dict[int, tuple[int, str]] = field(default_factory=dict)  # line -> (col, text)
+
+    def silences(self, finding: Finding) -> bool:
+        prefixes = self.file | self.lines.get(finding.line, frozenset())
+        return any(finding.code.startswith(prefix) for prefix in prefixes)
+
+
+def directives(text: str) -> Directives:
+    """The noqa comments of a source text (real comments only, never text inside strings)."""
+    found = Directives()
+    for line, col, comment in _comments(text):
+        found.comments[line] = (col, comment)
+        whole_file = _FILE_NOQA.search(comment)
+        if whole_file:
+            found.file |= _prefixes(whole_file.group("codes"))
+            continue
+        match = _NOQA.search(comment)
+        if match:
+            found.lines[line] = _prefixes(match.group("codes"))
+    return found
+
+
+def _prefixes(codes: str | None) -> frozenset[str]:
+    return frozenset(code.upper() for code in _CODE.findall(codes)) if codes else ALL
+
+
+def _comments(text: str) -> Iterable[tuple[int, int, str]]:
+    """(line, column, text) of each comment; nothing when the text does not tokenize."""
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type == tokenize.COMMENT:
+                yield token.start[0], token.start[1], token.string
+    except (tokenize.TokenError, SyntaxError, ValueError):
+        return
+
+
+def unsilenced(findings: Iterable[Finding], text: str) -> tuple[list[Finding], int]:
+    """The findings no noqa comment silences, and how many were silenced."""
+    findings = list(findings)
+    if "noqa" not in text.lower():
+        return findings, 0
+    marks = directives(text)
+    kept = [finding for finding in findings if not marks.silences(finding)]
+    return kept, len(findings) - len(kept)
+
+
+def noqa_edit(text: str, line: int, codes: Iterable[str], marks: Directives | None = None) -> Edit | None:
+    """The edit that makes `line` silence `codes`: a new `  # noqa: CODES` at the end of the
+    line, or the codes added to the noqa comment already there. None when nothing is needed
+    or the line ends inside a string (a comment cannot go there)."""
+    marks = marks or directives(text)
+    wanted = sorted(set(codes))
+    current = marks.lines.get(line)
+    if current is not None:
+        missing = [code for code in wanted if not any(code.startswith(p) for p in current)]
+        return _extend(text, line, marks, missing) if missing else None
+    lines = Lines(text)
+    content = lines.text(line)
+    if not _ends_in_code(text, line):
+        return None
+    end = len(content.rstrip())
+    return Edit(Span(line, end, line, len(content)), f"  # noqa: {', '.join(wanted)}")
+
+
+def _extend(text: str, line: int, marks: Directives, missing: list[str]) -> Edit | None:
+    col, comment = marks.comments[line]
+    match = _NOQA.search(comment)
+    if match is None or not match.group("codes"):
+        return None
+    end = col + match.end("codes")
+    return Edit(Span(line, end, line, end), "".join(f", {code}" for code in missing))
+
+
+def _ends_in_code(text: str, line: int) -> bool:
+    """Is the end of `line` outside any string (so a comment may follow)?"""
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type == tokenize.STRING and token.start[0] <= line < token.end[0]:
+                return False
+            if token.start[0] > line:
+                return True
+    except (tokenize.TokenError, SyntaxError, ValueError):
+        return False
+    return True
+
+
+def add_noqa(text: str, findings: Iterable[Finding]) -> list[Edit]:
+    """One edit per line with findings, silencing them all (for `--add-noqa` baselines)."""
+    by_line: dict[int, set[str]] = {}
+    for finding in findings:
+        by_line.setdefault(finding.line, set()).add(finding.code)
+    marks = directives(text)
+    edits = (noqa_edit(text, line, codes, marks) for line, codes in sorted(by_line.items()))
+    return [edit for edit in edits if edit is not None]
