@@ -44,6 +44,7 @@ settings = {
     "update.mode": "none", "chat.disableAIFeatures": True, "workbench.secondarySideBar.defaultVisibility": "hidden",
     "workbench.tips.enabled": False, "editor.minimap.enabled": False, "files.autoSave": "off",
     "window.zoomLevel": 0, "editor.fontSize": 15,
+    "git.enabled": False, "git.openRepositoryInParentFolders": "never",  # no "open the repository?" toast
 }
 if os.environ.get("PALLAS_TEST_PYTHON"):
     settings["pallas.interpreter"] = [os.environ["PALLAS_TEST_PYTHON"]]
