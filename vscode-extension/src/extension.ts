@@ -115,8 +115,9 @@ async function start(context: vscode.ExtensionContext): Promise<void> {
     const line = message.replace(/\s+$/, "");
     if (type === MessageType.Error) output.error(line);
     else if (type === MessageType.Warning) output.warn(line);
-    else if (type === MessageType.Info) output.info(line);
-    else output.debug(line);
+    // The server already filters by pallas.logLevel: its Log (debug) messages are shown at info
+    // level, since the channel's own level (Info by default) would hide them.
+    else output.info(line);
     if (!shouldNotify(currentSettings().showNotifications, type)) return;
     if (type === MessageType.Error) void vscode.window.showErrorMessage(line);
     else if (type === MessageType.Warning) void vscode.window.showWarningMessage(line);

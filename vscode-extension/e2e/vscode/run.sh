@@ -46,6 +46,7 @@ settings = {
     "window.zoomLevel": 0, "editor.fontSize": 15,
     "git.enabled": False, "git.openRepositoryInParentFolders": "never",  # no "open the repository?" toast
 }
+settings.update(json.loads(os.environ.get("PALLAS_E2E_SETTINGS") or "{}"))  # e.g. '{"pallas.logLevel": "debug"}'
 if os.environ.get("PALLAS_TEST_PYTHON"):
     settings["pallas.interpreter"] = [os.environ["PALLAS_TEST_PYTHON"]]
 json.dump(settings, open(sys.argv[1], "w"), indent=1)
