@@ -1,8 +1,14 @@
 """Bad input gets silence or a one-line reason, never an exception."""
 
+import importlib.machinery
+import socket
+import sys
+import time
+
 import pytest
 
-from pallas_lsp.analysis import analyze_bytes, analyze_source
+from conftest import ROOT
+from pallas_lsp.analysis import analyze_bytes, analyze_file, analyze_source
 
 HEADER = "from jax.experimental.pallas import mosaic_gpu as plgpu\n"
 
@@ -48,3 +54,81 @@ def test_unresolvable_values_stay_silent():
         "make_kernel(kernel, scratch_types=[plgpu.TMEM((128, 256), None)])\n"
     )
     assert analyze_source(source, "x.py").findings == []
+
+
+BUGGY = (ROOT / "examples" / "collective_matmul.py").read_text()
+
+
+@pytest.mark.parametrize("newline", ["\r\n", "\r"])
+def test_line_endings_keep_positions(newline):
+    lf = analyze_source(BUGGY, "k.py").findings
+    other = analyze_source(BUGGY.replace("\n", newline), "k.py").findings
+    assert [(f.code, f.line, f.col) for f in other] == [(f.code, f.line, f.col) for f in lf]
+
+
+def test_tabs_and_non_ascii_columns():
+    def tabs(line: str) -> str:
+        stripped = line.lstrip(" ")
+        return "\t" * ((len(line) - len(stripped)) // 4) + stripped
+
+    source = BUGGY.replace("plgpu.tcgen05_mma(acc_slice", 'x = "é𝄞"; plgpu.tcgen05_mma(acc_slice')
+    source = "".join(tabs(line) for line in source.splitlines(keepends=True))
+    finding = next(f for f in analyze_source(source, "k.py").findings if f.code == "PLS001")
+    line = source.splitlines()[finding.line - 1]
+    assert line[finding.col:].startswith("plgpu.tcgen05_mma")  # columns count code points
+
+
+def test_huge_file_is_bounded_by_the_budget():
+    body = "".join(f"x{i} = plgpu.TMEM((128, {i}), None)\n" for i in range(100_000))
+    started = time.monotonic()
+    result = analyze_source(HEADER + body, "big.py", budget=1.0)
+    assert result.findings == [] and "budget" in result.error
+    assert time.monotonic() - started < 60  # a hang guard, not a speed target
+
+
+def test_import_cycles_between_user_modules(tmp_path):
+    (tmp_path / "a.py").write_text(HEADER + "from b import make\nacc = make()\n"
+                                   "plgpu.tcgen05_mma(acc, acc, acc, collective_axis='x')\n")
+    (tmp_path / "b.py").write_text(HEADER + "from a import acc\n"
+                                   "def make():\n    return acc\n")
+    (tmp_path / "c.py").write_text(HEADER + "import c\nfrom c import x\nx = c.x\n"
+                                   "plgpu.tcgen05_mma(x, x, x, collective_axis='x')\n")
+    for name in ("a.py", "b.py", "c.py"):
+        result = analyze_file(str(tmp_path / name))
+        assert result.findings == []
+
+
+def test_analysed_code_is_never_executed(tmp_path):
+    marker = tmp_path / "executed"
+    evil = f"open({str(marker)!r}, 'w').write('ran')\n"
+    (tmp_path / "evil.py").write_text(evil)
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text(evil)
+    (tmp_path / "kernel.py").write_text(
+        HEADER + "import evil\nfrom pkg import thing\n" + evil
+        + "acc = evil.make()\nplgpu.tcgen05_mma(thing, acc, acc, collective_axis='x')\n")
+    modules_before = set(sys.modules)
+    analyze_file(str(tmp_path / "kernel.py"))
+    assert not marker.exists()
+    assert not {"evil", "pkg", "kernel"} & (set(sys.modules) - modules_before)
+
+
+def test_extension_modules_in_the_tree_are_not_loaded(tmp_path):
+    from astroid.manager import AstroidManager
+
+    suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
+    (tmp_path / f"native{suffix}").write_bytes(b"\x7fELF not really")
+    (tmp_path / "kernel.py").write_text(HEADER + "import native\nacc = native.make()\n"
+                                        "plgpu.tcgen05_mma(acc, acc, acc, collective_axis='x')\n")
+    result = analyze_file(str(tmp_path / "kernel.py"))
+    assert result.findings == [] and "native" not in sys.modules
+    assert AstroidManager().always_load_extensions is False
+
+
+def test_no_network(monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("the analysis opened a socket")
+
+    monkeypatch.setattr(socket, "socket", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    assert [f.code for f in analyze_source(BUGGY, "k.py").findings] == ["PLS001", "PLS002"]

@@ -11,6 +11,9 @@ astroid offers failed-import hooks but no hook that runs *before* the file-syste
 
 An editor knows texts that are not on disk yet: `overlaid({path: text})` makes astroid build
 those files from the given text (`AstroidBuilder.file_build` is wrapped for that).
+
+Building a huge module can take longer than the analysis budget, so `TreeRebuilder.visit` is
+wrapped too: under `deadline(...)` it stops the build once the budget is spent.
 """
 
 from __future__ import annotations
@@ -20,13 +23,16 @@ import contextvars
 import functools
 import os
 import threading
-from typing import Iterator, Mapping
+import time
+from typing import Callable, Iterator, Mapping
 
 from astroid import nodes
 from astroid.builder import AstroidBuilder
 from astroid.manager import AstroidManager
+from astroid.rebuilder import TreeRebuilder
 
 from . import api
+from .solve import BudgetExceeded, Cancelled
 
 _STUB_DIR = "<pallas-lsp stubs>"
 _lock = threading.Lock()
@@ -70,6 +76,43 @@ def overlay_text(path: str) -> str | None:
     return overlays.get(os.path.abspath(path)) if overlays else None
 
 
+_deadline: contextvars.ContextVar[tuple[float, Callable[[], bool]] | None] = contextvars.ContextVar(
+    "pallas_deadline", default=None)
+_visits = 0
+
+
+@contextlib.contextmanager
+def deadline(until: float, cancelled: Callable[[], bool] = lambda: False) -> Iterator[None]:
+    """While active, building astroid trees raises BudgetExceeded past `until` (a
+    `time.monotonic()` value) and Cancelled once `cancelled()` is true."""
+    token = _deadline.set((until, cancelled))
+    try:
+        yield
+    finally:
+        _deadline.reset(token)
+
+
+def _check_deadline() -> None:
+    limit = _deadline.get()
+    if limit is None:
+        return
+    if limit[1]():
+        raise Cancelled()
+    if time.monotonic() > limit[0]:
+        raise BudgetExceeded()
+
+
+def _bounded_build(original):
+    def visit(self, node, parent):
+        global _visits
+        _visits += 1
+        if not _visits & 1023:  # the clock is read once per 1024 nodes
+            _check_deadline()
+        return original(self, node, parent)
+
+    return visit
+
+
 def _wrap(owner: type, name: str, make) -> None:
     original = getattr(owner, name)
     if getattr(original, "pallas_guard", False):
@@ -106,4 +149,5 @@ def install() -> None:
             return
         _wrap(AstroidManager, "ast_from_module_name", _stub_imports)
         _wrap(AstroidBuilder, "file_build", _overlay_files)
+        _wrap(TreeRebuilder, "visit", _bounded_build)
         _installed = True

@@ -8,8 +8,10 @@ no findings and a one-line reason, which frontends log (flake8 at debug level, t
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import os
+import re
 import sys
 import threading
 import time
@@ -153,14 +155,32 @@ def _failed(job: _Job, reason: str) -> Result:
     return Result(error=reason, dependencies=job.dependencies)
 
 
+@functools.lru_cache(maxsize=32)
+def _identifier_pattern(names: frozenset[str]) -> re.Pattern:
+    return re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, names))) + r")\b")
+
+
+def _applicable(rules: list[Rule], text: str) -> list[Rule]:
+    """The rules whose identifiers the text uses as whole words (`skip_unless_tcgen05` is not
+    `tcgen05_mma`): files that only mention a trigger in passing never reach astroid."""
+    if not all(rule.identifiers for rule in rules):
+        return rules
+    used = set(_identifier_pattern(frozenset().union(*(rule.identifiers for rule in rules))).findall(text))
+    return [rule for rule in rules if rule.identifiers & used]
+
+
 def _analyze(job: _Job, deadline: float) -> list[Finding]:
+    job.rules = _applicable(job.rules, job.text)
+    if not job.rules:
+        return []
     brain.install()
     manager = AstroidManager()
     name = module_name(job.path)
     root = project_root(job.path)
-    with _importable_from(root), brain.overlaid(job.overlays):
+    cancelled = job.cancel.is_set if job.cancel is not None else (lambda: False)
+    with _importable_from(root), brain.overlaid(job.overlays), brain.deadline(deadline, cancelled):
         try:
-            module = AstroidBuilder(manager).string_build(job.text, name, job.path)
+            module = AstroidBuilder(manager, apply_transforms=False).string_build(job.text, name, job.path)
             return _run_rules(module, job, root, deadline)
         finally:
             job.dependencies = _forget_project_modules(manager, name, root)

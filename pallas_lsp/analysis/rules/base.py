@@ -35,6 +35,9 @@ class Rule:
     jax_message: ClassVar[str]
     severity: ClassVar[Severity] = Severity.ERROR
     triggers: ClassVar[tuple[bytes, ...]] = ()  # a file mentioning none of these is skipped
+    # Names (variables, attributes, imported names) a file must use for the rule to apply;
+    # checked on the stdlib AST before astroid builds anything. Empty: no such filter.
+    identifiers: ClassVar[frozenset[str]] = frozenset()
     VALID: ClassVar[tuple[str, ...]] = ()
     INVALID: ClassVar[tuple[Invalid, ...]] = ()
 

@@ -105,6 +105,7 @@ class NonCollectiveOperand(Rule):
     summary = "Collective tcgen05_mma on TMEM allocated without collective=True"
     jax_message = "Accumulator Ref must be collective if collective_axis is set."
     triggers = (b"tcgen05", b"TMEM")  # the MMA may sit in an imported helper
+    identifiers = frozenset({"tcgen05_mma", "TMEM"})  # an MMA here, or an allocation passed to one
     VALID = (examples.PLS001_VALID,)
     INVALID = (Invalid(examples.PLS001_INVALID, fixed=examples.PLS001_VALID),)
 

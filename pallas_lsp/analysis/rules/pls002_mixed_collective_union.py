@@ -59,6 +59,7 @@ class MixedCollectiveUnion(Rule):
     summary = "RefUnion aliases collective and non-collective TMEM"
     jax_message = "Some aliased TMEM references are collective and some are not."
     triggers = (b"RefUnion",)
+    identifiers = frozenset({"RefUnion"})
     VALID = (examples.PLS002_VALID,)
     INVALID = (Invalid(examples.PLS002_INVALID, fixed=examples.PLS002_VALID),)
 
