@@ -11,7 +11,12 @@ python=${PYTHON:-python3}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 rm -rf "$here/bundled/libs"
-"$python" -m pip wheel --quiet --no-deps --wheel-dir "$tmp" "$repo"
+# Build from a copy: an in-tree build reuses the repository's build/ directory, whose stale
+# files (modules deleted since) would end up in the wheel.
+mkdir "$tmp/src"
+tar -C "$repo" --exclude=./.git --exclude=./vscode-extension --exclude=./build --exclude='./.venv*' \
+  --exclude='./.ci-venv*' --exclude='*.egg-info' --exclude=__pycache__ -cf - . | tar -C "$tmp/src" -xf -
+"$python" -m pip wheel --quiet --no-deps --wheel-dir "$tmp" "$tmp/src"
 "$python" -m pip install --quiet --disable-pip-version-check --no-compile --target "$here/bundled/libs" \
   --python-version 3.10 --implementation py --abi none --platform any --only-binary=:all: \
   "$tmp"/pallas_lsp-*.whl "pygls>=2,<3" lsprotocol exceptiongroup tomli typing_extensions
