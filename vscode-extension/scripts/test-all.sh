@@ -33,7 +33,8 @@ failed=0
 if [ "$ci" = 1 ]; then
   step "apt packages" "$ext/scripts/install-apt.sh"
   # code-server builds native modules for ~3 minutes: in the background while the rest runs
-  "$ext/scripts/install-code-server.sh" > "$ext/.code-server-install.log" 2>&1 & cs_install=$!
+  mkdir -p "$PALLAS_E2E_TOOLS"
+  "$ext/scripts/install-code-server.sh" > "$PALLAS_E2E_TOOLS/code-server-install.log" 2>&1 & cs_install=$!
 fi
 
 # A Python with pallas-lsp (for fromEnvironment, Emacs and Vim) unless one is given
@@ -74,8 +75,8 @@ step "LSP client test (node)" npm run -s test:lsp
 
 if [ "$ci" = 1 ]; then
   echo "=== waiting for the code-server install"
-  wait "$cs_install" || { tail -30 "$ext/.code-server-install.log"; summary+=("FAIL  code-server install"); failed=1; }
-  tail -2 "$ext/.code-server-install.log"
+  wait "$cs_install" || { tail -30 "$PALLAS_E2E_TOOLS/code-server-install.log"; summary+=("FAIL  code-server install"); failed=1; }
+  tail -2 "$PALLAS_E2E_TOOLS/code-server-install.log"
 fi
 step "VS Code e2e (code-server)" "$ext/e2e/vscode/run.sh" "$ext/pallas-lsp-$version.vsix"
 step "Emacs + eglot e2e" "$ext/e2e/emacs/run.sh"
