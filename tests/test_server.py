@@ -355,3 +355,14 @@ def test_tcp_mode_answers_initialize():
     finally:
         server.kill()
         server.wait()
+
+
+async def test_quick_fix_for_a_client_that_drops_source_and_data(vscode: LanguageClient, example):
+    """Vim's ALE sends back only code, message and range."""
+    uri = open_file(vscode, example)
+    pls001 = next(d for d in await diagnostics(vscode, uri) if d.code == "PLS001")
+    bare = t.Diagnostic(range=pls001.range, message=pls001.message, code=pls001.code)
+    actions = await vscode.text_document_code_action_async(t.CodeActionParams(
+        text_document=t.TextDocumentIdentifier(uri=uri), range=pls001.range,
+        context=t.CodeActionContext(diagnostics=[bare])))
+    assert actions[0].title == "pallas (PLS001): Add collective=True to the TMEM allocation"

@@ -138,8 +138,9 @@ def _register(server: PallasServer, handler: ClientLogHandler) -> None:  # noqa:
         if _wants(only, t.CodeActionKind.QuickFix):
             version = _version(ls, uri)
             for diagnostic in params.context.diagnostics:
-                if diagnostic.source == convert.SOURCE:
-                    actions += convert.quick_fixes(diagnostic, version, ls.version_of, ls.document_changes)
+                ours = _with_data(ls, uri, diagnostic)
+                if ours is not None:
+                    actions += convert.quick_fixes(ours, version, ls.version_of, ls.document_changes)
         if _wants(only, convert.FIX_ALL_KIND, explicit=True):
             action = await _fix_all(ls, uri)
             if action is not None:
@@ -172,6 +173,21 @@ def _wants(only: list | None, kind: str, explicit: bool = False) -> bool:
     if not only:
         return not explicit
     return any(kind == wanted or kind.startswith(f"{wanted}.") for wanted in only)
+
+
+def _with_data(ls: PallasServer, uri: str, diagnostic: t.Diagnostic) -> t.Diagnostic | None:
+    """Our diagnostic with its fixes. Clients that send back only code, message and range
+    (Vim's ALE) get it matched against the current analysis by code and range."""
+    if diagnostic.source == convert.SOURCE and isinstance(diagnostic.data, dict):
+        return diagnostic
+    if not str(diagnostic.code or "").startswith("PLS"):
+        return None
+    unit = ls.units.get(ls.key_of(uri))
+    analysis = unit.analysis if unit is not None else None
+    if analysis is None:
+        return None
+    return next((ours for ours in analysis.diagnostics.get(uri, [])
+                 if ours.code == diagnostic.code and ours.range == diagnostic.range), None)
 
 
 def _version(ls: PallasServer, uri: str) -> int | None:
