@@ -15,6 +15,7 @@ import re
 import sys
 import threading
 import time
+import warnings
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping
 
@@ -178,7 +179,10 @@ def _analyze(job: _Job, deadline: float) -> list[Finding]:
     name = module_name(job.path)
     root = project_root(job.path)
     cancelled = job.cancel.is_set if job.cancel is not None else (lambda: False)
-    with _importable_from(root), brain.overlaid(job.overlays), brain.deadline(deadline, cancelled):
+    with _importable_from(root), brain.overlaid(job.overlays), brain.deadline(deadline, cancelled), \
+            warnings.catch_warnings():
+        # the analysed code's own SyntaxWarnings (`"x"()`, bad escapes) are not ours to print
+        warnings.simplefilter("ignore", SyntaxWarning)
         _enter_project(root)
         try:
             module = AstroidBuilder(manager, apply_transforms=False).string_build(job.text, name, job.path)
