@@ -229,8 +229,8 @@ def _forget_project_modules(manager: AstroidManager, name: str, root: str | None
     prefix = os.path.join(root, "")
     imported = [
         (modname, module.file) for modname, module in list(manager.astroid_cache.items())
-        if module.file and not getattr(module, "pallas_stub", False)
-        and os.path.abspath(module.file).startswith(prefix)
+        if module.file and os.path.isabs(module.file) and not getattr(module, "pallas_stub", False)
+        and module.file.startswith(prefix)
     ]
     for modname, _ in imported:
         manager.astroid_cache.pop(modname, None)
