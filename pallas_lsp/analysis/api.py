@@ -15,6 +15,7 @@ real code still uses (`out_shape=`/`scratch_shapes=`, `GPUMemorySpace`) are acce
 from __future__ import annotations
 
 import enum
+from dataclasses import dataclass
 
 MOSAIC_GPU = "jax.experimental.pallas.mosaic_gpu"
 PALLAS = "jax.experimental.pallas"
@@ -128,6 +129,66 @@ CALLEE_NAMES = frozenset(qname.rsplit(".", 1)[1] for qname in KINDS)
 
 # A file that mentions none of these cannot hold a finding of ours.
 TRIGGER_WORDS = (b"tcgen05", b"TMEM", b"RefUnion")
+
+# The memory-space constructors: `TMEM(shape, dtype, *, transforms=(), packed=None,
+# collective=None, layout=None)`; what an argument is when it is not written.
+ALLOC_POSITIONAL = ("shape", "dtype")
+ALLOC_DEFAULTS = {"transforms": (), "packed": None, "collective": None, "layout": None}
+TMEM_ONLY_KEYWORDS = ("packed", "collective", "layout")  # JAX refuses any non-None value elsewhere
+
+
+@dataclass(frozen=True)
+class DType:
+    """A dtype named in the source (`jnp.float16`); `bits` is its item size."""
+
+    name: str
+    bits: int
+
+
+# Where dtypes are spelled as module attributes (`jnp.float16`, `np.int8`).
+DTYPE_MODULES = frozenset({"numpy", "jax.numpy", "ml_dtypes"})
+DTYPE_BITS = {
+    **{name: 8 for name in ("int8", "uint8", "float8_e4m3fn", "float8_e5m2", "float8_e4m3b11fnuz",
+                            "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e8m0fnu", "float8_e3m4",
+                            "float8_e4m3", "bool_")},
+    **{name: 4 for name in ("int4", "uint4", "float4_e2m1fn")},
+    **{name: 16 for name in ("float16", "bfloat16", "int16", "uint16", "half")},
+    **{name: 32 for name in ("float32", "int32", "uint32", "single")},
+    **{name: 64 for name in ("float64", "int64", "uint64", "double")},
+}
+
+
+def dtype_named(qualified: str | None) -> DType | None:
+    """`jax.numpy.float16` -> DType('float16', 16); None for anything else."""
+    if not qualified or "." not in qualified:
+        return None
+    module, name = qualified.rsplit(".", 1)
+    if module not in DTYPE_MODULES or name not in DTYPE_BITS:
+        return None
+    return DType(name, DTYPE_BITS[name])
+
+
+@dataclass(frozen=True)
+class ApiValue:
+    """Some object of the Pallas API (`plgpu.TMEMLayout.SCALES_LAYOUT`, a transform): we do
+    not model it, but it is certainly not None."""
+
+    qualified: str
+
+
+def api_value(qualified: str | None, called: bool = False) -> ApiValue | None:
+    """What an attribute of the Pallas modules (or a call of one) is, when we can say it is
+    not None: enum members and attributes, layouts, transforms. Functions the analysis
+    models (`KINDS`) keep their own treatment."""
+    if not qualified or not qualified.startswith(f"{PALLAS}."):
+        return None
+    name = qualified.rsplit(".", 1)[1]
+    if name in CALLEE_NAMES:
+        return None
+    if called and not (".TMEMLayout." in qualified or name.endswith("Transform")):
+        return None  # other API functions may return None (barrier_wait, ...)
+    return ApiValue(qualified + ("()" if called else ""))
+
 
 # Keyword names, per kernel-like API, under which scratch allocations are passed.
 SCRATCH_KEYWORDS = {

@@ -436,6 +436,10 @@ class Flow:
             self.modules.append(module)
 
     def _attribute(self, node: nodes.Attribute) -> v.Lazy:
+        qualified = _imported_dotted_name(node)
+        known = api.dtype_named(qualified) or api.api_value(qualified)
+        if known is not None:
+            return v.Const(known)
         if isinstance(node.expr, nodes.Name) and self._names_a_module(node.expr):
             statement = node.expr.lookup(node.expr.name)[1][0]
             if not self._from_project(statement, node.expr.name):
@@ -473,6 +477,9 @@ class Flow:
         builtin = self._builtin_call(node)
         if builtin is not None:
             return builtin
+        made = api.api_value(_imported_dotted_name(node.func), called=True)
+        if made is not None:
+            return v.Const(made)
         target = self.static_callable(node.func)
         if target is None:
             return v.Opaque("call")
@@ -884,6 +891,31 @@ def _may_name_import(func: nodes.NodeNG) -> bool:
         return False
     _, assignments = base.lookup(base.name)
     return len(assignments) == 1 and isinstance(assignments[0], (nodes.Import, nodes.ImportFrom))
+
+
+def _imported_dotted_name(node: nodes.NodeNG) -> str | None:
+    """`jnp.float16` -> 'jax.numpy.float16' when `jnp` was bound by `import jax.numpy as jnp`
+    (or `from jax import numpy as jnp`); None unless the chain starts at an import."""
+    if isinstance(node, nodes.Attribute):
+        base = _imported_dotted_name(node.expr)
+        return None if base is None else f"{base}.{node.attrname}"
+    if not isinstance(node, nodes.Name):
+        return None
+    _, assignments = node.lookup(node.name)
+    if len(assignments) != 1:
+        return None
+    statement = assignments[0]
+    if not isinstance(statement, (nodes.Import, nodes.ImportFrom)):
+        return None
+    for name, alias in statement.names:
+        if isinstance(statement, nodes.Import):
+            if alias == node.name:
+                return name
+            if alias is None and name.split(".")[0] == node.name:
+                return node.name
+        elif isinstance(statement, nodes.ImportFrom) and (alias or name) == node.name and not statement.level:
+            return f"{statement.modname}.{name}"
+    return None
 
 
 def _imported_as_api_name(func: nodes.NodeNG) -> bool:

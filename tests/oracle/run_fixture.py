@@ -44,6 +44,12 @@ TRACE_MESSAGES = (
     ("Accumulator Ref must be collective if collective_axis is set.", "PLS001"),
     ("LHS Ref must be collective if collective_axis is set.", "PLS001"),
     ("Some aliased TMEM references are collective and some are not.", "PLS002"),
+    ("packed, collective and layout arguments are only supported for TMEM.", "PLS003"),
+    ("packed cannot be specified if layout is specified.", "PLS004"),
+    ("dtypes narrower than 32-bit require either the packed argument or an explicit TMEM layout",
+     "PLS005"),
+    ("transforms are not supported for TMEM", "PLS006"),
+    ("All aliased Refs must have the same memory space (SMEM or TMEM).", "PLS007"),
 )
 # Message prefix -> finding code, for errors raised while lowering (Warpgroup semantics).
 LOWERING_MESSAGES = (

@@ -5,8 +5,21 @@ from __future__ import annotations
 from .base import Invalid, Rule
 from .pls001_non_collective_operand import NonCollectiveOperand
 from .pls002_mixed_collective_union import MixedCollectiveUnion
+from .pls003_tmem_only_argument import TmemOnlyArgument
+from .pls004_packed_with_layout import PackedWithLayout
+from .pls005_tmem_dtype_needs_packing import TmemDtypeNeedsPacking
+from .pls006_tmem_transforms import TmemTransforms
+from .pls007_ref_union_memory_space import RefUnionMemorySpace
 
-RULES: tuple[Rule, ...] = (NonCollectiveOperand(), MixedCollectiveUnion())
+RULES: tuple[Rule, ...] = (
+    NonCollectiveOperand(),
+    MixedCollectiveUnion(),
+    TmemOnlyArgument(),
+    PackedWithLayout(),
+    TmemDtypeNeedsPacking(),
+    TmemTransforms(),
+    RefUnionMemorySpace(),
+)
 BY_CODE: dict[str, Rule] = {rule.code: rule for rule in RULES}
 
 __all__ = ["BY_CODE", "RULES", "Invalid", "Rule"]

@@ -64,3 +64,52 @@ def case_union():
 
 PLS002_INVALID = _UNION.format(marker="  # PLS002", flag="")
 PLS002_VALID = _UNION.format(marker="", flag=", collective=True")
+
+
+# A kernel that only allocates: enough for JAX to run the constructors, trace and lower.
+_ALLOCATES = '''\
+import jax
+import jax.numpy as jnp
+from jax.experimental.pallas import mosaic_gpu as plgpu
+
+
+def {name}(x):
+    def kernel(x_gmem, out_gmem, scratch):
+        del x_gmem, out_gmem, scratch
+
+    return plgpu.kernel(
+        kernel,
+        out_type=jax.ShapeDtypeStruct((128, 128), jnp.float32),
+        scratch_types=[
+            {scratch}
+        ],
+    )(x)
+
+
+def case_{name}():
+    return {name}, (jax.ShapeDtypeStruct((128, 128), jnp.float32),)
+'''
+
+
+def _allocates(name: str, scratch: str) -> str:
+    return _ALLOCATES.format(name=name, scratch=scratch)
+
+
+PLS003_INVALID = _allocates("staged", "plgpu.SMEM((128, 64), jnp.float16, collective=False),  # PLS003")
+PLS003_VALID = _allocates("staged", "plgpu.SMEM((128, 64), jnp.float16),")
+
+PLS004_INVALID = _allocates(
+    "scales", "plgpu.TMEM((128, 4), jnp.float8_e8m0fnu, packed=True, layout=plgpu.TMEMLayout.SCALES_LAYOUT),  # PLS004")
+PLS004_VALID = _allocates("scales", "plgpu.TMEM((128, 4), jnp.float8_e8m0fnu, layout=plgpu.TMEMLayout.SCALES_LAYOUT),")
+
+PLS005_INVALID = _allocates("lhs_in_tmem", "plgpu.TMEM((128, 64), jnp.float16),  # PLS005")
+PLS005_VALID = _allocates("lhs_in_tmem", "plgpu.TMEM((128, 64), jnp.float16, packed=True),")
+
+PLS006_INVALID = _allocates(
+    "accumulator", "plgpu.TMEM((128, 128), jnp.float32, transforms=(plgpu.TilingTransform((8, 64)),)),  # PLS006")
+PLS006_VALID = _allocates("accumulator", "plgpu.TMEM((128, 128), jnp.float32),")
+
+PLS007_INVALID = _allocates(
+    "aliased", "plgpu.RefUnion(plgpu.SMEM((128, 64), jnp.float16), plgpu.TMEM((128, 128), jnp.float32)),  # PLS007")
+PLS007_VALID = _allocates(
+    "aliased", "plgpu.RefUnion(plgpu.SMEM((128, 64), jnp.float16), plgpu.SMEM((64, 128), jnp.float16)),")

@@ -1,0 +1,92 @@
+"""Rules about one API call's own arguments, decided under every setting of the flags they
+touch (as PLS001 does), so `packed=packed` is reported only where it really fails."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Iterator
+
+from astroid import nodes
+
+from .. import api
+from ..api import Kind
+from ..context import Context
+from ..findings import Finding, Fix
+from ..solve import Concretizer, describe
+from ..values import UNKNOWN
+from .base import Rule
+
+
+class Arguments:
+    """The arguments of one call by parameter name: written ones as nodes, the others as the
+    API's defaults. Values are concretized on demand, so only the flags a check reads split
+    the exploration."""
+
+    def __init__(self, ctx: Context, call: nodes.Call, written: dict[str, nodes.NodeNG], defaults: dict) -> None:
+        self.call = call
+        self.written = written
+        self._defaults = defaults
+        self._lazy = {name: ctx.flow.evaluate(node) for name, node in written.items()}
+
+    @classmethod
+    def bind(cls, ctx: Context, call: nodes.Call, positional: tuple[str, ...], defaults: dict) -> Arguments | None:
+        """None when `*args` / `**kwargs` (or too many positionals) hide what is passed."""
+        if any(isinstance(arg, nodes.Starred) for arg in call.args) or len(call.args) > len(positional):
+            return None
+        keywords = {kw.arg: kw.value for kw in call.keywords or ()}
+        if None in keywords:
+            return None
+        return cls(ctx, call, {**dict(zip(positional, call.args)), **keywords}, defaults)
+
+    def value(self, conc: Concretizer, name: str) -> Any:
+        if name in self._lazy:
+            return conc.value(self._lazy[name])
+        return self._defaults.get(name, UNKNOWN)
+
+    def given(self, conc: Concretizer, name: str) -> Any:
+        """Is the argument not None (True / False / UNKNOWN)?"""
+        is_none = conc.is_none(self.value(conc, name))
+        return UNKNOWN if is_none is UNKNOWN else not is_none
+
+
+class CallRule(Rule):
+    """A rule that looks at each call of one API kind on its own.
+
+    `problem` returns something falsy when the call is fine, UNKNOWN when it cannot tell, and
+    otherwise a detail that `message` and `fixes` turn into the finding.
+    """
+
+    kind: ClassVar[Kind]
+    positional: ClassVar[tuple[str, ...]] = api.ALLOC_POSITIONAL
+    defaults: ClassVar[dict] = api.ALLOC_DEFAULTS
+
+    def problem(self, ctx: Context, args: Arguments, conc: Concretizer) -> Any:
+        raise NotImplementedError
+
+    def message(self, ctx: Context, args: Arguments, detail: Any) -> str:
+        raise NotImplementedError
+
+    def fixes(self, ctx: Context, args: Arguments, detail: Any) -> tuple[Fix, ...]:
+        return ()
+
+    def check(self, ctx: Context) -> Iterator[Finding]:
+        for call in ctx.flow.sites(self.kind):
+            args = Arguments.bind(ctx, call, self.positional, self.defaults)
+            if args is not None:
+                yield from self._call(ctx, args)
+
+    def _call(self, ctx: Context, args: Arguments) -> Iterator[Finding]:
+        runs = ctx.explore(lambda conc: self.problem(ctx, args, conc)) or []
+        decided = [run for run in runs if run.outcome is not UNKNOWN]
+        bad = [run for run in decided if run.outcome]
+        span = ctx.span(args.call)
+        if not bad or span is None:
+            return
+        detail = bad[0].outcome
+        condition = describe(bad, decided)
+        message = self.message(ctx, args, detail) + (f", {condition}" if condition else "")
+        yield Finding(self.code, message, span, self.severity, fixes=self.fixes(ctx, args, detail))
+
+
+def space_of(ctx: Context, call: nodes.Call) -> str:
+    """'TMEM', 'SMEM', ... of a memory-space constructor call, as written."""
+    return ctx.flow.qname(call)
