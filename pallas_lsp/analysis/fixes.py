@@ -33,6 +33,23 @@ def set_keyword(ctx: Context, call: nodes.Call, name: str, value: str) -> tuple[
     return (Edit(end, f", {name}={value}"),)
 
 
+def rename_keyword(ctx: Context, call: nodes.Call, old: str, new: str) -> tuple[Edit, ...]:
+    """`old=value` becomes `new=value` (the name only; the value keeps its text)."""
+    existing = keyword(call, old)
+    span = ctx.span(existing) if existing is not None else None
+    if span is None:
+        return ()
+    return (Edit(Span(span.line, span.col, span.line, span.col + len(old), span.path), new),)
+
+
+def insert_before(ctx: Context, node: nodes.NodeNG, text: str) -> tuple[Edit, ...]:
+    """`text` written just before `node` (e.g. `out_type=` before a positional argument)."""
+    span = ctx.span(node)
+    if span is None:
+        return ()
+    return (Edit(Span(span.line, span.col, span.line, span.col, span.path), text),)
+
+
 def remove_keyword(ctx: Context, call: nodes.Call, name: str) -> tuple[Edit, ...]:
     """Delete `name=...` from `call`, with the comma that separates it from what precedes."""
     existing = keyword(call, name)

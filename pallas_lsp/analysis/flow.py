@@ -179,8 +179,18 @@ class Flow:
     def callee_kind(self, expr: nodes.NodeNG) -> Kind | None:
         return self._infer_kind(expr)
 
+    def api_name(self, expr: nodes.NodeNG) -> str | None:
+        """The qualified API name (`jax.experimental.pallas.mosaic_gpu.kernel`) `expr` names,
+        when it names one of `api.KINDS`: it tells `plgpu.kernel` from `pl.kernel`."""
+        return self._infer_qname(expr)
+
+    @classmethod
+    def _infer_kind(cls, func: nodes.NodeNG) -> Kind | None:
+        qname = cls._infer_qname(func)
+        return None if qname is None else api.KINDS[qname]
+
     @staticmethod
-    def _infer_kind(func: nodes.NodeNG) -> Kind | None:
+    def _infer_qname(func: nodes.NodeNG) -> str | None:
         name = func.attrname if isinstance(func, nodes.Attribute) else getattr(func, "name", None)
         if name not in api.CALLEE_NAMES and not _imported_as_api_name(func):
             return None
@@ -188,7 +198,7 @@ class Flow:
             for inferred in func.infer():
                 qname = getattr(inferred, "qname", None)
                 if callable(qname) and qname() in api.KINDS:
-                    return api.KINDS[qname()]
+                    return qname()
         except (astroid.AstroidError, RecursionError, StopIteration):
             return None
         return None

@@ -38,6 +38,7 @@ import json
 import os
 import sys
 import traceback
+import warnings
 
 # Message prefix -> finding code, for errors raised while building or tracing a case.
 TRACE_MESSAGES = (
@@ -50,6 +51,16 @@ TRACE_MESSAGES = (
      "PLS005"),
     ("transforms are not supported for TMEM", "PLS006"),
     ("All aliased Refs must have the same memory space (SMEM or TMEM).", "PLS007"),
+    # plgpu.kernel's old spelling, jax 0.12: the names fall into **mesh_kwargs.
+    ("got an unexpected keyword argument 'out_shape'", "PLS008"),
+    ("got an unexpected keyword argument 'scratch_shapes'", "PLS008"),
+    ("kernel() takes from 0 to 1 positional arguments", "PLS008"),
+    ("Cannot specify both out_shape and out_type.", "PLS008"),
+    ("Cannot specify both scratch_shapes and scratch_types.", "PLS008"),
+)
+# Message prefix -> finding code, for warnings issued while building or tracing a case.
+WARNING_MESSAGES = (
+    ("The out_shape and scratch_shapes arguments to plgpu.kernel are deprecated.", "PLS008"),
 )
 # Message prefix -> finding code, for errors raised while lowering (Warpgroup semantics).
 LOWERING_MESSAGES = (
@@ -122,6 +133,26 @@ def _fixture_frame(exc: BaseException, fixture: str):
     return frames[-1] if frames else None
 
 
+@contextlib.contextmanager
+def _recording_warnings(fixture: str, index: _CallIndex, sink: list):
+    """Warnings we predict, as ``{code, line, message}``, placed like errors: at the
+    innermost frame of the fixture in the stack that issued them."""
+    def show(message, category, filename, lineno, file=None, line=None):
+        code = _classify(message, WARNING_MESSAGES)
+        frames = [f for f in traceback.extract_stack() if _same_file(f.filename, fixture)]
+        if code is None or not frames:
+            return
+        frame = frames[-1]
+        line = index.first_line(frame.lineno, getattr(frame, "end_lineno", None),
+                                getattr(frame, "colno", None), getattr(frame, "end_colno", None))
+        sink.append({"code": code, "line": line, "message": str(message)})
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        warnings.showwarning = show
+        yield
+
+
 def _error_text(exc: BaseException) -> str:
     lines = traceback.format_exception(type(exc), exc, exc.__traceback__)
     text = "".join(lines)
@@ -179,6 +210,7 @@ def run(fixture: str, lower: bool) -> dict:
         "jax": jax.__version__,
         "python": sys.version.split()[0],
         "error": None,
+        "import_warnings": [],
         "cases": [],
     }
 
@@ -188,7 +220,8 @@ def run(fixture: str, lower: bool) -> dict:
         spec = importlib.util.spec_from_file_location(name, fixture)
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
-        spec.loader.exec_module(module)
+        with _recording_warnings(fixture, index, result["import_warnings"]):
+            spec.loader.exec_module(module)
     except BaseException as exc:  # noqa: BLE001 - reported, not swallowed
         result["error"] = "import failed:\n" + _error_text(exc)
         return result
@@ -202,13 +235,14 @@ def run(fixture: str, lower: bool) -> dict:
         return result
 
     for case_name in case_names:
-        entry = {"name": case_name, "trace": None, "lowering": None, "mma_lines": []}
+        entry = {"name": case_name, "trace": None, "lowering": None, "mma_lines": [], "warnings": []}
         result["cases"].append(entry)
         jax.clear_caches()
         traced = None
         try:
-            fn, args = getattr(module, case_name)()
-            traced = jax.make_jaxpr(fn)(*args)
+            with _recording_warnings(fixture, index, entry["warnings"]):
+                fn, args = getattr(module, case_name)()
+                traced = jax.make_jaxpr(fn)(*args)
         except Exception as exc:  # noqa: BLE001
             code = _classify(exc, TRACE_MESSAGES)
             frame = _fixture_frame(exc, fixture)

@@ -10,6 +10,7 @@ from .pls004_packed_with_layout import PackedWithLayout
 from .pls005_tmem_dtype_needs_packing import TmemDtypeNeedsPacking
 from .pls006_tmem_transforms import TmemTransforms
 from .pls007_ref_union_memory_space import RefUnionMemorySpace
+from .pls008_deprecated_kernel_keywords import DeprecatedKernelKeywords
 
 RULES: tuple[Rule, ...] = (
     NonCollectiveOperand(),
@@ -19,6 +20,7 @@ RULES: tuple[Rule, ...] = (
     TmemDtypeNeedsPacking(),
     TmemTransforms(),
     RefUnionMemorySpace(),
+    DeprecatedKernelKeywords(),
 )
 BY_CODE: dict[str, Rule] = {rule.code: rule for rule in RULES}
 

@@ -113,3 +113,10 @@ PLS007_INVALID = _allocates(
     "aliased", "plgpu.RefUnion(plgpu.SMEM((128, 64), jnp.float16), plgpu.TMEM((128, 128), jnp.float32)),  # PLS007")
 PLS007_VALID = _allocates(
     "aliased", "plgpu.RefUnion(plgpu.SMEM((128, 64), jnp.float16), plgpu.SMEM((64, 128), jnp.float16)),")
+
+PLS008_VALID = _allocates("staged", "plgpu.SMEM((128, 64), jnp.float16),")
+PLS008_INVALID = (
+    PLS008_VALID.replace("plgpu.kernel(\n", "plgpu.kernel(  # PLS008\n")
+    .replace("out_type=", "out_shape=")
+    .replace("scratch_types=", "scratch_shapes=")
+)
