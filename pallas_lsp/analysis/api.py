@@ -60,8 +60,9 @@ GPUMemorySpace = MemorySpace
 class RefUnion:
     def __init__(self, *refs): ...
 
-def Barrier(num_arrivals=1, num_barriers=(), orders_tensor_core=False): ...
-def ClusterBarrier(collective_axes, num_arrivals=1, num_barriers=(), orders_tensor_core=False): ...
+def Barrier(*, num_arrivals=1, num_barriers=(), orders_tensor_core=False): ...
+def ClusterBarrier(*, collective_axes, num_barriers=(), num_arrivals=1, orders_tensor_core=False,
+                   leader_tracked=False): ...
 
 def tcgen05_mma(acc, a, b, barrier=None, *, a_scale=None, b_scale=None,
                 a_sparse_metadata=None, accumulate=True, collective_axis=None): ...
@@ -130,10 +131,27 @@ CALLEE_NAMES = frozenset(qname.rsplit(".", 1)[1] for qname in KINDS)
 # A file that mentions none of these cannot hold a finding of ours.
 TRIGGER_WORDS = (b"tcgen05", b"TMEM", b"RefUnion")
 
-# The memory-space constructors: `TMEM(shape, dtype, *, transforms=(), packed=None,
-# collective=None, layout=None)`; what an argument is when it is not written.
-ALLOC_POSITIONAL = ("shape", "dtype")
-ALLOC_DEFAULTS = {"transforms": (), "packed": None, "collective": None, "layout": None}
+# Parameters that may be passed positionally, and what an argument is when not written, per
+# API function (as in the stubs above).
+POSITIONAL: dict[str, tuple[str, ...]] = {
+    "TMEM": ("shape", "dtype"),
+    "SMEM": ("shape", "dtype"),
+    "GMEM": ("shape", "dtype"),
+    "REGS": ("shape", "dtype"),
+    "tcgen05_mma": ("acc", "a", "b", "barrier"),
+    "tcgen05_commit_arrive": ("barrier", "collective_axis"),
+    "Barrier": (),  # keyword-only
+    "ClusterBarrier": (),
+}
+_ALLOC_DEFAULTS = {"transforms": (), "packed": None, "collective": None, "layout": None}
+DEFAULTS: dict[str, dict] = {
+    **{space: _ALLOC_DEFAULTS for space in ("TMEM", "SMEM", "GMEM", "REGS")},
+    "tcgen05_mma": {"barrier": None, "a_scale": None, "b_scale": None, "a_sparse_metadata": None,
+                    "accumulate": True, "collective_axis": None},
+    "tcgen05_commit_arrive": {"collective_axis": None, "predicate": None},
+    "Barrier": {"orders_tensor_core": False},
+    "ClusterBarrier": {"orders_tensor_core": False},
+}
 TMEM_ONLY_KEYWORDS = ("packed", "collective", "layout")  # JAX refuses any non-None value elsewhere
 
 

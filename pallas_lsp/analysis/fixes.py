@@ -23,8 +23,12 @@ def set_keyword(ctx: Context, call: nodes.Call, name: str, value: str) -> tuple[
         span = ctx.span(existing.value)
         return () if span is None else (Edit(span, value),)
     arguments = list(call.args) + list(call.keywords or ())
-    if not arguments:
-        return ()
+    if not arguments:  # `f()`: just inside the closing parenthesis
+        span = ctx.span(call)
+        if span is None:
+            return ()
+        inside = Span(span.end_line, span.end_col - 1, span.end_line, span.end_col - 1, span.path)
+        return (Edit(inside, f"{name}={value}"),)
     last = max(arguments, key=lambda node: (node.end_lineno, node.end_col_offset))
     span = ctx.span(last)
     if span is None:

@@ -233,7 +233,7 @@ class Concretizer:
     def attribute(self, base: Any, name: str) -> Any:
         if isinstance(base, v.Free):
             return v.Free(base.key + (name,), f"{base.label}.{name}")
-        if isinstance(base, (v.Ref, v.UnionRef)) and name == "at":
+        if isinstance(base, (v.Ref, v.UnionRef, v.Barrier)) and name == "at":
             return AtProxy(base)
         if isinstance(base, InstanceObj):
             return self.binder.instance_field(self, base, name)

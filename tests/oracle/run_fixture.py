@@ -57,6 +57,11 @@ TRACE_MESSAGES = (
     ("kernel() takes from 0 to 1 positional arguments", "PLS008"),
     ("Cannot specify both out_shape and out_type.", "PLS008"),
     ("Cannot specify both scratch_shapes and scratch_types.", "PLS008"),
+    ("Accumulator must be a TMEM Ref.", "PLS009"),
+    ("LHS must be a TMEM/SMEM Ref.", "PLS009"),
+    ("RHS must be an SMEM Ref.", "PLS009"),
+    ("MMA barrier must have orders_tensor_core set to True.", "PLS010"),
+    ("a_scale and b_scale must both be present or absent.", "PLS011"),
 )
 # Message prefix -> finding code, for warnings issued while building or tracing a case.
 WARNING_MESSAGES = (

@@ -11,6 +11,9 @@ from .pls005_tmem_dtype_needs_packing import TmemDtypeNeedsPacking
 from .pls006_tmem_transforms import TmemTransforms
 from .pls007_ref_union_memory_space import RefUnionMemorySpace
 from .pls008_deprecated_kernel_keywords import DeprecatedKernelKeywords
+from .pls009_mma_operand_memory_space import MmaOperandMemorySpace
+from .pls010_mma_barrier_orders_tensor_core import MmaBarrierOrdersTensorCore
+from .pls011_mma_scales import MmaScales
 
 RULES: tuple[Rule, ...] = (
     NonCollectiveOperand(),
@@ -21,6 +24,9 @@ RULES: tuple[Rule, ...] = (
     TmemTransforms(),
     RefUnionMemorySpace(),
     DeprecatedKernelKeywords(),
+    MmaOperandMemorySpace(),
+    MmaBarrierOrdersTensorCore(),
+    MmaScales(),
 )
 BY_CODE: dict[str, Rule] = {rule.code: rule for rule in RULES}
 

@@ -7,7 +7,7 @@ from typing import Any, ClassVar, Iterator
 
 from astroid import nodes
 
-from .. import api
+from .. import api, values as v
 from ..api import Kind
 from ..context import Context
 from ..findings import Finding, Fix
@@ -43,9 +43,16 @@ class Arguments:
         return self._defaults.get(name, UNKNOWN)
 
     def given(self, conc: Concretizer, name: str) -> Any:
-        """Is the argument not None (True / False / UNKNOWN)?"""
-        is_none = conc.is_none(self.value(conc, name))
+        """Is the argument not None (True / False / UNKNOWN)? An input nobody in the analysed
+        code supplies is UNKNOWN: a generic helper's `a_scale=None` parameter is no bug."""
+        value = self.value(conc, name)
+        is_none = UNKNOWN if isinstance(value, v.Free) else conc.is_none(value)
         return UNKNOWN if is_none is UNKNOWN else not is_none
+
+    def truth(self, conc: Concretizer, name: str) -> Any:
+        """The argument's truthiness (UNKNOWN for unsupplied inputs, as in `given`)."""
+        value = self.value(conc, name)
+        return UNKNOWN if isinstance(value, v.Free) else conc.truth(value)
 
 
 class CallRule(Rule):
@@ -55,9 +62,7 @@ class CallRule(Rule):
     otherwise a detail that `message` and `fixes` turn into the finding.
     """
 
-    kind: ClassVar[Kind]
-    positional: ClassVar[tuple[str, ...]] = api.ALLOC_POSITIONAL
-    defaults: ClassVar[dict] = api.ALLOC_DEFAULTS
+    kinds: ClassVar[tuple[Kind, ...]]
 
     def problem(self, ctx: Context, args: Arguments, conc: Concretizer) -> Any:
         raise NotImplementedError
@@ -69,8 +74,8 @@ class CallRule(Rule):
         return ()
 
     def check(self, ctx: Context) -> Iterator[Finding]:
-        for call in ctx.flow.sites(self.kind):
-            args = Arguments.bind(ctx, call, self.positional, self.defaults)
+        for call in ctx.flow.sites(*self.kinds):
+            args = arguments(ctx, call)
             if args is not None:
                 yield from self._call(ctx, args)
 
@@ -87,6 +92,20 @@ class CallRule(Rule):
         yield Finding(self.code, message, span, self.severity, fixes=self.fixes(ctx, args, detail))
 
 
+def arguments(ctx: Context, call: nodes.Call) -> Arguments | None:
+    """The arguments of a call of the API functions `api.POSITIONAL` describes."""
+    name = api_function(ctx, call)
+    if name not in api.POSITIONAL:
+        return None
+    return Arguments.bind(ctx, call, api.POSITIONAL[name], api.DEFAULTS.get(name, {}))
+
+
+def api_function(ctx: Context, call: nodes.Call) -> str:
+    """The API function's own name (`tcgen05_mma`, `TMEM`), whatever name it was imported as."""
+    qualified = ctx.flow.api_name(call.func)
+    return qualified.rsplit(".", 1)[1] if qualified else ctx.flow.qname(call)
+
+
 def space_of(ctx: Context, call: nodes.Call) -> str:
-    """'TMEM', 'SMEM', ... of a memory-space constructor call, as written."""
-    return ctx.flow.qname(call)
+    """'TMEM', 'SMEM', ... of a memory-space constructor call."""
+    return api_function(ctx, call)

@@ -120,3 +120,52 @@ PLS008_INVALID = (
     .replace("out_type=", "out_shape=")
     .replace("scratch_types=", "scratch_shapes=")
 )
+
+
+_MMA = '''\
+import jax
+import jax.numpy as jnp
+from jax.experimental.pallas import mosaic_gpu as plgpu
+
+
+def matmul(a, b):
+    def kernel(a_gmem, b_gmem, out_gmem, a_smem, b_smem, acc, barrier{extra_params}):
+        plgpu.tcgen05_mma(acc, a_smem, b_smem, barrier{mma_args}){marker}
+
+    return plgpu.kernel(
+        kernel,
+        out_type=jax.ShapeDtypeStruct((128, 128), jnp.float32),
+        scratch_types=dict(
+            a_smem=plgpu.SMEM((128, 64), jnp.float16),
+            b_smem=plgpu.SMEM((64, 128), jnp.float16),
+            acc={acc},
+            barrier={barrier},{extra_scratch}
+        ),
+    )(a, b)
+
+
+def case_matmul():
+    a = jax.ShapeDtypeStruct((128, 64), jnp.float16)
+    b = jax.ShapeDtypeStruct((64, 128), jnp.float16)
+    return matmul, (a, b)
+'''
+
+
+def _mma(marker: str = "", acc: str = "plgpu.TMEM((128, 128), jnp.float32)",
+         barrier: str = "plgpu.Barrier(orders_tensor_core=True)", mma_args: str = "",
+         extra_params: str = "", extra_scratch: str = "") -> str:
+    return _MMA.format(marker=marker, acc=acc, barrier=barrier, mma_args=mma_args,
+                       extra_params=extra_params, extra_scratch=extra_scratch)
+
+
+PLS009_INVALID = _mma(marker="  # PLS009", acc="plgpu.SMEM((128, 128), jnp.float32)")
+PLS009_VALID = _mma()
+
+PLS010_INVALID = _mma(barrier="plgpu.Barrier()", marker="  # PLS010")
+PLS010_VALID = _mma(barrier="plgpu.Barrier(orders_tensor_core=True)")
+
+_SCALES = '''
+            a_scales=plgpu.TMEM((128, 4), jnp.float8_e8m0fnu, layout=plgpu.TMEMLayout.SCALES_LAYOUT),'''
+PLS011_INVALID = _mma(marker="  # PLS011", mma_args=", a_scale=a_scales", extra_params=", a_scales",
+                      extra_scratch=_SCALES)
+PLS011_VALID = _mma(extra_params=", a_scales", extra_scratch=_SCALES)

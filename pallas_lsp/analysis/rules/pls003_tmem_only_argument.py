@@ -49,7 +49,7 @@ class TmemOnlyArgument(CallRule):
     summary = "packed=, collective= or layout= on a memory space other than TMEM"
     jax_message = "packed, collective and layout arguments are only supported for TMEM."
     triggers = (b"SMEM", b"GMEM", b"REGS")
-    kind = Kind.ALLOC
+    kinds = (Kind.ALLOC,)
     VALID = (examples.PLS003_VALID,)
     INVALID = (Invalid(examples.PLS003_INVALID, fixed=examples.PLS003_VALID),)
 

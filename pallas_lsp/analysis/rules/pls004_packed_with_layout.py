@@ -46,7 +46,7 @@ class PackedWithLayout(CallRule):
     summary = "TMEM allocation with both packed= and layout="
     jax_message = "packed cannot be specified if layout is specified."
     triggers = (b"TMEM",)
-    kind = Kind.ALLOC
+    kinds = (Kind.ALLOC,)
     VALID = (examples.PLS004_VALID,)
     INVALID = (Invalid(examples.PLS004_INVALID, fixed=examples.PLS004_VALID),)
 

@@ -50,7 +50,7 @@ class TmemDtypeNeedsPacking(CallRule):
     summary = "TMEM allocation of a dtype other than 32-bit without packed= or layout="
     jax_message = "dtypes narrower than 32-bit require either the packed argument or an explicit TMEM layout"
     triggers = (b"TMEM",)
-    kind = Kind.ALLOC
+    kinds = (Kind.ALLOC,)
     VALID = (examples.PLS005_VALID,)
     INVALID = (Invalid(examples.PLS005_INVALID, fixed=examples.PLS005_VALID),)
 

@@ -47,7 +47,7 @@ class TmemTransforms(CallRule):
     summary = "TMEM allocation with transforms="
     jax_message = "transforms are not supported for TMEM"
     triggers = (b"TMEM",)
-    kind = Kind.ALLOC
+    kinds = (Kind.ALLOC,)
     VALID = (examples.PLS006_VALID,)
     INVALID = (Invalid(examples.PLS006_INVALID, fixed=examples.PLS006_VALID),)
 
