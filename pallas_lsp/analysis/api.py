@@ -140,6 +140,8 @@ POSITIONAL: dict[str, tuple[str, ...]] = {
     "REGS": ("shape", "dtype"),
     "tcgen05_mma": ("acc", "a", "b", "barrier"),
     "tcgen05_commit_arrive": ("barrier", "collective_axis"),
+    **{copy: ("smem_ref", "tmem_ref", "collective_axis") for copy in (
+        "async_copy_smem_to_tmem", "async_copy_scales_to_tmem", "async_copy_sparse_metadata_to_tmem")},
     "Barrier": (),  # keyword-only
     "ClusterBarrier": (),
 }
@@ -149,6 +151,8 @@ DEFAULTS: dict[str, dict] = {
     "tcgen05_mma": {"barrier": None, "a_scale": None, "b_scale": None, "a_sparse_metadata": None,
                     "accumulate": True, "collective_axis": None},
     "tcgen05_commit_arrive": {"collective_axis": None, "predicate": None},
+    **{copy: {"collective_axis": None} for copy in (
+        "async_copy_smem_to_tmem", "async_copy_scales_to_tmem", "async_copy_sparse_metadata_to_tmem")},
     "Barrier": {"orders_tensor_core": False},
     "ClusterBarrier": {"orders_tensor_core": False},
 }

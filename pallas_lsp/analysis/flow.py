@@ -600,6 +600,39 @@ class Flow:
                 return conc.value(self.evaluate(stmt.value))
         return UNKNOWN
 
+    # -- kernels ---------------------------------------------------------------------------
+
+    def kernels_running(self, node: nodes.NodeNG) -> list[ScratchInvocation] | None:
+        """The kernel invocations (`plgpu.kernel`, `pl.pallas_call`, ...) whose body runs `node`:
+        through helper calls, `pl.run_scoped`, and nested bodies (`pl.when`, loops, core_map
+        meshes), which run where they are defined. None when a route cannot be followed."""
+        return self._kernels_of(node.scope(), 0, set())
+
+    def _kernels_of(self, func: Any, depth: int, seen: set) -> list[ScratchInvocation] | None:
+        if not isinstance(func, _FUNCTIONS) or depth > 16:
+            return None
+        if func in seen:
+            return []
+        seen.add(func)
+        invocations = self.invocations(func)
+        if not invocations:
+            return None  # an entry point: whoever calls it, we do not see
+        found: list[ScratchInvocation] = []
+        for invocation in invocations:
+            if isinstance(invocation, ScratchInvocation) and invocation.kind is not Kind.CORE_MAP:
+                found.append(invocation)
+                continue
+            if isinstance(invocation, ArgsInvocation):  # a call: runs where the call is
+                inner = self._kernels_of(invocation.node.scope(), depth + 1, seen)
+            elif isinstance(func.parent, nodes.NodeNG) and isinstance(func.parent.scope(), _FUNCTIONS):
+                inner = self._kernels_of(func.parent.scope(), depth + 1, seen)  # a nested body
+            else:
+                return None
+            if inner is None:
+                return None
+            found.extend(inner)
+        return found
+
     # -- invocations -----------------------------------------------------------------------
 
     def invocations(self, func: Any) -> list[Invocation]:

@@ -13,19 +13,19 @@ trace verdict is ``null`` when that succeeds, ``{"code", "line", "message"}`` wh
 raises one of the errors the linter predicts, and ``{"error": ...}`` for any other
 exception.  With ``--lower`` every case that traced cleanly is also lowered for CUDA on
 the CPU (``jax.jit(fn).trace(*args).lower(lowering_platforms=("cuda",))``); its verdict
-is ``null``, ``{"code": "PLS001", "message"}`` for ``Collective attributes are
-inconsistent across operations in the kernel.``, ``{"unsupported": ...}`` when this JAX
+is ``null``, ``{"code", "message"}`` for the lowering errors the linter predicts
+(``LOWERING_MESSAGES``), ``{"unsupported": ...}`` when this JAX
 cannot lower that kind of kernel here at all (``pl.pallas_call`` without a GPU in
 jax 0.12, ``pl.kernel`` with scratch operands), or ``{"error": ...}``.
 
-Each case also lists ``mma_lines``: the fixture lines of the ``tcgen05_mma`` equations
-in its jaxpr (innermost frame in the fixture), used to tie ``[lowering]`` markers to the
+Each case also lists ``lines``: the fixture lines of the equations in its jaxpr
+(innermost frame in the fixture), used to tie ``[lowering]`` markers to the
 case that exercises them.
 
 Output (one JSON object on stdout)::
 
     {"fixture": ..., "jax": "0.12.0", "python": "3.12.1", "error": null,
-     "cases": [{"name": "case_x", "trace": ..., "lowering": ..., "mma_lines": [..]}]}
+     "cases": [{"name": "case_x", "trace": ..., "lowering": ..., "lines": [..]}]}
 """
 
 from __future__ import annotations
@@ -67,9 +67,17 @@ TRACE_MESSAGES = (
 WARNING_MESSAGES = (
     ("The out_shape and scratch_shapes arguments to plgpu.kernel are deprecated.", "PLS008"),
 )
-# Message prefix -> finding code, for errors raised while lowering (Warpgroup semantics).
+# Message prefix -> finding code, for errors raised while lowering.
 LOWERING_MESSAGES = (
+    # Warpgroup semantics only (the default from jax 0.11).
     ("Collective attributes are inconsistent across operations in the kernel.", "PLS001"),
+    ("Unknown cluster axis", "PLS012"),
+    ("Can only perform collective MMA along minormost cluster axis.", "PLS012"),
+    ("Collective arrivals require the minormost cluster dimension to have size 2", "PLS012"),  # 0.12
+    ("Collective arrivals only support (2, 1, 1)-shaped clusters", "PLS012"),  # 0.10.2
+    ("Collective TMEM allocations are only supported for clusters with an even number of blocks",
+     "PLS013"),
+    ("Can't mix collective and non-collective TMEM allocations within the same kernel.", "PLS014"),
 )
 # Lowering that this machine or JAX version cannot do at all, whatever the kernel says:
 # reported as {"unsupported": message} rather than as an error.
@@ -166,7 +174,9 @@ def _error_text(exc: BaseException) -> str:
     return text
 
 
-def _mma_lines(closed_jaxpr, fixture: str, index: _CallIndex) -> list[int]:
+def _eqn_lines(closed_jaxpr, fixture: str, index: _CallIndex) -> list[int]:
+    """Fixture lines of the case's equations, nested jaxprs included: the kernel call
+    (``plgpu.kernel(...)(x)`` inside a fixture function), its MMAs, commits, copies."""
     lines: set[int] = set()
     seen: set[int] = set()
 
@@ -179,12 +189,10 @@ def _mma_lines(closed_jaxpr, fixture: str, index: _CallIndex) -> list[int]:
             return
         seen.add(id(jaxpr))
         for eqn in jaxpr.eqns:
-            if "tcgen05_mma" in eqn.primitive.name:
-                # Frames are innermost first.
-                for frame in frames_of(eqn):
-                    if _same_file(frame.file_name, fixture):
-                        lines.add(index.first_line(frame.line_num))
-                        break
+            for frame in frames_of(eqn):  # innermost first
+                if _same_file(frame.file_name, fixture):
+                    lines.add(index.first_line(frame.line_num))
+                    break
             for value in eqn.params.values():
                 for sub in _jaxprs_in(value):
                     walk(sub)
@@ -240,7 +248,7 @@ def run(fixture: str, lower: bool) -> dict:
         return result
 
     for case_name in case_names:
-        entry = {"name": case_name, "trace": None, "lowering": None, "mma_lines": [], "warnings": []}
+        entry = {"name": case_name, "trace": None, "lowering": None, "lines": [], "warnings": []}
         result["cases"].append(entry)
         jax.clear_caches()
         traced = None
@@ -267,7 +275,7 @@ def run(fixture: str, lower: bool) -> dict:
                     "message": str(exc),
                 }
             continue
-        entry["mma_lines"] = _mma_lines(traced, fixture, index)
+        entry["lines"] = _eqn_lines(traced, fixture, index)
         if not lower:
             continue
         jax.clear_caches()

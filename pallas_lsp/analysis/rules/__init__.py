@@ -14,6 +14,7 @@ from .pls008_deprecated_kernel_keywords import DeprecatedKernelKeywords
 from .pls009_mma_operand_memory_space import MmaOperandMemorySpace
 from .pls010_mma_barrier_orders_tensor_core import MmaBarrierOrdersTensorCore
 from .pls011_mma_scales import MmaScales
+from .pls012_collective_axis_cluster import CollectiveAxisCluster
 
 RULES: tuple[Rule, ...] = (
     NonCollectiveOperand(),
@@ -27,6 +28,7 @@ RULES: tuple[Rule, ...] = (
     MmaOperandMemorySpace(),
     MmaBarrierOrdersTensorCore(),
     MmaScales(),
+    CollectiveAxisCluster(),
 )
 BY_CODE: dict[str, Rule] = {rule.code: rule for rule in RULES}
 

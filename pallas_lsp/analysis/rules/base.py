@@ -30,6 +30,7 @@ class Rule:
     jax_message: ClassVar[str]
     severity: ClassVar[Severity] = Severity.ERROR
     triggers: ClassVar[tuple[bytes, ...]] = ()  # a file mentioning none of these is skipped
+    lowering: ClassVar[bool] = False  # JAX reports it when lowering, not when tracing
     VALID: ClassVar[tuple[str, ...]] = ()
     INVALID: ClassVar[tuple[Invalid, ...]] = ()
 

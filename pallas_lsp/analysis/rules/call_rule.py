@@ -10,7 +10,7 @@ from astroid import nodes
 from .. import api, values as v
 from ..api import Kind
 from ..context import Context
-from ..findings import Finding, Fix
+from ..findings import Finding, Fix, Severity
 from ..solve import Concretizer, describe
 from ..values import UNKNOWN
 from .base import Rule
@@ -73,6 +73,9 @@ class CallRule(Rule):
     def fixes(self, ctx: Context, args: Arguments, detail: Any) -> tuple[Fix, ...]:
         return ()
 
+    def severity_of(self, detail: Any) -> Severity:
+        return self.severity
+
     def check(self, ctx: Context) -> Iterator[Finding]:
         for call in ctx.flow.sites(*self.kinds):
             args = arguments(ctx, call)
@@ -89,7 +92,7 @@ class CallRule(Rule):
         detail = bad[0].outcome
         condition = describe(bad, decided)
         message = self.message(ctx, args, detail) + (f", {condition}" if condition else "")
-        yield Finding(self.code, message, span, self.severity, fixes=self.fixes(ctx, args, detail))
+        yield Finding(self.code, message, span, self.severity_of(detail), fixes=self.fixes(ctx, args, detail))
 
 
 def arguments(ctx: Context, call: nodes.Call) -> Arguments | None:

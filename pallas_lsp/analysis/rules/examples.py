@@ -169,3 +169,46 @@ _SCALES = '''
 PLS011_INVALID = _mma(marker="  # PLS011", mma_args=", a_scale=a_scales", extra_params=", a_scales",
                       extra_scratch=_SCALES)
 PLS011_VALID = _mma(extra_params=", a_scales", extra_scratch=_SCALES)
+
+
+# A collective matmul that lowers for CUDA on the CPU in jax 0.10.2 too (its SMEM needs
+# real tiling and swizzling there).
+_COLLECTIVE_MATMUL = '''\
+import jax
+import jax.numpy as jnp
+from jax.experimental.pallas import mosaic_gpu as plgpu
+
+TRANSFORMS = (plgpu.TilingTransform((8, 64)), plgpu.SwizzleTransform(128))
+
+
+def matmul(a, b):
+    def kernel(a_gmem, b_gmem, out_gmem, a_smem, b_smem, acc_tmem, barrier):
+        plgpu.tcgen05_mma(acc_tmem, a_smem, b_smem, barrier, collective_axis={axis}){marker}
+
+    return plgpu.kernel(
+        kernel,
+        out_type=jax.ShapeDtypeStruct((128, 256), jnp.float32),
+        cluster={cluster},
+        cluster_names={names},
+        scratch_types=dict(
+            a_smem=plgpu.SMEM((128, 64), jnp.float16, transforms=TRANSFORMS),
+            b_smem=plgpu.SMEM((64, 128), jnp.float16, transforms=TRANSFORMS),
+            acc_tmem=plgpu.TMEM((128, 256), jnp.float32, collective=True),
+            barrier=plgpu.Barrier(orders_tensor_core=True),
+        ),
+    )(a, b)
+
+
+def case_matmul():
+    a = jax.ShapeDtypeStruct((256, 64), jnp.float16)
+    b = jax.ShapeDtypeStruct((64, 256), jnp.float16)
+    return matmul, (a, b)
+'''
+
+
+def _collective_matmul(axis: str = '"x"', cluster: str = "(2,)", names: str = '("x",)', marker: str = "") -> str:
+    return _COLLECTIVE_MATMUL.format(axis=axis, cluster=cluster, names=names, marker=marker)
+
+
+PLS012_INVALID = _collective_matmul(cluster="(2, 1)", names='("x", "y")', marker="  # PLS012 [lowering]")
+PLS012_VALID = _collective_matmul(cluster="(1, 2)", names='("x", "y")', axis='"y"')

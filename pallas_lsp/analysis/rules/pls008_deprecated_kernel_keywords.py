@@ -7,15 +7,15 @@ from typing import Iterator
 
 from astroid import nodes
 
-from .. import api, fixes
+from .. import fixes
 from ..api import Kind
 from ..context import Context
 from ..findings import Applicability, Finding, Fix, Severity
 from . import examples
 from .base import Invalid, Rule
+from .kernels import is_mosaic_kernel
 
 RENAMES = {"out_shape": "out_type", "scratch_shapes": "scratch_types"}
-MOSAIC_KERNEL = f"{api.MOSAIC_GPU}.kernel"
 
 
 @dataclass(frozen=True)
@@ -83,14 +83,11 @@ class DeprecatedKernelKeywords(Rule):
 
 
 def _uses(ctx: Context) -> Iterator[Use]:
-    flow = ctx.flow
-    for call in flow.sites(Kind.KERNEL, Kind.PARTIAL):
-        if flow.api_name(call.func) == MOSAIC_KERNEL:
-            positional = call.args[1] if len(call.args) == 2 else None
-        elif call.args and flow.api_name(call.args[0]) == MOSAIC_KERNEL:
-            positional = None  # functools.partial(plgpu.kernel, ...): the body comes later
-        else:
+    for call in ctx.flow.sites(Kind.KERNEL, Kind.PARTIAL):
+        if not is_mosaic_kernel(ctx, call):
             continue
+        # functools.partial(plgpu.kernel, ...) gets its body later: no positional output type
+        positional = call.args[1] if len(call.args) == 2 and ctx.flow.api_kind(call) is Kind.KERNEL else None
         written = {kw.arg for kw in call.keywords or ()}
         old = tuple(name for name in RENAMES if name in written)
         if isinstance(positional, nodes.Starred):
