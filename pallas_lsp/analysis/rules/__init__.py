@@ -15,6 +15,8 @@ from .pls009_mma_operand_memory_space import MmaOperandMemorySpace
 from .pls010_mma_barrier_orders_tensor_core import MmaBarrierOrdersTensorCore
 from .pls011_mma_scales import MmaScales
 from .pls012_collective_axis_cluster import CollectiveAxisCluster
+from .pls013_collective_tmem_cluster import CollectiveTmemCluster
+from .pls014_mixed_collective_tmem import MixedCollectiveTmem
 
 RULES: tuple[Rule, ...] = (
     NonCollectiveOperand(),
@@ -29,6 +31,8 @@ RULES: tuple[Rule, ...] = (
     MmaBarrierOrdersTensorCore(),
     MmaScales(),
     CollectiveAxisCluster(),
+    CollectiveTmemCluster(),
+    MixedCollectiveTmem(),
 )
 BY_CODE: dict[str, Rule] = {rule.code: rule for rule in RULES}
 

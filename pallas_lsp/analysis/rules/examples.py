@@ -212,3 +212,40 @@ def _collective_matmul(axis: str = '"x"', cluster: str = "(2,)", names: str = '(
 
 PLS012_INVALID = _collective_matmul(cluster="(2, 1)", names='("x", "y")', marker="  # PLS012 [lowering]")
 PLS012_VALID = _collective_matmul(cluster="(1, 2)", names='("x", "y")', axis='"y"')
+
+
+_TWO_ACCUMULATORS = '''\
+import jax
+import jax.numpy as jnp
+from jax.experimental.pallas import mosaic_gpu as plgpu
+
+
+def accumulators(x):
+    def kernel(x_gmem, out_gmem, acc_a, acc_b):
+        del x_gmem, out_gmem, acc_a, acc_b
+
+    return plgpu.kernel({marker}
+        kernel,
+        out_type=jax.ShapeDtypeStruct((128, 128), jnp.float32),{cluster}
+        scratch_types=[
+            plgpu.TMEM((128, 128), jnp.float32, collective=True),
+            plgpu.TMEM((128, 128), jnp.float32{flag}),
+        ],
+    )(x)
+
+
+def case_accumulators():
+    return accumulators, (jax.ShapeDtypeStruct((128, 128), jnp.float32),)
+'''
+_PAIR = '\n        cluster=(2,),\n        cluster_names=("x",),'
+
+
+def _two_accumulators(marker: str = "", cluster: str = _PAIR, flag: str = ", collective=True") -> str:
+    return _TWO_ACCUMULATORS.format(marker=marker, cluster=cluster, flag=flag)
+
+
+PLS013_INVALID = _two_accumulators(marker="  # PLS013 [lowering]", cluster="")
+PLS013_VALID = _two_accumulators()
+
+PLS014_INVALID = _two_accumulators(marker="  # PLS014 [lowering]", flag="")
+PLS014_VALID = _two_accumulators()

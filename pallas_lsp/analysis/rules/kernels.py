@@ -5,15 +5,18 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterator
 
 from astroid import nodes
 
-from .. import api
+from .. import api, values as v
 from ..api import Kind
 from ..context import Context
+from ..findings import Finding
 from ..solve import Concretizer
 from ..values import UNKNOWN
+from .call_rule import Arguments, CallRule, arguments
+from .tmem import MIXED, flag, union_collective
 
 MOSAIC_KERNEL = f"{api.MOSAIC_GPU}.kernel"
 
@@ -70,3 +73,88 @@ def _sequence(conc: Concretizer, ctx: Context, node: nodes.NodeNG | None, item: 
     if not all(isinstance(x, item) and not isinstance(x, bool) for x in value):
         return UNKNOWN
     return tuple(value)
+
+
+def scratch_of(ctx: Context, call: nodes.Call) -> nodes.NodeNG | None:
+    """The kernel's scratch argument (`scratch_types=` or the old `scratch_shapes=`)."""
+    keywords = {kw.arg: kw.value for kw in call.keywords or ()}
+    return next((keywords[name] for name in api.SCRATCH_KEYWORDS[Kind.KERNEL] if name in keywords), None)
+
+
+def tmem_allocations(conc: Concretizer, scratch: Any) -> list[tuple[Any, bool]] | Any:
+    """(ref, collective) for each TMEM allocation (RefUnions count as one) of concrete kernel
+    scratch; [] for a scratch JAX ignores (None, or a single ref); UNKNOWN."""
+    if scratch is None or isinstance(scratch, (v.Ref, v.UnionRef)):
+        return []
+    found: list[tuple[Any, bool]] = []
+    pending = [scratch]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, dict):
+            pending.extend(item.values())
+        elif isinstance(item, (tuple, list)):
+            pending.extend(item)
+        elif isinstance(item, (v.Ref, v.UnionRef)):
+            collective = _tmem_collective(conc, item)
+            if collective is UNKNOWN:
+                return UNKNOWN
+            if collective is not None:
+                found.append((item, collective))
+        elif item is not None and not isinstance(item, v.Barrier):
+            return UNKNOWN
+    return found
+
+
+def _tmem_collective(conc: Concretizer, ref: Any) -> bool | None | Any:
+    """Whether a TMEM allocation is collective; None when it is not TMEM."""
+    if isinstance(ref, v.UnionRef):
+        collective = union_collective(conc, ref.union)
+        return UNKNOWN if collective is MIXED else collective
+    if ref.alloc.space != "TMEM":
+        return None
+    return conc.truth(flag(conc, ref))
+
+
+def describe_refs(ctx: Context, refs: list) -> str:
+    """"'acc' (line 12), the RefUnion at line 14": allocations and unions, for messages."""
+    shown = []
+    for ref in refs:
+        made = ref.union if isinstance(ref, v.UnionRef) else ref.alloc
+        what = "the RefUnion" if isinstance(ref, v.UnionRef) else "the TMEM"
+        shown.append(f"'{made.name}' ({ctx.where(made.node)})" if made.name else f"{what} at {ctx.where(made.node)}")
+    return ", ".join(shown)
+
+
+class KernelRule(CallRule):
+    """A rule about one `plgpu.kernel` call as a whole (its cluster, its scratch)."""
+
+    kinds = (Kind.KERNEL, Kind.PARTIAL)
+
+    def check(self, ctx: Context) -> Iterator[Finding]:
+        for call in ctx.flow.sites(*self.kinds):
+            if is_mosaic_kernel(ctx, call) and not any(kw.arg is None for kw in call.keywords or ()):
+                written = {kw.arg: kw.value for kw in call.keywords or ()}
+                yield from self._call(ctx, Arguments(ctx, call, written, {}))
+
+    def allocations(self, ctx: Context, args: Arguments, conc: Concretizer) -> list[tuple[Any, bool]] | Any:
+        scratch = scratch_of(ctx, args.call)
+        return [] if scratch is None else tmem_allocations(conc, conc.value(ctx.flow.evaluate(scratch)))
+
+
+def fails_tracing_first(ctx: Context, conc: Concretizer, kernel: nodes.Call, plain: list) -> bool:
+    """Does a collective MMA of this kernel use one of the `plain` (non-collective) TMEM refs
+    as accumulator or LHS? JAX then stops at trace time (PLS001), before lowering could see
+    anything about the kernel's allocations."""
+    allocs = {ref.alloc for ref in plain if isinstance(ref, v.Ref)}
+    for mma in ctx.flow.sites(Kind.MMA):
+        args = arguments(ctx, mma)
+        kernels = mosaic_kernels_running(ctx, mma)
+        if args is None or not kernels or kernel not in kernels:
+            continue
+        if args.given(conc, "collective_axis") is not True:
+            continue
+        for name in ("acc", "a"):
+            operand = args.value(conc, name) if name in args.written else None
+            if isinstance(operand, v.Ref) and operand.union is None and operand.alloc in allocs:
+                return True
+    return False
