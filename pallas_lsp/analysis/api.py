@@ -190,6 +190,9 @@ def dtype_named(qualified: str | None) -> DType | None:
     return DType(name, DTYPE_BITS[name])
 
 
+SHAPE_DTYPE_STRUCT = "jax.ShapeDtypeStruct"  # one output ref when given as out_type
+
+
 @dataclass(frozen=True)
 class ApiValue:
     """Some object of the Pallas API (`plgpu.TMEMLayout.SCALES_LAYOUT`, a transform): we do
@@ -202,6 +205,8 @@ def api_value(qualified: str | None, called: bool = False) -> ApiValue | None:
     """What an attribute of the Pallas modules (or a call of one) is, when we can say it is
     not None: enum members and attributes, layouts, transforms. Functions the analysis
     models (`KINDS`) keep their own treatment."""
+    if called and qualified == SHAPE_DTYPE_STRUCT:
+        return ApiValue(qualified + "()")
     if not qualified or not qualified.startswith(f"{PALLAS}."):
         return None
     name = qualified.rsplit(".", 1)[1]

@@ -54,6 +54,15 @@ def insert_before(ctx: Context, node: nodes.NodeNG, text: str) -> tuple[Edit, ..
     return (Edit(Span(span.line, span.col, span.line, span.col, span.path), text),)
 
 
+def wrap(ctx: Context, node: nodes.NodeNG, before: str, after: str) -> tuple[Edit, ...]:
+    """`node` written between `before` and `after` (e.g. in a list)."""
+    span = ctx.span(node)
+    if span is None:
+        return ()
+    return (Edit(Span(span.line, span.col, span.line, span.col, span.path), before),
+            Edit(Span(span.end_line, span.end_col, span.end_line, span.end_col, span.path), after))
+
+
 def remove_keyword(ctx: Context, call: nodes.Call, name: str) -> tuple[Edit, ...]:
     """Delete `name=...` from `call`, with the comma that separates it from what precedes."""
     existing = keyword(call, name)

@@ -17,6 +17,7 @@ from .pls011_mma_scales import MmaScales
 from .pls012_collective_axis_cluster import CollectiveAxisCluster
 from .pls013_collective_tmem_cluster import CollectiveTmemCluster
 from .pls014_mixed_collective_tmem import MixedCollectiveTmem
+from .pls015_single_kernel_scratch import SingleKernelScratch
 
 RULES: tuple[Rule, ...] = (
     NonCollectiveOperand(),
@@ -33,6 +34,7 @@ RULES: tuple[Rule, ...] = (
     CollectiveAxisCluster(),
     CollectiveTmemCluster(),
     MixedCollectiveTmem(),
+    SingleKernelScratch(),
 )
 BY_CODE: dict[str, Rule] = {rule.code: rule for rule in RULES}
 

@@ -249,3 +249,29 @@ PLS013_VALID = _two_accumulators()
 
 PLS014_INVALID = _two_accumulators(marker="  # PLS014 [lowering]", flag="")
 PLS014_VALID = _two_accumulators()
+
+
+_SINGLE_SCRATCH = '''\
+import jax
+import jax.numpy as jnp
+from jax.experimental.pallas import mosaic_gpu as plgpu
+
+
+def accumulate(x):
+    def kernel(x_gmem, out_gmem, acc_tmem):
+        del x_gmem, out_gmem, acc_tmem
+
+    return plgpu.kernel(  {marker}
+        kernel,
+        out_type=jax.ShapeDtypeStruct((128, 128), jnp.float32),
+        scratch_types={scratch},
+    )(x)
+
+
+def case_accumulate():
+    return accumulate, (jax.ShapeDtypeStruct((128, 128), jnp.float32),)
+'''
+
+PLS015_INVALID = _SINGLE_SCRATCH.format(marker="# PLS015", scratch="plgpu.TMEM((128, 128), jnp.float32)")
+PLS015_VALID = _SINGLE_SCRATCH.format(marker="", scratch="[plgpu.TMEM((128, 128), jnp.float32)]").replace(
+    "plgpu.kernel(  \n", "plgpu.kernel(\n")
