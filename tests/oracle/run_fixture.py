@@ -80,6 +80,7 @@ LOWERING_MESSAGES = (
     ("Collective TMEM allocations are only supported for clusters with an even number of blocks",
      "PLS013"),
     ("Can't mix collective and non-collective TMEM allocations within the same kernel.", "PLS014"),
+    ("Only thread-collective allocations are supported in multithreaded kernels.", "PLS016"),
 )
 # Lowering that this machine or JAX version cannot do at all, whatever the kernel says:
 # reported as {"unsupported": message} rather than as an error.

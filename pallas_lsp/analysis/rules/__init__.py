@@ -18,6 +18,7 @@ from .pls012_collective_axis_cluster import CollectiveAxisCluster
 from .pls013_collective_tmem_cluster import CollectiveTmemCluster
 from .pls014_mixed_collective_tmem import MixedCollectiveTmem
 from .pls015_single_kernel_scratch import SingleKernelScratch
+from .pls016_run_scoped_thread_collective import RunScopedThreadCollective
 
 RULES: tuple[Rule, ...] = (
     NonCollectiveOperand(),
@@ -35,6 +36,7 @@ RULES: tuple[Rule, ...] = (
     CollectiveTmemCluster(),
     MixedCollectiveTmem(),
     SingleKernelScratch(),
+    RunScopedThreadCollective(),
 )
 BY_CODE: dict[str, Rule] = {rule.code: rule for rule in RULES}
 

@@ -275,3 +275,33 @@ def case_accumulate():
 PLS015_INVALID = _SINGLE_SCRATCH.format(marker="# PLS015", scratch="plgpu.TMEM((128, 128), jnp.float32)")
 PLS015_VALID = _SINGLE_SCRATCH.format(marker="", scratch="[plgpu.TMEM((128, 128), jnp.float32)]").replace(
     "plgpu.kernel(  \n", "plgpu.kernel(\n")
+
+
+_THREADS = '''\
+import jax
+import jax.numpy as jnp
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import mosaic_gpu as plgpu
+
+
+def two_warpgroups(x):
+    def kernel(x_gmem, out_gmem):
+        def body(acc_tmem):
+            del acc_tmem
+
+        pl.run_scoped(body, plgpu.TMEM((128, 128), jnp.float32){collective_axes}){marker}
+
+    return plgpu.kernel(
+        kernel,
+        out_type=jax.ShapeDtypeStruct((128, 128), jnp.float32),
+        num_threads=2,
+        thread_name="wg",
+    )(x)
+
+
+def case_two_warpgroups():
+    return two_warpgroups, (jax.ShapeDtypeStruct((128, 128), jnp.float32),)
+'''
+
+PLS016_INVALID = _THREADS.format(collective_axes="", marker="  # PLS016 [lowering]")
+PLS016_VALID = _THREADS.format(collective_axes=', collective_axes="wg"', marker="")
