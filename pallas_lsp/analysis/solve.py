@@ -96,6 +96,16 @@ class Concretizer:
             else:
                 self.pins[var] = saved
 
+    def argument(self, ref: v.Ref, lazy: v.Lazy) -> Any:
+        """An argument of `ref`'s allocation (its `collective=`), under the pins in force
+        where the allocation was reached."""
+        saved = dict(self.pins)
+        self.pins.update(ref.pins)
+        try:
+            return self.value(lazy)
+        finally:
+            self.pins = saved
+
     # -- values ---------------------------------------------------------------------------
 
     def value(self, lazy: v.Lazy) -> Any:
@@ -113,7 +123,7 @@ class Concretizer:
         if isinstance(lazy, v.Opaque):
             return UNKNOWN
         if isinstance(lazy, (v.Alloc,)):
-            return v.Ref(lazy)
+            return v.Ref(lazy, pins=tuple(self.pins.items()))
         if isinstance(lazy, v.UnionAlloc):
             return v.UnionRef(lazy)
         if isinstance(lazy, (v.Barrier, v.Func, v.Partial)):
@@ -225,7 +235,7 @@ class Concretizer:
         if isinstance(group, (tuple, list)):
             return type(group)(self.members(item, union) for item in group)
         if isinstance(group, v.Ref):
-            return v.Ref(group.alloc, union)
+            return v.Ref(group.alloc, union, group.pins)
         if isinstance(group, v.UnionRef):
             return v.UnionRef(group.union, union)
         return group

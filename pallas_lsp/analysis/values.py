@@ -221,10 +221,16 @@ class Free:
 
 @dataclass(frozen=True)
 class Ref:
-    """A concrete reference: an allocation, possibly reached as a member of a RefUnion."""
+    """A concrete reference: an allocation, possibly reached as a member of a RefUnion.
+
+    `pins` are the call variables fixed where the allocation was reached (a helper returning
+    `plgpu.TMEM(..., collective=collective)` for one of its calls): the allocation's own
+    arguments are read under them.
+    """
 
     alloc: Alloc
     union: UnionAlloc | None = None
+    pins: tuple = field(default=(), compare=False)
 
 
 @dataclass(frozen=True)
