@@ -69,10 +69,11 @@ TRACE_MESSAGES = (
 WARNING_MESSAGES = (
     ("The out_shape and scratch_shapes arguments to plgpu.kernel are deprecated.", "PLS008"),
 )
-# Message prefix -> finding code, for errors raised while lowering.
+# Message prefix -> finding code, for errors raised while lowering ("A|B": either code).
 LOWERING_MESSAGES = (
-    # Warpgroup semantics only (the default from jax 0.11).
-    ("Collective attributes are inconsistent across operations in the kernel.", "PLS001"),
+    # Warpgroup semantics only (the default from jax 0.11): RefUnion members (PLS001), other
+    # tcgen05 ops disagreeing with the kernel's TMEM (PLS017).
+    ("Collective attributes are inconsistent across operations in the kernel.", "PLS001|PLS017"),
     ("Unknown cluster axis", "PLS012"),
     ("Can only perform collective MMA along minormost cluster axis.", "PLS012"),
     ("Collective arrivals require the minormost cluster dimension to have size 2", "PLS012"),  # 0.12

@@ -19,6 +19,7 @@ from .pls013_collective_tmem_cluster import CollectiveTmemCluster
 from .pls014_mixed_collective_tmem import MixedCollectiveTmem
 from .pls015_single_kernel_scratch import SingleKernelScratch
 from .pls016_run_scoped_thread_collective import RunScopedThreadCollective
+from .pls017_inconsistent_collective_op import InconsistentCollectiveOp
 
 RULES: tuple[Rule, ...] = (
     NonCollectiveOperand(),
@@ -37,6 +38,7 @@ RULES: tuple[Rule, ...] = (
     MixedCollectiveTmem(),
     SingleKernelScratch(),
     RunScopedThreadCollective(),
+    InconsistentCollectiveOp(),
 )
 BY_CODE: dict[str, Rule] = {rule.code: rule for rule in RULES}
 

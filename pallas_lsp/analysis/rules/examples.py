@@ -305,3 +305,7 @@ def case_two_warpgroups():
 
 PLS016_INVALID = _THREADS.format(collective_axes="", marker="  # PLS016 [lowering]")
 PLS016_VALID = _THREADS.format(collective_axes=', collective_axes="wg"', marker="")
+
+PLS017_INVALID = _collective_matmul(axis="None", marker="  # PLS017 [lowering jax>=0.11]").replace(
+    "plgpu.tcgen05_mma(acc_tmem,", "plgpu.tcgen05_mma(acc_tmem.at[:, :128],")
+PLS017_VALID = _collective_matmul()

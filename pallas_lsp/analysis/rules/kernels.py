@@ -89,7 +89,7 @@ def tmem_allocations(conc: Concretizer, scratch: Any) -> list[tuple[Any, bool]] 
     found: list[tuple[Any, bool]] = []
     pending = [scratch]
     while pending:
-        item = pending.pop()
+        item = pending.pop(0)  # in source order, for messages
         if isinstance(item, dict):
             pending.extend(item.values())
         elif isinstance(item, (tuple, list)):
@@ -137,8 +137,13 @@ class KernelRule(CallRule):
                 yield from self._call(ctx, Arguments(ctx, call, written, {}))
 
     def allocations(self, ctx: Context, args: Arguments, conc: Concretizer) -> list[tuple[Any, bool]] | Any:
-        scratch = scratch_of(ctx, args.call)
-        return [] if scratch is None else tmem_allocations(conc, conc.value(ctx.flow.evaluate(scratch)))
+        return kernel_tmem(ctx, conc, args.call)
+
+
+def kernel_tmem(ctx: Context, conc: Concretizer, kernel: nodes.Call) -> list[tuple[Any, bool]] | Any:
+    """(ref, collective) of each TMEM allocation in the kernel's scratch."""
+    scratch = scratch_of(ctx, kernel)
+    return [] if scratch is None else tmem_allocations(conc, conc.value(ctx.flow.evaluate(scratch)))
 
 
 def fails_tracing_first(ctx: Context, conc: Concretizer, kernel: nodes.Call, plain: list) -> bool:
