@@ -8,6 +8,7 @@ handful of runs; the run count is capped, and past the cap nothing is decided (s
 
 from __future__ import annotations
 
+import dataclasses
 import operator
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
@@ -211,7 +212,8 @@ class Concretizer:
         if base is UNKNOWN:
             return UNKNOWN
         if isinstance(base, AtProxy):
-            return base.target
+            target = base.target
+            return dataclasses.replace(target, sliced=True) if isinstance(target, v.Ref) else target
         if isinstance(base, v.UnionRef):
             return self._union_group(base, index)
         if isinstance(base, v.Free):
@@ -235,7 +237,7 @@ class Concretizer:
         if isinstance(group, (tuple, list)):
             return type(group)(self.members(item, union) for item in group)
         if isinstance(group, v.Ref):
-            return v.Ref(group.alloc, union, group.pins)
+            return v.Ref(group.alloc, union, group.pins, group.sliced)
         if isinstance(group, v.UnionRef):
             return v.UnionRef(group.union, union)
         return group

@@ -231,6 +231,7 @@ class Ref:
     alloc: Alloc
     union: UnionAlloc | None = None
     pins: tuple = field(default=(), compare=False)
+    sliced: bool = field(default=False, compare=False)  # reached through `.at[...]`: shape unknown
 
 
 @dataclass(frozen=True)

@@ -62,6 +62,9 @@ TRACE_MESSAGES = (
     ("RHS must be an SMEM Ref.", "PLS009"),
     ("MMA barrier must have orders_tensor_core set to True.", "PLS010"),
     ("a_scale and b_scale must both be present or absent.", "PLS011"),
+    ("Accumulator and LHS have incompatible shapes.", "PLS018"),
+    ("Accumulator and RHS have incompatible shapes.", "PLS018"),
+    ("LHS and RHS have incompatible shapes.", "PLS018"),
     # A body missing the scratch ref plgpu.kernel dropped (scratch neither sequence nor mapping).
     ("missing 1 required positional argument", "PLS015"),
 )

@@ -20,6 +20,7 @@ from .pls014_mixed_collective_tmem import MixedCollectiveTmem
 from .pls015_single_kernel_scratch import SingleKernelScratch
 from .pls016_run_scoped_thread_collective import RunScopedThreadCollective
 from .pls017_inconsistent_collective_op import InconsistentCollectiveOp
+from .pls018_mma_shapes import MmaShapes
 
 RULES: tuple[Rule, ...] = (
     NonCollectiveOperand(),
@@ -39,6 +40,7 @@ RULES: tuple[Rule, ...] = (
     SingleKernelScratch(),
     RunScopedThreadCollective(),
     InconsistentCollectiveOp(),
+    MmaShapes(),
 )
 BY_CODE: dict[str, Rule] = {rule.code: rule for rule in RULES}
 

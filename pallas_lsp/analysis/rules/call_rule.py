@@ -82,17 +82,27 @@ class CallRule(Rule):
             if args is not None:
                 yield from self._call(ctx, args)
 
+    def same_problem(self, ctx: Context, args: Arguments, detail: Any) -> Any:
+        """What makes two settings' problems one finding (by default, the same message)."""
+        return self.message(ctx, args, detail)
+
     def _call(self, ctx: Context, args: Arguments) -> Iterator[Finding]:
         runs = ctx.explore(lambda conc: self.problem(ctx, args, conc)) or []
         decided = [run for run in runs if run.outcome is not UNKNOWN]
-        bad = [run for run in decided if run.outcome]
         span = ctx.span(args.call)
-        if not bad or span is None:
+        if span is None:
             return
-        detail = bad[0].outcome
-        condition = describe(bad, decided)
-        message = self.message(ctx, args, detail) + (f", {condition}" if condition else "")
-        yield Finding(self.code, message, span, self.severity_of(detail), fixes=self.fixes(ctx, args, detail))
+        problems: dict[Any, list] = {}
+        for run in decided:
+            if run.outcome:
+                problems.setdefault(self.same_problem(ctx, args, run.outcome), []).append(run)
+        for bad in problems.values():  # one finding per problem, e.g. per call site of a helper
+            detail = bad[0].outcome
+            condition = describe(bad, decided)
+            message = self.message(ctx, args, detail)
+            if condition:
+                message = f"{message.rstrip('.')}, {condition}"
+            yield Finding(self.code, message, span, self.severity_of(detail), fixes=self.fixes(ctx, args, detail))
 
 
 def arguments(ctx: Context, call: nodes.Call) -> Arguments | None:

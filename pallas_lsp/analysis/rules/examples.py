@@ -309,3 +309,9 @@ PLS016_VALID = _THREADS.format(collective_axes=', collective_axes="wg"', marker=
 PLS017_INVALID = _collective_matmul(axis="None", marker="  # PLS017 [lowering jax>=0.11]").replace(
     "plgpu.tcgen05_mma(acc_tmem,", "plgpu.tcgen05_mma(acc_tmem.at[:, :128],")
 PLS017_VALID = _collective_matmul()
+
+PLS018_INVALID = PLS001_VALID.replace(
+    "acc_tmem=plgpu.TMEM((128, 256), jnp.float32, collective=True)",
+    "acc_tmem=plgpu.TMEM((128, 128), jnp.float32, collective=True)",
+).replace('collective_axis="x")', 'collective_axis="x")  # PLS018')
+PLS018_VALID = PLS001_VALID

@@ -62,6 +62,9 @@ class TmemOnlyArgument(CallRule):
             return UNKNOWN
         return offending
 
+    def same_problem(self, ctx: Context, args: Arguments, detail: Any) -> Any:
+        return tuple(name for name, _ in detail)  # whatever value each setting gives
+
     def message(self, ctx: Context, args: Arguments, detail: Any) -> str:
         written = ", ".join(_shown(args, name, value) for name, value in detail)
         return (f"packed, collective and layout arguments are only supported for TMEM: "
