@@ -136,8 +136,13 @@ class KernelRule(CallRule):
                 written = {kw.arg: kw.value for kw in call.keywords or ()}
                 yield from self._call(ctx, Arguments(ctx, call, written, {}))
 
-    def allocations(self, ctx: Context, args: Arguments, conc: Concretizer) -> list[tuple[Any, bool]] | Any:
-        return kernel_tmem(ctx, conc, args.call)
+    def tmem_sides(self, ctx: Context, args: Arguments, conc: Concretizer) -> tuple[list, list] | Any:
+        """(collective, non-collective) TMEM allocations of the kernel's scratch, or UNKNOWN."""
+        allocations = kernel_tmem(ctx, conc, args.call)
+        if allocations is UNKNOWN:
+            return UNKNOWN
+        return ([ref for ref, collective in allocations if collective],
+                [ref for ref, collective in allocations if not collective])
 
 
 def kernel_tmem(ctx: Context, conc: Concretizer, kernel: nodes.Call) -> list[tuple[Any, bool]] | Any:

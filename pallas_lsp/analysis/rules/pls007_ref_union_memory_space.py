@@ -4,22 +4,21 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from astroid import nodes
-
 from .. import values as v
 from ..api import Kind
 from ..context import Context
 from ..findings import Finding
-from ..solve import Concretizer, describe
+from ..solve import Concretizer
 from ..values import UNKNOWN
 from . import examples
-from .base import Invalid, Rule
+from .base import Invalid
+from .call_rule import Arguments, CallRule
 from .tmem import space, union_leaves
 
 ALIASABLE = ("SMEM", "TMEM")
 
 
-class RefUnionMemorySpace(Rule):
+class RefUnionMemorySpace(CallRule):
     """## What it does
     Flags a `plgpu.RefUnion(...)` whose members (looked at through list and tuple groups;
     a nested union counts as one member in its own space) are not all SMEM or all TMEM:
@@ -54,27 +53,24 @@ class RefUnionMemorySpace(Rule):
     summary = "RefUnion of refs in different memory spaces, or of GMEM"
     jax_message = "All aliased Refs must have the same memory space (SMEM or TMEM)."
     triggers = (b"RefUnion",)
+    kinds = (Kind.REF_UNION,)
     VALID = (examples.PLS007_VALID,)
     INVALID = (Invalid(examples.PLS007_INVALID),)
 
     def check(self, ctx: Context) -> Iterator[Finding]:
-        for call in ctx.flow.sites(Kind.REF_UNION):
-            yield from self._union(ctx, call)
+        for call in ctx.flow.sites(*self.kinds):
+            yield from self._call(ctx, Arguments(ctx, call, {}, {}))
 
-    def _union(self, ctx: Context, call: nodes.Call) -> Iterator[Finding]:
-        union = ctx.flow.evaluate(call)
-        if not isinstance(union, v.UnionAlloc):
-            return
-        runs = ctx.explore(lambda conc: _spaces_if_wrong(conc, union)) or []
-        decided = [run for run in runs if run.outcome is not UNKNOWN]
-        bad = [run for run in decided if run.outcome]
-        span = ctx.span(call)
-        if not bad or span is None:
-            return
-        condition = describe(bad, decided)
-        message = (f"All aliased Refs must have the same memory space (SMEM or TMEM): "
-                   f"this RefUnion aliases {_describe(bad[0].outcome)}" + (f", {condition}" if condition else ""))
-        yield Finding(self.code, message, span, self.severity)
+    def problem(self, ctx: Context, args: Arguments, conc: Concretizer) -> Any:
+        union = ctx.flow.evaluate(args.call)
+        return _spaces_if_wrong(conc, union) if isinstance(union, v.UnionAlloc) else UNKNOWN
+
+    def same_problem(self, ctx: Context, args: Arguments, detail: Any) -> Any:
+        return True  # one finding per union, whichever members a setting gives it
+
+    def message(self, ctx: Context, args: Arguments, detail: Any) -> str:
+        return ("All aliased Refs must have the same memory space (SMEM or TMEM): "
+                f"this RefUnion aliases {_describe(detail)}")
 
 
 def _spaces_if_wrong(conc: Concretizer, union: v.UnionAlloc) -> Any:

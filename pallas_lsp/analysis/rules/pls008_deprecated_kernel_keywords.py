@@ -110,9 +110,9 @@ def _message(use: Use) -> str:
 
 
 def _fixes(ctx: Context, use: Use) -> tuple[Fix, ...]:
-    if use.both:
-        edits = tuple(edit for name in use.both for edit in fixes.remove_keyword(ctx, use.call, name))
-        return (Fix(f"Remove {', '.join(use.both)}", Applicability.UNSAFE, edits),) if len(use.both) == 1 and edits else ()
+    if use.both:  # old and new name: drop the old one, when there is just one such pair
+        edits = fixes.remove_keyword(ctx, use.call, use.both[0]) if len(use.both) == 1 else ()
+        return (Fix(f"Remove {use.both[0]}=", Applicability.UNSAFE, edits),) if edits else ()
     edits = tuple(edit for name in use.old for edit in fixes.rename_keyword(ctx, use.call, name, RENAMES[name]))
     if use.positional is not None:
         edits += fixes.insert_before(ctx, use.positional, "out_type=")

@@ -54,12 +54,10 @@ class CollectiveTmemCluster(KernelRule):
     INVALID = (Invalid(examples.PLS013_INVALID),)
 
     def problem(self, ctx: Context, args: Arguments, conc: Concretizer) -> Any:
-        allocations = self.allocations(ctx, args, conc)
-        if allocations is UNKNOWN:
-            return UNKNOWN
-        collective = [ref for ref, is_collective in allocations if is_collective]
-        if not collective:
-            return None
+        sides = self.tmem_sides(ctx, args, conc)
+        if sides is UNKNOWN or not sides[0]:
+            return sides if sides is UNKNOWN else None
+        collective = sides[0]
         cluster = cluster_of(ctx, conc, args.call)
         if cluster is UNKNOWN:
             return UNKNOWN

@@ -60,11 +60,10 @@ class MixedCollectiveTmem(KernelRule):
     INVALID = (Invalid(examples.PLS014_INVALID),)
 
     def problem(self, ctx: Context, args: Arguments, conc: Concretizer) -> Any:
-        allocations = self.allocations(ctx, args, conc)
-        if allocations is UNKNOWN:
+        sides = self.tmem_sides(ctx, args, conc)
+        if sides is UNKNOWN:
             return UNKNOWN
-        collective = [ref for ref, is_collective in allocations if is_collective]
-        plain = [ref for ref, is_collective in allocations if not is_collective]
+        collective, plain = sides
         if not collective or not plain or fails_tracing_first(ctx, conc, args.call, plain):
             return None
         return (collective, plain)
