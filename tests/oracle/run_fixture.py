@@ -60,6 +60,8 @@ TRACE_MESSAGES = (
     ("Accumulator must be a TMEM Ref.", "PLS009"),
     ("LHS must be a TMEM/SMEM Ref.", "PLS009"),
     ("RHS must be an SMEM Ref.", "PLS009"),
+    ("a_scale must be a TMEM Ref", "PLS009"),
+    ("b_scale must be a TMEM Ref", "PLS009"),
     ("MMA barrier must have orders_tensor_core set to True.", "PLS010"),
     ("a_scale and b_scale must both be present or absent.", "PLS011"),
     ("Accumulator and LHS have incompatible shapes.", "PLS018"),

@@ -19,13 +19,17 @@ OPERANDS = (
     ("acc", "Accumulator", ("TMEM",), "Accumulator must be a TMEM Ref."),
     ("a", "LHS", ("TMEM", "SMEM"), "LHS must be a TMEM/SMEM Ref."),
     ("b", "RHS", ("SMEM",), "RHS must be an SMEM Ref."),
+    ("a_scale", "a_scale", ("TMEM",), "a_scale must be a TMEM Ref"),  # when given
+    ("b_scale", "b_scale", ("TMEM",), "b_scale must be a TMEM Ref"),
 )
+SCALES = ("a_scale", "b_scale")
 
 
 class MmaOperandMemorySpace(CallRule):
     """## What it does
     Flags a `plgpu.tcgen05_mma(acc, a, b, ...)` whose accumulator is not a TMEM allocation,
-    whose LHS is neither TMEM nor SMEM, or whose RHS is not SMEM, following each operand back
+    whose LHS is neither TMEM nor SMEM, whose RHS is not SMEM, or whose `a_scale=` /
+    `b_scale=` is not TMEM, following each operand back
     to its allocation (as PLS001 does). Operands whose allocation cannot be found, such as the
     kernel's own inputs, are not reported.
 
@@ -51,8 +55,8 @@ class MmaOperandMemorySpace(CallRule):
 
     ## JAX message
     `Accumulator must be a TMEM Ref.` / `LHS must be a TMEM/SMEM Ref.` / `RHS must be an SMEM
-    Ref.` (trace time, `jax.make_jaxpr`, in every supported version; JAX reports the first
-    of them).
+    Ref.` / `a_scale must be a TMEM Ref` / `b_scale must be a TMEM Ref` (trace time,
+    `jax.make_jaxpr`, in every supported version; JAX reports the first of them).
     """
 
     code = "PLS009"
@@ -67,8 +71,12 @@ class MmaOperandMemorySpace(CallRule):
     def problem(self, ctx: Context, args: Arguments, conc: Concretizer) -> Any:
         for name, role, allowed, message in OPERANDS:
             if name not in args.written:
+                if name in SCALES:
+                    continue
                 return UNKNOWN
             operand = args.value(conc, name)
+            if operand is None and name in SCALES:
+                continue
             where = space(conc, operand) if isinstance(operand, (v.Ref, v.UnionRef)) else UNKNOWN
             if where is UNKNOWN or where == "mixed":
                 return UNKNOWN  # JAX stops at the first bad operand: later ones are not decided
@@ -79,5 +87,5 @@ class MmaOperandMemorySpace(CallRule):
     def message(self, ctx: Context, args: Arguments, detail: Any) -> str:
         name, role, where, message, operand = detail
         alloc = operand.union if isinstance(operand, v.UnionRef) else operand.alloc
-        return (f"{message[:-1]}: {role} '{args.written[name].as_string()}' is {where}, allocated at "
+        return (f"{message.rstrip('.')}: {role} '{args.written[name].as_string()}' is {where}, allocated at "
                 f"{ctx.where(alloc.node)}")
