@@ -56,7 +56,7 @@ class Arguments:
 
 
 class CallRule(Rule):
-    """A rule that looks at each call of one API kind on its own.
+    """A rule that looks at each call of some API kinds on its own.
 
     `problem` returns something falsy when the call is fine, UNKNOWN when it cannot tell, and
     otherwise a detail that `message` and `fixes` turn into the finding.
