@@ -12,7 +12,7 @@ from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
 from .call_rule import Arguments, CallRule, api_function
-from .kernels import describe_refs, kernel_tmem, mosaic_kernels_running
+from .kernels import describe_refs, fails_tracing_first, kernel_tmem, mosaic_kernels_running
 
 
 class InconsistentCollectiveOp(CallRule):
@@ -20,9 +20,10 @@ class InconsistentCollectiveOp(CallRule):
     Flags a `plgpu.tcgen05_mma`, `plgpu.tcgen05_commit_arrive` or `plgpu.async_copy_*_to_tmem`
     whose `collective_axis` disagrees with the TMEM its `plgpu.kernel` allocates: an op
     without `collective_axis` in a kernel whose TMEM is collective, or a commit or copy with
-    `collective_axis` in a kernel whose TMEM is not. (An MMA with `collective_axis` on
-    non-collective TMEM is PLS001.) Kernels whose TMEM is allocated elsewhere than in their
-    scratch are not looked at.
+    `collective_axis` in a kernel whose TMEM is not. An MMA with `collective_axis` on
+    non-collective TMEM is PLS001, and so is a kernel where such an MMA makes JAX stop when
+    tracing. Kernels whose TMEM is allocated elsewhere than in their scratch are not looked
+    at.
 
     ## Why is this bad?
     A kernel runs its tensor-core work either for pairs of blocks or for single blocks.
@@ -75,8 +76,12 @@ class InconsistentCollectiveOp(CallRule):
             flags = {collective for _, collective in allocations}
             if len(flags) > 1:
                 return UNKNOWN  # PLS014
-            if flags.pop() != collective_op:
-                return (collective_op, [ref for ref, _ in allocations])
+            collective_tmem = flags.pop()
+            refs = [ref for ref, _ in allocations]
+            if not collective_tmem and fails_tracing_first(ctx, conc, kernel, refs):
+                return None  # PLS001: JAX stops when tracing; the allocation is what to change
+            if collective_tmem != collective_op:
+                return (collective_op, refs)
         return None
 
     def message(self, ctx: Context, args: Arguments, detail: Any) -> str:
