@@ -51,6 +51,7 @@ TRACE_MESSAGES = (
      "PLS005"),
     ("transforms are not supported for TMEM", "PLS006"),
     ("All aliased Refs must have the same memory space (SMEM or TMEM).", "PLS007"),
+    ("TMEM references must have either 128 or 64 rows", "PLS019"),
     # plgpu.kernel's old spelling, jax 0.12: the names fall into **mesh_kwargs.
     ("got an unexpected keyword argument 'out_shape'", "PLS008"),
     ("got an unexpected keyword argument 'scratch_shapes'", "PLS008"),

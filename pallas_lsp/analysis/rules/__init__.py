@@ -21,6 +21,7 @@ from .pls015_single_kernel_scratch import SingleKernelScratch
 from .pls016_run_scoped_thread_collective import RunScopedThreadCollective
 from .pls017_inconsistent_collective_op import InconsistentCollectiveOp
 from .pls018_mma_shapes import MmaShapes
+from .pls019_tmem_rows import TmemRows
 
 RULES: tuple[Rule, ...] = (
     NonCollectiveOperand(),
@@ -41,6 +42,7 @@ RULES: tuple[Rule, ...] = (
     RunScopedThreadCollective(),
     InconsistentCollectiveOp(),
     MmaShapes(),
+    TmemRows(),
 )
 BY_CODE: dict[str, Rule] = {rule.code: rule for rule in RULES}
 

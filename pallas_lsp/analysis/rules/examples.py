@@ -315,3 +315,6 @@ PLS018_INVALID = PLS001_VALID.replace(
     "acc_tmem=plgpu.TMEM((128, 128), jnp.float32, collective=True)",
 ).replace('collective_axis="x")', 'collective_axis="x")  # PLS018')
 PLS018_VALID = PLS001_VALID
+
+PLS019_INVALID = _allocates("accumulator", "plgpu.TMEM((96, 128), jnp.float32),  # PLS019")
+PLS019_VALID = _allocates("accumulator", "plgpu.TMEM((128, 128), jnp.float32),")
