@@ -15,6 +15,7 @@ real code still uses (`out_shape=`/`scratch_shapes=`, `GPUMemorySpace`) are acce
 from __future__ import annotations
 
 import enum
+from dataclasses import dataclass
 
 MOSAIC_GPU = "jax.experimental.pallas.mosaic_gpu"
 PALLAS = "jax.experimental.pallas"
@@ -59,8 +60,9 @@ GPUMemorySpace = MemorySpace
 class RefUnion:
     def __init__(self, *refs): ...
 
-def Barrier(num_arrivals=1, num_barriers=(), orders_tensor_core=False): ...
-def ClusterBarrier(collective_axes, num_arrivals=1, num_barriers=(), orders_tensor_core=False): ...
+def Barrier(*, num_arrivals=1, num_barriers=(), orders_tensor_core=False): ...
+def ClusterBarrier(*, collective_axes, num_barriers=(), num_arrivals=1, orders_tensor_core=False,
+                   leader_tracked=False): ...
 
 def tcgen05_mma(acc, a, b, barrier=None, *, a_scale=None, b_scale=None,
                 a_sparse_metadata=None, accumulate=True, collective_axis=None): ...
@@ -128,6 +130,92 @@ CALLEE_NAMES = frozenset(qname.rsplit(".", 1)[1] for qname in KINDS)
 
 # A file that mentions none of these cannot hold a finding of ours.
 TRIGGER_WORDS = (b"tcgen05", b"TMEM", b"RefUnion")
+
+# Parameters that may be passed positionally, and what an argument is when not written, per
+# API function (as in the stubs above).
+POSITIONAL: dict[str, tuple[str, ...]] = {
+    "TMEM": ("shape", "dtype"),
+    "SMEM": ("shape", "dtype"),
+    "GMEM": ("shape", "dtype"),
+    "REGS": ("shape", "dtype"),
+    "tcgen05_mma": ("acc", "a", "b", "barrier"),
+    "tcgen05_commit_arrive": ("barrier", "collective_axis"),
+    **{copy: ("smem_ref", "tmem_ref", "collective_axis") for copy in (
+        "async_copy_smem_to_tmem", "async_copy_scales_to_tmem", "async_copy_sparse_metadata_to_tmem")},
+    "Barrier": (),  # keyword-only
+    "ClusterBarrier": (),
+}
+_ALLOC_DEFAULTS = {"transforms": (), "packed": None, "collective": None, "layout": None}
+DEFAULTS: dict[str, dict] = {
+    **{space: _ALLOC_DEFAULTS for space in ("TMEM", "SMEM", "GMEM", "REGS")},
+    "tcgen05_mma": {"barrier": None, "a_scale": None, "b_scale": None, "a_sparse_metadata": None,
+                    "accumulate": True, "collective_axis": None},
+    "tcgen05_commit_arrive": {"collective_axis": None, "predicate": None},
+    **{copy: {"collective_axis": None} for copy in (
+        "async_copy_smem_to_tmem", "async_copy_scales_to_tmem", "async_copy_sparse_metadata_to_tmem")},
+    "Barrier": {"orders_tensor_core": False},
+    "ClusterBarrier": {"orders_tensor_core": False},
+}
+TMEM_ONLY_KEYWORDS = ("packed", "collective", "layout")  # JAX refuses any non-None value elsewhere
+
+
+@dataclass(frozen=True)
+class DType:
+    """A dtype named in the source (`jnp.float16`); `bits` is its item size."""
+
+    name: str
+    bits: int
+
+
+# Where dtypes are spelled as module attributes (`jnp.float16`, `np.int8`).
+DTYPE_MODULES = frozenset({"numpy", "jax.numpy", "ml_dtypes"})
+DTYPE_BITS = {
+    **{name: 8 for name in ("int8", "uint8", "float8_e4m3fn", "float8_e5m2", "float8_e4m3b11fnuz",
+                            "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e8m0fnu", "float8_e3m4",
+                            "float8_e4m3", "bool_")},
+    **{name: 4 for name in ("int4", "uint4", "float4_e2m1fn")},
+    **{name: 16 for name in ("float16", "bfloat16", "int16", "uint16", "half")},
+    **{name: 32 for name in ("float32", "int32", "uint32", "single")},
+    **{name: 64 for name in ("float64", "int64", "uint64", "double")},
+}
+
+
+def dtype_named(qualified: str | None) -> DType | None:
+    """`jax.numpy.float16` -> DType('float16', 16); None for anything else."""
+    if not qualified or "." not in qualified:
+        return None
+    module, name = qualified.rsplit(".", 1)
+    if module not in DTYPE_MODULES or name not in DTYPE_BITS:
+        return None
+    return DType(name, DTYPE_BITS[name])
+
+
+SHAPE_DTYPE_STRUCT = "jax.ShapeDtypeStruct"  # one output ref when given as out_type
+
+
+@dataclass(frozen=True)
+class ApiValue:
+    """Some object of the Pallas API (`plgpu.TMEMLayout.SCALES_LAYOUT`, a transform): we do
+    not model it, but it is certainly not None."""
+
+    qualified: str
+
+
+def api_value(qualified: str | None, called: bool = False) -> ApiValue | None:
+    """What an attribute of the Pallas modules (or a call of one) is, when we can say it is
+    not None: enum members and attributes, layouts, transforms. Functions the analysis
+    models (`KINDS`) keep their own treatment."""
+    if called and qualified == SHAPE_DTYPE_STRUCT:
+        return ApiValue(qualified + "()")
+    if not qualified or not qualified.startswith(f"{PALLAS}."):
+        return None
+    name = qualified.rsplit(".", 1)[1]
+    if name in CALLEE_NAMES:
+        return None
+    if called and not (".TMEMLayout." in qualified or name.endswith("Transform")):
+        return None  # other API functions may return None (barrier_wait, ...)
+    return ApiValue(qualified + ("()" if called else ""))
+
 
 # Keyword names, per kernel-like API, under which scratch allocations are passed.
 SCRATCH_KEYWORDS = {

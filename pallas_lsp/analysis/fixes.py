@@ -23,8 +23,12 @@ def set_keyword(ctx: Context, call: nodes.Call, name: str, value: str) -> tuple[
         span = ctx.span(existing.value)
         return () if span is None else (Edit(span, value),)
     arguments = list(call.args) + list(call.keywords or ())
-    if not arguments:
-        return ()
+    if not arguments:  # `f()`: just inside the closing parenthesis
+        span = ctx.span(call)
+        if span is None:
+            return ()
+        inside = Span(span.end_line, span.end_col - 1, span.end_line, span.end_col - 1, span.path)
+        return (Edit(inside, f"{name}={value}"),)
     last = max(arguments, key=lambda node: (node.end_lineno, node.end_col_offset))
     span = ctx.span(last)
     if span is None:
@@ -45,6 +49,32 @@ def set_argument(ctx: Context, call: nodes.Call, func: nodes.FunctionDef, name: 
         span = ctx.span(call.args[positional.index(name)])
         return () if span is None else (Edit(span, value),)
     return set_keyword(ctx, call, name, value)
+
+
+def rename_keyword(ctx: Context, call: nodes.Call, old: str, new: str) -> tuple[Edit, ...]:
+    """`old=value` becomes `new=value` (the name only; the value keeps its text)."""
+    existing = keyword(call, old)
+    span = ctx.span(existing) if existing is not None else None
+    if span is None:
+        return ()
+    return (Edit(Span(span.line, span.col, span.line, span.col + len(old), span.path), new),)
+
+
+def insert_before(ctx: Context, node: nodes.NodeNG, text: str) -> tuple[Edit, ...]:
+    """`text` written just before `node` (e.g. `out_type=` before a positional argument)."""
+    span = ctx.span(node)
+    if span is None:
+        return ()
+    return (Edit(Span(span.line, span.col, span.line, span.col, span.path), text),)
+
+
+def wrap(ctx: Context, node: nodes.NodeNG, before: str, after: str) -> tuple[Edit, ...]:
+    """`node` written between `before` and `after` (e.g. in a list)."""
+    span = ctx.span(node)
+    if span is None:
+        return ()
+    return (Edit(Span(span.line, span.col, span.line, span.col, span.path), before),
+            Edit(Span(span.end_line, span.end_col, span.end_line, span.end_col, span.path), after))
 
 
 def remove_keyword(ctx: Context, call: nodes.Call, name: str) -> tuple[Edit, ...]:

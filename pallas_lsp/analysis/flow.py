@@ -180,8 +180,18 @@ class Flow:
     def callee_kind(self, expr: nodes.NodeNG) -> Kind | None:
         return self._infer_kind(expr)
 
+    def api_name(self, expr: nodes.NodeNG) -> str | None:
+        """The qualified API name (`jax.experimental.pallas.mosaic_gpu.kernel`) `expr` names,
+        when it names one of `api.KINDS`: it tells `plgpu.kernel` from `pl.kernel`."""
+        return self._infer_qname(expr)
+
+    @classmethod
+    def _infer_kind(cls, func: nodes.NodeNG) -> Kind | None:
+        qname = cls._infer_qname(func)
+        return None if qname is None else api.KINDS[qname]
+
     @staticmethod
-    def _infer_kind(func: nodes.NodeNG) -> Kind | None:
+    def _infer_qname(func: nodes.NodeNG) -> str | None:
         name = func.attrname if isinstance(func, nodes.Attribute) else getattr(func, "name", None)
         if name not in api.CALLEE_NAMES and not _imported_as_api_name(func):
             return None
@@ -189,7 +199,7 @@ class Flow:
             for inferred in func.infer():
                 qname = getattr(inferred, "qname", None)
                 if callable(qname) and qname() in api.KINDS:
-                    return api.KINDS[qname()]
+                    return qname()
         except (astroid.AstroidError, RecursionError, StopIteration):
             return None
         return None
@@ -443,6 +453,10 @@ class Flow:
             self.modules.append(module)
 
     def _attribute(self, node: nodes.Attribute) -> v.Lazy:
+        qualified = _imported_dotted_name(node)
+        known = api.dtype_named(qualified) or api.api_value(qualified)
+        if known is not None:
+            return v.Const(known)
         if isinstance(node.expr, nodes.Name) and self._names_a_module(node.expr):
             statement = node.expr.lookup(node.expr.name)[1][0]
             if not self._from_project(statement, node.expr.name):
@@ -480,6 +494,9 @@ class Flow:
         builtin = self._builtin_call(node)
         if builtin is not None:
             return builtin
+        made = api.api_value(_imported_dotted_name(node.func), called=True)
+        if made is not None:
+            return v.Const(made)
         target = self.static_callable(node.func)
         if target is None:
             return v.Opaque("call")
@@ -589,6 +606,39 @@ class Flow:
             if isinstance(stmt, nodes.AnnAssign) and stmt.target.name == name and stmt.value is not None:
                 return conc.value(self.evaluate(stmt.value))
         return UNKNOWN
+
+    # -- kernels ---------------------------------------------------------------------------
+
+    def kernels_running(self, node: nodes.NodeNG) -> list[ScratchInvocation] | None:
+        """The kernel invocations (`plgpu.kernel`, `pl.pallas_call`, ...) whose body runs `node`:
+        through helper calls, `pl.run_scoped`, and nested bodies (`pl.when`, loops, core_map
+        meshes), which run where they are defined. None when a route cannot be followed."""
+        return self._kernels_of(node.scope(), 0, set())
+
+    def _kernels_of(self, func: Any, depth: int, seen: set) -> list[ScratchInvocation] | None:
+        if not isinstance(func, _FUNCTIONS) or depth > 16:
+            return None
+        if func in seen:
+            return []
+        seen.add(func)
+        invocations = self.invocations(func)
+        if not invocations:
+            return None  # an entry point: whoever calls it, we do not see
+        found: list[ScratchInvocation] = []
+        for invocation in invocations:
+            if isinstance(invocation, ScratchInvocation) and invocation.kind is not Kind.CORE_MAP:
+                found.append(invocation)
+                continue
+            if isinstance(invocation, ArgsInvocation):  # a call: runs where the call is
+                inner = self._kernels_of(invocation.node.scope(), depth + 1, seen)
+            elif isinstance(func.parent, nodes.NodeNG) and isinstance(func.parent.scope(), _FUNCTIONS):
+                inner = self._kernels_of(func.parent.scope(), depth + 1, seen)  # a nested body
+            else:
+                return None
+            if inner is None:
+                return None
+            found.extend(inner)
+        return found
 
     # -- invocations -----------------------------------------------------------------------
 
@@ -891,6 +941,31 @@ def _may_name_import(func: nodes.NodeNG) -> bool:
         return False
     _, assignments = base.lookup(base.name)
     return len(assignments) == 1 and isinstance(assignments[0], (nodes.Import, nodes.ImportFrom))
+
+
+def _imported_dotted_name(node: nodes.NodeNG) -> str | None:
+    """`jnp.float16` -> 'jax.numpy.float16' when `jnp` was bound by `import jax.numpy as jnp`
+    (or `from jax import numpy as jnp`); None unless the chain starts at an import."""
+    if isinstance(node, nodes.Attribute):
+        base = _imported_dotted_name(node.expr)
+        return None if base is None else f"{base}.{node.attrname}"
+    if not isinstance(node, nodes.Name):
+        return None
+    _, assignments = node.lookup(node.name)
+    if len(assignments) != 1:
+        return None
+    statement = assignments[0]
+    if not isinstance(statement, (nodes.Import, nodes.ImportFrom)):
+        return None
+    for name, alias in statement.names:
+        if isinstance(statement, nodes.Import):
+            if alias == node.name:
+                return name
+            if alias is None and name.split(".")[0] == node.name:
+                return node.name
+        elif isinstance(statement, nodes.ImportFrom) and (alias or name) == node.name and not statement.level:
+            return f"{statement.modname}.{name}"
+    return None
 
 
 def _imported_as_api_name(func: nodes.NodeNG) -> bool:

@@ -8,6 +8,7 @@ handful of runs; the run count is capped, and past the cap nothing is decided (s
 
 from __future__ import annotations
 
+import dataclasses
 import operator
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
@@ -100,9 +101,9 @@ class Concretizer:
             else:
                 self.pins[var] = saved
 
-    def of_ref(self, ref: v.Ref, lazy: v.Lazy) -> Any:
-        """The value of one of `ref`'s allocation arguments (`ref.alloc.collective`, ...),
-        read for the call that made the allocation."""
+    def argument(self, ref: v.Ref, lazy: v.Lazy) -> Any:
+        """An argument of `ref`'s allocation (its `collective=`), under the pins in force
+        where the allocation was reached."""
         saved = dict(self.pins)
         self.pins.update(ref.pins)
         try:
@@ -215,7 +216,8 @@ class Concretizer:
         if base is UNKNOWN:
             return UNKNOWN
         if isinstance(base, AtProxy):
-            return base.target
+            target = base.target
+            return dataclasses.replace(target, sliced=True) if isinstance(target, v.Ref) else target
         if isinstance(base, v.UnionRef):
             return self._union_group(base, index)
         if isinstance(base, v.Free):
@@ -239,7 +241,7 @@ class Concretizer:
         if isinstance(group, (tuple, list)):
             return type(group)(self.members(item, union) for item in group)
         if isinstance(group, v.Ref):
-            return v.Ref(group.alloc, union, group.pins)
+            return v.Ref(group.alloc, union, group.pins, group.sliced)
         if isinstance(group, v.UnionRef):
             return v.UnionRef(group.union, union)
         return group
@@ -247,7 +249,7 @@ class Concretizer:
     def attribute(self, base: Any, name: str) -> Any:
         if isinstance(base, v.Free):
             return v.Free(base.key + (name,), f"{base.label}.{name}")
-        if isinstance(base, (v.Ref, v.UnionRef)) and name == "at":
+        if isinstance(base, (v.Ref, v.UnionRef, v.Barrier)) and name == "at":
             return AtProxy(base)
         if isinstance(base, InstanceObj):
             return self.binder.instance_field(self, base, name)

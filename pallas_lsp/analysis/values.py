@@ -221,13 +221,17 @@ class Free:
 
 @dataclass(frozen=True)
 class Ref:
-    """A concrete reference: an allocation, possibly reached as a member of a RefUnion."""
+    """A concrete reference: an allocation, possibly reached as a member of a RefUnion.
+
+    `pins` are the call variables fixed where the allocation was reached (a helper returning
+    `plgpu.TMEM(..., collective=collective)` for one of its calls): the allocation's own
+    arguments are read under them.
+    """
 
     alloc: Alloc
     union: UnionAlloc | None = None
-    # The call-site pins in force where the allocation was evaluated: a helper's parameters
-    # (`collective=collective`) are read later, and must be read for that same call.
-    pins: tuple = ()
+    pins: tuple = field(default=(), compare=False)
+    sliced: bool = field(default=False, compare=False)  # reached through `.at[...]`: shape unknown
 
 
 @dataclass(frozen=True)

@@ -1,11 +1,13 @@
 """Read the expected findings written beside the lines of a fixture.
 
 A marker is a whole trailing comment made of finding codes, optionally followed by
-``[lowering]``::
+``[lowering]`` (JAX reports it when lowering, in every version) or ``[lowering jax>=0.11]``
+(only in those versions)::
 
     plgpu.tcgen05_mma(  # PLS001
     plgpu.tcgen05_mma(  # PLS001, PLS001
-    plgpu.tcgen05_mma(  # PLS001 [lowering]
+    plgpu.tcgen05_mma(  # PLS001 [lowering jax>=0.11]
+    plgpu.tcgen05_mma(  # PLS012 [lowering]
     u = plgpu.RefUnion(  # PLS002
 
 Comments with any other text (``# see PLS001``) are not markers.  The first line of a
@@ -26,16 +28,23 @@ __all__ = ["Marker", "parse_markers", "parse_markers_source", "oracle_restrictio
            "version_allowed"]
 
 _CODE = r"PLS\d{3}"
+_VERSION = r"jax\s*(?:<=|>=|<|>|==)\s*[0-9][0-9.]*"
 _MARKER_RE = re.compile(
-    rf"^#\s*(?P<codes>{_CODE}(?:\s*,\s*{_CODE})*)\s*(?P<lowering>\[lowering\])?\s*$"
+    rf"^#\s*(?P<codes>{_CODE}(?:\s*,\s*{_CODE})*)\s*"
+    rf"(?P<lowering>\[lowering(?:\s+(?P<only>{_VERSION}))?\])?\s*$"
 )
 _ORACLE_RE = re.compile(r"^#\s*oracle:\s*jax\s*(?P<op><=|>=|<|>|==)\s*(?P<ver>[0-9][0-9.]*)\s*$")
+_CONDITION_RE = re.compile(r"^jax\s*(?P<op><=|>=|<|>|==)\s*(?P<ver>[0-9][0-9.]*)$")
 
 
 class Marker(NamedTuple):
     line: int  # 1-based line number
     code: str  # e.g. "PLS001"
     kind: str  # "trace" or "lowering"
+    only: str = ""  # e.g. "jax>=0.11": the JAX versions where it fires ("" = every version)
+
+    def applies(self, jax_version: str) -> bool:
+        return not self.only or _satisfies(jax_version, self.only)
 
 
 def parse_markers_source(source: str) -> list[Marker]:
@@ -49,8 +58,9 @@ def parse_markers_source(source: str) -> list[Marker]:
         if match is None:
             continue
         kind = "lowering" if match.group("lowering") else "trace"
+        only = re.sub(r"\s+", "", match.group("only") or "")
         for code in re.findall(_CODE, match.group("codes")):
-            markers.append(Marker(tok.start[0], code, kind))
+            markers.append(Marker(tok.start[0], code, kind, only))
     return markers
 
 
@@ -87,7 +97,16 @@ def version_allowed(path: str | Path, jax_version: str) -> bool:
     restriction = oracle_restriction(path)
     if restriction is None:
         return True
-    op, bound = restriction
+    return _compare(jax_version, *restriction)
+
+
+def _satisfies(jax_version: str, condition: str) -> bool:
+    """`condition` is e.g. ``jax>=0.11``."""
+    match = _CONDITION_RE.match(condition)
+    return _compare(jax_version, match.group("op"), _version_tuple(match.group("ver")))
+
+
+def _compare(jax_version: str, op: str, bound: tuple[int, ...]) -> bool:
     have = _version_tuple(jax_version)
     n = max(len(have), len(bound))
     have = have + (0,) * (n - len(have))

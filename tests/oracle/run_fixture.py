@@ -13,19 +13,19 @@ trace verdict is ``null`` when that succeeds, ``{"code", "line", "message"}`` wh
 raises one of the errors the linter predicts, and ``{"error": ...}`` for any other
 exception.  With ``--lower`` every case that traced cleanly is also lowered for CUDA on
 the CPU (``jax.jit(fn).trace(*args).lower(lowering_platforms=("cuda",))``); its verdict
-is ``null``, ``{"code": "PLS001", "message"}`` for ``Collective attributes are
-inconsistent across operations in the kernel.``, ``{"unsupported": ...}`` when this JAX
+is ``null``, ``{"code", "message"}`` for the lowering errors the linter predicts
+(``LOWERING_MESSAGES``), ``{"unsupported": ...}`` when this JAX
 cannot lower that kind of kernel here at all (``pl.pallas_call`` without a GPU in
 jax 0.12, ``pl.kernel`` with scratch operands), or ``{"error": ...}``.
 
-Each case also lists ``mma_lines``: the fixture lines of the ``tcgen05_mma`` equations
-in its jaxpr (innermost frame in the fixture), used to tie ``[lowering]`` markers to the
+Each case also lists ``lines``: the fixture lines of the equations in its jaxpr
+(innermost frame in the fixture), used to tie ``[lowering]`` markers to the
 case that exercises them.
 
 Output (one JSON object on stdout)::
 
     {"fixture": ..., "jax": "0.12.0", "python": "3.12.1", "error": null,
-     "cases": [{"name": "case_x", "trace": ..., "lowering": ..., "mma_lines": [..]}]}
+     "cases": [{"name": "case_x", "trace": ..., "lowering": ..., "lines": [..]}]}
 """
 
 from __future__ import annotations
@@ -38,16 +38,56 @@ import json
 import os
 import sys
 import traceback
+import warnings
 
 # Message prefix -> finding code, for errors raised while building or tracing a case.
 TRACE_MESSAGES = (
     ("Accumulator Ref must be collective if collective_axis is set.", "PLS001"),
     ("LHS Ref must be collective if collective_axis is set.", "PLS001"),
     ("Some aliased TMEM references are collective and some are not.", "PLS002"),
+    ("packed, collective and layout arguments are only supported for TMEM.", "PLS003"),
+    ("packed cannot be specified if layout is specified.", "PLS004"),
+    ("dtypes narrower than 32-bit require either the packed argument or an explicit TMEM layout",
+     "PLS005"),
+    ("transforms are not supported for TMEM", "PLS006"),
+    ("All aliased Refs must have the same memory space (SMEM or TMEM).", "PLS007"),
+    ("TMEM references must have either 128 or 64 rows", "PLS019"),
+    # plgpu.kernel's old spelling, jax 0.12: the names fall into **mesh_kwargs.
+    ("got an unexpected keyword argument 'out_shape'", "PLS008"),
+    ("got an unexpected keyword argument 'scratch_shapes'", "PLS008"),
+    ("kernel() takes from 0 to 1 positional arguments", "PLS008"),
+    ("Cannot specify both out_shape and out_type.", "PLS008"),
+    ("Cannot specify both scratch_shapes and scratch_types.", "PLS008"),
+    ("Accumulator must be a TMEM Ref.", "PLS009"),
+    ("LHS must be a TMEM/SMEM Ref.", "PLS009"),
+    ("RHS must be an SMEM Ref.", "PLS009"),
+    ("a_scale must be a TMEM Ref", "PLS009"),
+    ("b_scale must be a TMEM Ref", "PLS009"),
+    ("MMA barrier must have orders_tensor_core set to True.", "PLS010"),
+    ("a_scale and b_scale must both be present or absent.", "PLS011"),
+    ("Accumulator and LHS have incompatible shapes.", "PLS018"),
+    ("Accumulator and RHS have incompatible shapes.", "PLS018"),
+    ("LHS and RHS have incompatible shapes.", "PLS018"),
+    # A body missing the scratch ref plgpu.kernel dropped (scratch neither sequence nor mapping).
+    ("missing 1 required positional argument", "PLS015"),
 )
-# Message prefix -> finding code, for errors raised while lowering (Warpgroup semantics).
+# Message prefix -> finding code, for warnings issued while building or tracing a case.
+WARNING_MESSAGES = (
+    ("The out_shape and scratch_shapes arguments to plgpu.kernel are deprecated.", "PLS008"),
+)
+# Message prefix -> finding code, for errors raised while lowering ("A|B": either code).
 LOWERING_MESSAGES = (
-    ("Collective attributes are inconsistent across operations in the kernel.", "PLS001"),
+    # Warpgroup semantics only (the default from jax 0.11): RefUnion members (PLS001), other
+    # tcgen05 ops disagreeing with the kernel's TMEM (PLS017).
+    ("Collective attributes are inconsistent across operations in the kernel.", "PLS001|PLS017"),
+    ("Unknown cluster axis", "PLS012"),
+    ("Can only perform collective MMA along minormost cluster axis.", "PLS012"),
+    ("Collective arrivals require the minormost cluster dimension to have size 2", "PLS012"),  # 0.12
+    ("Collective arrivals only support (2, 1, 1)-shaped clusters", "PLS012"),  # 0.10.2
+    ("Collective TMEM allocations are only supported for clusters with an even number of blocks",
+     "PLS013"),
+    ("Can't mix collective and non-collective TMEM allocations within the same kernel.", "PLS014"),
+    ("Only thread-collective allocations are supported in multithreaded kernels.", "PLS016"),
 )
 # Lowering that this machine or JAX version cannot do at all, whatever the kernel says:
 # reported as {"unsupported": message} rather than as an error.
@@ -116,6 +156,26 @@ def _fixture_frame(exc: BaseException, fixture: str):
     return frames[-1] if frames else None
 
 
+@contextlib.contextmanager
+def _recording_warnings(fixture: str, index: _CallIndex, sink: list):
+    """Warnings we predict, as ``{code, line, message}``, placed like errors: at the
+    innermost frame of the fixture in the stack that issued them."""
+    def show(message, category, filename, lineno, file=None, line=None):
+        code = _classify(message, WARNING_MESSAGES)
+        frames = [f for f in traceback.extract_stack() if _same_file(f.filename, fixture)]
+        if code is None or not frames:
+            return
+        frame = frames[-1]
+        line = index.first_line(frame.lineno, getattr(frame, "end_lineno", None),
+                                getattr(frame, "colno", None), getattr(frame, "end_colno", None))
+        sink.append({"code": code, "line": line, "message": str(message)})
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        warnings.showwarning = show
+        yield
+
+
 def _error_text(exc: BaseException) -> str:
     lines = traceback.format_exception(type(exc), exc, exc.__traceback__)
     text = "".join(lines)
@@ -124,7 +184,9 @@ def _error_text(exc: BaseException) -> str:
     return text
 
 
-def _mma_lines(closed_jaxpr, fixture: str, index: _CallIndex) -> list[int]:
+def _eqn_lines(closed_jaxpr, fixture: str, index: _CallIndex) -> list[int]:
+    """Fixture lines of the case's equations, nested jaxprs included: the kernel call
+    (``plgpu.kernel(...)(x)`` inside a fixture function), its MMAs, commits, copies."""
     lines: set[int] = set()
     seen: set[int] = set()
 
@@ -137,12 +199,10 @@ def _mma_lines(closed_jaxpr, fixture: str, index: _CallIndex) -> list[int]:
             return
         seen.add(id(jaxpr))
         for eqn in jaxpr.eqns:
-            if "tcgen05_mma" in eqn.primitive.name:
-                # Frames are innermost first.
-                for frame in frames_of(eqn):
-                    if _same_file(frame.file_name, fixture):
-                        lines.add(index.first_line(frame.line_num))
-                        break
+            for frame in frames_of(eqn):  # innermost first
+                if _same_file(frame.file_name, fixture):
+                    lines.add(index.first_line(frame.line_num))
+                    break
             for value in eqn.params.values():
                 for sub in _jaxprs_in(value):
                     walk(sub)
@@ -173,6 +233,7 @@ def run(fixture: str, lower: bool) -> dict:
         "jax": jax.__version__,
         "python": sys.version.split()[0],
         "error": None,
+        "import_warnings": [],
         "cases": [],
     }
 
@@ -182,7 +243,8 @@ def run(fixture: str, lower: bool) -> dict:
         spec = importlib.util.spec_from_file_location(name, fixture)
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
-        spec.loader.exec_module(module)
+        with _recording_warnings(fixture, index, result["import_warnings"]):
+            spec.loader.exec_module(module)
     except BaseException as exc:  # noqa: BLE001 - reported, not swallowed
         result["error"] = "import failed:\n" + _error_text(exc)
         return result
@@ -196,13 +258,14 @@ def run(fixture: str, lower: bool) -> dict:
         return result
 
     for case_name in case_names:
-        entry = {"name": case_name, "trace": None, "lowering": None, "mma_lines": []}
+        entry = {"name": case_name, "trace": None, "lowering": None, "lines": [], "warnings": []}
         result["cases"].append(entry)
         jax.clear_caches()
         traced = None
         try:
-            fn, args = getattr(module, case_name)()
-            traced = jax.make_jaxpr(fn)(*args)
+            with _recording_warnings(fixture, index, entry["warnings"]):
+                fn, args = getattr(module, case_name)()
+                traced = jax.make_jaxpr(fn)(*args)
         except Exception as exc:  # noqa: BLE001
             code = _classify(exc, TRACE_MESSAGES)
             frame = _fixture_frame(exc, fixture)
@@ -222,7 +285,7 @@ def run(fixture: str, lower: bool) -> dict:
                     "message": str(exc),
                 }
             continue
-        entry["mma_lines"] = _mma_lines(traced, fixture, index)
+        entry["lines"] = _eqn_lines(traced, fixture, index)
         if not lower:
             continue
         jax.clear_caches()

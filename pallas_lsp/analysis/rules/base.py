@@ -43,6 +43,7 @@ class Rule:
     # Names (variables, attributes, imported names) a file must use for the rule to apply;
     # checked on the stdlib AST before astroid builds anything. Empty: no such filter.
     identifiers: ClassVar[frozenset[str]] = frozenset()
+    lowering: ClassVar[bool] = False  # JAX reports it when lowering, not when tracing
     VALID: ClassVar[tuple[str, ...]] = ()
     INVALID: ClassVar[tuple[Invalid, ...]] = ()
 

@@ -157,7 +157,7 @@ class NonCollectiveOperand(Rule):
             if ref.alloc.space != "TMEM":
                 return
             outcome.uses.append((ref.alloc.node, collective_op))
-            if collective_op and conc.truth(conc.of_ref(ref, ref.alloc.collective)) is False:
+            if collective_op and conc.truth(conc.argument(ref, ref.alloc.collective)) is False:
                 outcome.problems.append(Problem(role, node, ref, axis, (ref.alloc,)))
             return
         union = ref.union if isinstance(ref, (v.Ref, v.UnionRef)) else None

@@ -48,7 +48,7 @@ def flag(conc: Concretizer, ref: Any) -> Any:
     """A TMEM ref's stored `collective` value as JAX compares it (None becomes False)."""
     if isinstance(ref, v.UnionRef):
         return union_collective(conc, ref.union)
-    value = conc.of_ref(ref, ref.alloc.collective)
+    value = conc.argument(ref, ref.alloc.collective)
     if value is None:
         return False
     if isinstance(value, v.Free):

@@ -1,0 +1,68 @@
+"""PLS004: a TMEM allocation with both `packed=` and `layout=`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import fixes
+from ..api import Kind
+from ..context import Context
+from ..findings import Applicability, Fix
+from ..solve import Concretizer
+from ..values import UNKNOWN
+from . import examples
+from .base import Invalid
+from .call_rule import Arguments, CallRule, space_of
+
+
+class PackedWithLayout(CallRule):
+    """## What it does
+    Flags `plgpu.TMEM(...)` calls given both `packed=` and `layout=` (neither `None`).
+
+    ## Why is this bad?
+    An explicit TMEM layout already says how values are packed into 32-bit columns; JAX
+    refuses to be told twice and raises when the constructor runs.
+
+    ## Example
+    ```python
+    plgpu.TMEM((128, 4), jnp.float8_e8m0fnu, packed=True, layout=plgpu.TMEMLayout.SCALES_LAYOUT)
+    ```
+
+    Use instead:
+    ```python
+    plgpu.TMEM((128, 4), jnp.float8_e8m0fnu, layout=plgpu.TMEMLayout.SCALES_LAYOUT)
+    ```
+
+    ## Fix safety
+    Removing `packed=` is unsafe: the layout may be the argument that should go instead.
+
+    ## JAX message
+    `packed cannot be specified if layout is specified.` (ValueError, when the constructor
+    runs, in every supported version).
+    """
+
+    code = "PLS004"
+    name = "tmem-packed-with-layout"
+    summary = "TMEM allocation with both packed= and layout="
+    jax_message = "packed cannot be specified if layout is specified."
+    triggers = (b"TMEM",)
+    identifiers = frozenset({"TMEM"})
+    kinds = (Kind.ALLOC,)
+    VALID = (examples.PLS004_VALID,)
+    INVALID = (Invalid(examples.PLS004_INVALID, fixed=examples.PLS004_VALID),)
+
+    def problem(self, ctx: Context, args: Arguments, conc: Concretizer) -> Any:
+        if space_of(ctx, args.call) != "TMEM" or not {"packed", "layout"} <= args.written.keys():
+            return False
+        packed, layout = args.given(conc, "packed"), args.given(conc, "layout")
+        if packed is False or layout is False:
+            return False
+        return UNKNOWN if UNKNOWN in (packed, layout) else True
+
+    def message(self, ctx: Context, args: Arguments, detail: Any) -> str:
+        return (f"packed cannot be specified if layout is specified: "
+                f"packed={args.written['packed'].as_string()} with layout={args.written['layout'].as_string()}")
+
+    def fixes(self, ctx: Context, args: Arguments, detail: Any) -> tuple[Fix, ...]:
+        edits = fixes.remove_keyword(ctx, args.call, "packed")
+        return (Fix("Remove packed=", Applicability.UNSAFE, edits),) if edits else ()

@@ -1,0 +1,68 @@
+"""PLS006: a TMEM allocation with `transforms=`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import fixes
+from ..api import Kind
+from ..context import Context
+from ..findings import Applicability, Fix
+from ..solve import Concretizer
+from ..values import UNKNOWN
+from . import examples
+from .base import Invalid
+from .call_rule import Arguments, CallRule, space_of
+
+
+class TmemTransforms(CallRule):
+    """## What it does
+    Flags `plgpu.TMEM(...)` calls given a non-empty `transforms=` (tiling, swizzling, ...).
+
+    ## Why is this bad?
+    Transforms describe how a buffer is laid out in shared memory; Tensor Memory has layouts
+    instead (`layout=`, `packed=`). JAX raises when the constructor runs. The transforms were
+    usually copied from an SMEM line.
+
+    ## Example
+    ```python
+    plgpu.TMEM((128, 128), jnp.float32, transforms=(plgpu.TilingTransform((8, 64)),))
+    ```
+
+    Use instead:
+    ```python
+    plgpu.TMEM((128, 128), jnp.float32)
+    ```
+
+    ## Fix safety
+    Removing `transforms=` is unsafe: the allocation may have been meant for SMEM.
+
+    ## JAX message
+    `transforms are not supported for TMEM` (ValueError, when the constructor runs, in every
+    supported version).
+    """
+
+    code = "PLS006"
+    name = "tmem-transforms"
+    summary = "TMEM allocation with transforms="
+    jax_message = "transforms are not supported for TMEM"
+    triggers = (b"TMEM",)
+    identifiers = frozenset({"TMEM"})
+    kinds = (Kind.ALLOC,)
+    VALID = (examples.PLS006_VALID,)
+    INVALID = (Invalid(examples.PLS006_INVALID, fixed=examples.PLS006_VALID),)
+
+    def problem(self, ctx: Context, args: Arguments, conc: Concretizer) -> Any:
+        if space_of(ctx, args.call) != "TMEM" or "transforms" not in args.written:
+            return False
+        transforms = args.value(conc, "transforms")
+        if not isinstance(transforms, (tuple, list)):  # JAX tests truthiness; stay with what we see
+            return UNKNOWN if transforms is not None else False
+        return bool(transforms)
+
+    def message(self, ctx: Context, args: Arguments, detail: Any) -> str:
+        return f"transforms are not supported for TMEM: transforms={args.written['transforms'].as_string()}"
+
+    def fixes(self, ctx: Context, args: Arguments, detail: Any) -> tuple[Fix, ...]:
+        edits = fixes.remove_keyword(ctx, args.call, "transforms")
+        return (Fix("Remove transforms=", Applicability.UNSAFE, edits),) if edits else ()

@@ -1,0 +1,94 @@
+"""PLS007: a RefUnion of refs in different memory spaces, or of GMEM refs."""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+from .. import values as v
+from ..api import Kind
+from ..context import Context
+from ..findings import Finding
+from ..solve import Concretizer
+from ..values import UNKNOWN
+from . import examples
+from .base import Invalid
+from .call_rule import Arguments, CallRule
+from .tmem import space, union_leaves
+
+ALIASABLE = ("SMEM", "TMEM")
+
+
+class RefUnionMemorySpace(CallRule):
+    """## What it does
+    Flags a `plgpu.RefUnion(...)` whose members (looked at through list and tuple groups;
+    a nested union counts as one member in its own space) are not all SMEM or all TMEM:
+    SMEM aliased with TMEM, or GMEM / REGS refs.
+
+    ## Why is this bad?
+    A RefUnion is one allocation seen through several refs, so its members must share a
+    memory space, and only shared memory and Tensor Memory can be aliased. JAX raises in the
+    constructor, before anything is traced.
+
+    ## Example
+    ```python
+    plgpu.RefUnion(plgpu.SMEM((128, 64), jnp.float16), plgpu.TMEM((128, 128), jnp.float32))
+    ```
+
+    Use instead:
+    ```python
+    plgpu.RefUnion(plgpu.SMEM((128, 64), jnp.float16), plgpu.SMEM((64, 128), jnp.float16))
+    ```
+
+    ## Fix safety
+    There is no fix: which allocation should move out of the union is a design decision.
+
+    ## JAX message
+    `All aliased Refs must have the same memory space (SMEM or TMEM).` (NotImplementedError,
+    when the constructor runs, in every supported version; JAX's message goes on with the repr
+    of a generator).
+    """
+
+    code = "PLS007"
+    name = "ref-union-memory-space"
+    summary = "RefUnion of refs in different memory spaces, or of GMEM"
+    jax_message = "All aliased Refs must have the same memory space (SMEM or TMEM)."
+    triggers = (b"RefUnion",)
+    identifiers = frozenset({"RefUnion"})
+    kinds = (Kind.REF_UNION,)
+    VALID = (examples.PLS007_VALID,)
+    INVALID = (Invalid(examples.PLS007_INVALID),)
+
+    def check(self, ctx: Context) -> Iterator[Finding]:
+        for call in ctx.flow.sites(*self.kinds):
+            yield from self._call(ctx, Arguments(ctx, call, {}, {}))
+
+    def problem(self, ctx: Context, args: Arguments, conc: Concretizer) -> Any:
+        union = ctx.flow.evaluate(args.call)
+        return _spaces_if_wrong(conc, union) if isinstance(union, v.UnionAlloc) else UNKNOWN
+
+    def same_problem(self, ctx: Context, args: Arguments, detail: Any) -> Any:
+        return True  # one finding per union, whichever members a setting gives it
+
+    def message(self, ctx: Context, args: Arguments, detail: Any) -> str:
+        return ("All aliased Refs must have the same memory space (SMEM or TMEM): "
+                f"this RefUnion aliases {_describe(detail)}")
+
+
+def _spaces_if_wrong(conc: Concretizer, union: v.UnionAlloc) -> Any:
+    """The members' spaces, in order, when JAX refuses them; () when fine; UNKNOWN."""
+    found = union_leaves(conc, union)
+    if found is UNKNOWN or not found:
+        return UNKNOWN
+    spaces = [space(conc, leaf) for leaf in found]
+    if UNKNOWN in spaces or "mixed" in spaces:  # a nested union JAX refuses is its own finding
+        return UNKNOWN
+    if len(set(spaces)) == 1 and spaces[0] in ALIASABLE:
+        return ()
+    return tuple(spaces)
+
+
+def _describe(spaces: tuple) -> str:
+    distinct = list(dict.fromkeys(spaces))
+    if len(distinct) == 1:
+        return f"{distinct[0]} refs only, which cannot be aliased"
+    return " with ".join(distinct)

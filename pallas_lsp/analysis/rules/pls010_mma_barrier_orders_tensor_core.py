@@ -1,0 +1,85 @@
+"""PLS010: a tcgen05 barrier created without `orders_tensor_core=True`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import fixes, values as v
+from ..api import Kind
+from ..context import Context
+from ..findings import Applicability, Fix
+from ..solve import Concretizer
+from ..values import UNKNOWN
+from . import examples
+from .base import Invalid
+from .call_rule import Arguments, CallRule, arguments
+
+
+class MmaBarrierOrdersTensorCore(CallRule):
+    """## What it does
+    Flags `plgpu.tcgen05_mma(..., barrier)` and `plgpu.tcgen05_commit_arrive(barrier)` calls
+    whose barrier (followed back to its `plgpu.Barrier(...)` / `plgpu.ClusterBarrier(...)`,
+    also through `.at[...]`) was created without `orders_tensor_core=True`.
+
+    ## Why is this bad?
+    The tensor core signals completion of its asynchronous work through the barrier; only a
+    barrier created to order tensor-core operations can receive that signal. JAX raises when
+    the kernel is traced.
+
+    ## Example
+    ```python
+    scratch_types=dict(..., barrier=plgpu.Barrier())
+    ...
+    plgpu.tcgen05_mma(acc, a_smem, b_smem, barrier)
+    ```
+
+    Use instead:
+    ```python
+    scratch_types=dict(..., barrier=plgpu.Barrier(orders_tensor_core=True))
+    ```
+
+    ## Fix safety
+    Setting `orders_tensor_core=True` on the barrier is unsafe: the same barrier may also
+    serve copies or other waits, whose synchronization it changes.
+
+    ## JAX message
+    `MMA barrier must have orders_tensor_core set to True.` (trace time, `jax.make_jaxpr`, in
+    every supported version).
+    """
+
+    code = "PLS010"
+    name = "mma-barrier-orders-tensor-core"
+    summary = "tcgen05 barrier without orders_tensor_core=True"
+    jax_message = "MMA barrier must have orders_tensor_core set to True."
+    triggers = (b"tcgen05",)
+    identifiers = frozenset({"tcgen05_mma", "tcgen05_commit_arrive"})
+    kinds = (Kind.MMA, Kind.COMMIT_ARRIVE)
+    VALID = (examples.PLS010_VALID,)
+    INVALID = (Invalid(examples.PLS010_INVALID, fixed=examples.PLS010_VALID),)
+
+    def problem(self, ctx: Context, args: Arguments, conc: Concretizer) -> Any:
+        if "barrier" not in args.written:
+            return None
+        barrier = args.value(conc, "barrier")
+        if barrier is None:
+            return None  # an MMA without a barrier is not checked
+        if not isinstance(barrier, v.Barrier):
+            return UNKNOWN
+        created = arguments(ctx, barrier.node)
+        if created is None:
+            return UNKNOWN
+        orders = created.truth(conc, "orders_tensor_core")
+        if orders is UNKNOWN:
+            return UNKNOWN
+        return None if orders else barrier
+
+    def message(self, ctx: Context, args: Arguments, detail: Any) -> str:
+        written = fixes.keyword(detail.node, "orders_tensor_core")
+        how = "without orders_tensor_core=True" if written is None else (
+            f"with orders_tensor_core={written.value.as_string()}")
+        return (f"MMA barrier must have orders_tensor_core set to True: "
+                f"'{args.written['barrier'].as_string()}' is created at {ctx.where(detail.node)} {how}")
+
+    def fixes(self, ctx: Context, args: Arguments, detail: Any) -> tuple[Fix, ...]:
+        edits = fixes.set_keyword(ctx, detail.node, "orders_tensor_core", "True")
+        return (Fix("Create the barrier with orders_tensor_core=True", Applicability.UNSAFE, edits),) if edits else ()

@@ -1,0 +1,72 @@
+"""PLS011: a scaled tcgen05_mma given only one of `a_scale` / `b_scale`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import fixes
+from ..api import Kind
+from ..context import Context
+from ..findings import Applicability, Fix
+from ..solve import Concretizer
+from ..values import UNKNOWN
+from . import examples
+from .base import Invalid
+from .call_rule import Arguments, CallRule
+
+
+class MmaScales(CallRule):
+    """## What it does
+    Flags `plgpu.tcgen05_mma(...)` calls where exactly one of `a_scale=` and `b_scale=` is
+    given (not `None`).
+
+    ## Why is this bad?
+    A block-scaled MMA scales both operands; with one scale JAX does not know what the other
+    operand's scales are and raises when the kernel is traced.
+
+    ## Example
+    ```python
+    plgpu.tcgen05_mma(acc, a_smem, b_smem, barrier, a_scale=a_scales)
+    ```
+
+    Use instead:
+    ```python
+    plgpu.tcgen05_mma(acc, a_smem, b_smem, barrier, a_scale=a_scales, b_scale=b_scales)
+    ```
+    or no scales at all.
+
+    ## Fix safety
+    Removing the lone scale is unsafe: the other scale may be what is missing.
+
+    ## JAX message
+    `a_scale and b_scale must both be present or absent.` (trace time, `jax.make_jaxpr`, in
+    every supported version).
+    """
+
+    code = "PLS011"
+    name = "mma-scales"
+    summary = "tcgen05_mma with only one of a_scale= / b_scale="
+    jax_message = "a_scale and b_scale must both be present or absent."
+    triggers = (b"_scale",)
+    identifiers = frozenset({"tcgen05_mma"})
+    kinds = (Kind.MMA,)
+    VALID = (examples.PLS011_VALID,)
+    INVALID = (Invalid(examples.PLS011_INVALID, fixed=examples.PLS011_VALID),)
+
+    def problem(self, ctx: Context, args: Arguments, conc: Concretizer) -> Any:
+        if not {"a_scale", "b_scale"} & args.written.keys():
+            return None
+        given = {name: args.given(conc, name) for name in ("a_scale", "b_scale")}
+        if UNKNOWN in given.values():
+            return UNKNOWN
+        if given["a_scale"] == given["b_scale"]:
+            return None
+        return "a_scale" if given["a_scale"] else "b_scale"
+
+    def message(self, ctx: Context, args: Arguments, detail: Any) -> str:
+        missing = "b_scale" if detail == "a_scale" else "a_scale"
+        return f"a_scale and b_scale must both be present or absent: {detail}= is given, {missing}= is not"
+
+    def fixes(self, ctx: Context, args: Arguments, detail: Any) -> tuple[Fix, ...]:
+        edits = fixes.remove_keyword(ctx, args.call, detail)
+        return (Fix(f"Remove {detail}=", Applicability.UNSAFE, edits),) if edits else ()

@@ -1,0 +1,142 @@
+"""PLS012: a `collective_axis` the kernel's cluster cannot serve."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from astroid import nodes
+
+from ..api import Kind
+from ..context import Context
+from ..findings import Severity
+from ..solve import Concretizer
+from ..values import UNKNOWN
+from . import examples
+from .base import Invalid
+from .call_rule import Arguments, CallRule, api_function
+from .kernels import Cluster, cluster_of, mosaic_kernels_running
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    what: str  # "unknown" | "minor" | "size" | "shape"
+    axis: str
+    cluster: Cluster
+    kernel: nodes.Call
+
+
+class CollectiveAxisCluster(CallRule):
+    """## What it does
+    Flags `plgpu.tcgen05_mma`, `plgpu.tcgen05_commit_arrive` and `plgpu.async_copy_*_to_tmem`
+    calls whose `collective_axis` does not fit the `cluster=` / `cluster_names=` of the
+    `plgpu.kernel` that runs them (found through closures, `pl.when`, loops and helper
+    calls):
+
+    * the axis is not one of the kernel's `cluster_names`;
+    * it is, but not the last (minor-most) one;
+    * for an MMA with a barrier and for `tcgen05_commit_arrive`: the minor-most cluster
+      dimension is not 2 (an error in every version), or another dimension is not 1 (a
+      warning: jax 0.10.2 refuses it, jax 0.12 accepts it).
+
+    ## Why is this bad?
+    A collective MMA pairs the two blocks along the minor-most cluster axis. JAX checks this
+    only when the kernel is lowered for the GPU, so the kernel traces fine and fails on the
+    machine that compiles it.
+
+    ## Example
+    ```python
+    plgpu.kernel(kernel, cluster=(2, 1), cluster_names=("x", "y"), ...)
+    ...
+    plgpu.tcgen05_mma(acc_tmem, a_smem, b_smem, barrier, collective_axis="x")
+    ```
+
+    Use instead:
+    ```python
+    plgpu.kernel(kernel, cluster=(1, 2), cluster_names=("x", "y"), ...)
+    ...
+    plgpu.tcgen05_mma(acc_tmem, a_smem, b_smem, barrier, collective_axis="y")
+    ```
+
+    ## Fix safety
+    There is no fix: the cluster shape and the axis are both design decisions.
+
+    ## JAX message
+    When lowering (`jax.jit(f).trace(*args).lower(lowering_platforms=("cuda",))`), in every
+    supported version: `Unknown cluster axis {axis}, available axes: [...]` /
+    `Can only perform collective MMA along minormost cluster axis. Got {axis}, expected
+    {last}.`; for the cluster shape, jax 0.12: `Collective arrivals require the minormost
+    cluster dimension to have size 2, got: (...)`, jax 0.10.2: `Collective arrivals only
+    support (2, 1, 1)-shaped clusters`.
+    """
+
+    code = "PLS012"
+    name = "collective-axis-cluster"
+    summary = "collective_axis not served by the kernel's cluster"
+    jax_message = "Unknown cluster axis"
+    triggers = (b"collective_axis",)
+    identifiers = frozenset({"collective_axis"})
+    lowering = True
+    kinds = (Kind.MMA, Kind.COMMIT_ARRIVE, Kind.COPY_TO_TMEM)
+    VALID = (examples.PLS012_VALID,)
+    INVALID = (Invalid(examples.PLS012_INVALID),)
+
+    def problem(self, ctx: Context, args: Arguments, conc: Concretizer) -> Any:
+        axis = args.value(conc, "collective_axis")
+        if axis is None:
+            return None
+        kernels = mosaic_kernels_running(ctx, args.call)
+        if not isinstance(axis, str) or kernels is None:
+            return UNKNOWN
+        arrives = _arrives(ctx, args, conc)
+        for kernel in kernels:
+            cluster = cluster_of(ctx, conc, kernel)
+            if cluster is UNKNOWN:
+                return UNKNOWN
+            what = _mismatch(axis, cluster, arrives)
+            if what:
+                return Mismatch(what, axis, cluster, kernel) if what is not UNKNOWN else UNKNOWN
+        return None
+
+    def severity_of(self, detail: Mismatch) -> Severity:
+        return Severity.WARNING if detail.what == "shape" else Severity.ERROR
+
+    def message(self, ctx: Context, args: Arguments, detail: Mismatch) -> str:
+        axis, cluster = detail.axis, detail.cluster
+        where = f"the plgpu.kernel at {ctx.where(detail.kernel)} has {cluster.shown()}"
+        if detail.what == "unknown":
+            return f"Unknown cluster axis {axis}, available axes: {list(cluster.names)}: {where}"
+        if detail.what == "minor":
+            return (f"Can only perform collective MMA along minormost cluster axis. Got {axis}, "
+                    f"expected {cluster.names[-1]}: {where}")
+        if detail.what == "size":
+            return (f"Collective arrivals require the minormost cluster dimension to have size 2: {where} "
+                    "(jax 0.10.2 wants a (..., 1, 2) cluster)")
+        return (f"Collective arrivals only support (2, 1, 1)-shaped clusters in jax 0.10.2 (jax 0.12 "
+                f"accepts any cluster whose minor-most dimension is 2): {where}")
+
+
+def _arrives(ctx: Context, args: Arguments, conc: Concretizer) -> Any:
+    """Does the op arrive on a barrier collectively (where the cluster shape is checked)?"""
+    name = api_function(ctx, args.call)
+    if name == "tcgen05_commit_arrive":
+        return True
+    if name == "tcgen05_mma":
+        return args.given(conc, "barrier")
+    return False
+
+
+def _mismatch(axis: str, cluster: Cluster, arrives: Any) -> str | Any:
+    if axis not in cluster.names:
+        return "unknown"
+    if axis != cluster.names[-1]:
+        return "minor"
+    if arrives is UNKNOWN:
+        return UNKNOWN
+    if not arrives or len(cluster.dims) != len(cluster.names):
+        return "" if arrives is False else UNKNOWN
+    if cluster.dims[-1] != 2:
+        return "size"
+    if any(dim != 1 for dim in cluster.dims[:-1]):
+        return "shape"
+    return ""

@@ -1,0 +1,96 @@
+"""PLS017: a tcgen05 op whose collective-ness disagrees with the kernel's TMEM."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..api import Kind
+from ..context import Context
+from ..findings import Severity
+from ..solve import Concretizer
+from ..values import UNKNOWN
+from . import examples
+from .base import Invalid
+from .call_rule import Arguments, CallRule, api_function
+from .kernels import describe_refs, fails_tracing_first, kernel_tmem, mosaic_kernels_running
+
+
+class InconsistentCollectiveOp(CallRule):
+    """## What it does
+    Flags a `plgpu.tcgen05_mma`, `plgpu.tcgen05_commit_arrive` or `plgpu.async_copy_*_to_tmem`
+    whose `collective_axis` disagrees with the TMEM its `plgpu.kernel` allocates: an op
+    without `collective_axis` in a kernel whose TMEM is collective, or a commit or copy with
+    `collective_axis` in a kernel whose TMEM is not. An MMA with `collective_axis` on
+    non-collective TMEM is PLS001, and so is a kernel where such an MMA makes JAX stop when
+    tracing. Kernels whose TMEM is allocated elsewhere than in their scratch are not looked
+    at.
+
+    ## Why is this bad?
+    A kernel runs its tensor-core work either for pairs of blocks or for single blocks.
+    With Warpgroup lowering semantics, the default from jax 0.11, lowering fails; jax
+    0.10.2's default Lane semantics lower it, with the op and the allocation disagreeing on
+    which blocks take part. Hence a warning.
+
+    ## Example
+    ```python
+    acc_tmem=plgpu.TMEM((128, 256), jnp.float32, collective=True)
+    ...
+    plgpu.tcgen05_mma(acc_tmem.at[:, :128], a_smem, b_smem, barrier)
+    ```
+
+    Use instead:
+    ```python
+    plgpu.tcgen05_mma(acc_tmem, a_smem, b_smem, barrier, collective_axis="x")
+    ```
+
+    ## Fix safety
+    There is no fix: whether the op or the allocation is wrong is a design decision.
+
+    ## JAX message
+    `Collective attributes are inconsistent across operations in the kernel.` (when
+    lowering, jax >= 0.11 or `plgpu.LoweringSemantics.Warpgroup`).
+    """
+
+    code = "PLS017"
+    name = "inconsistent-collective-op"
+    summary = "tcgen05 op whose collective_axis disagrees with the kernel's TMEM"
+    jax_message = "Collective attributes are inconsistent across operations in the kernel."
+    severity = Severity.WARNING
+    triggers = (b"tcgen05", b"_to_tmem")
+    identifiers = frozenset({"tcgen05_mma", "tcgen05_commit_arrive", "async_copy_smem_to_tmem", "async_copy_scales_to_tmem", "async_copy_sparse_metadata_to_tmem"})
+    lowering = True
+    kinds = (Kind.MMA, Kind.COMMIT_ARRIVE, Kind.COPY_TO_TMEM)
+    VALID = (examples.PLS017_VALID,)
+    INVALID = (Invalid(examples.PLS017_INVALID),)
+
+    def problem(self, ctx: Context, args: Arguments, conc: Concretizer) -> Any:
+        collective_op = args.given(conc, "collective_axis")
+        kernels = mosaic_kernels_running(ctx, args.call)
+        if collective_op is UNKNOWN or kernels is None:
+            return UNKNOWN
+        if collective_op and api_function(ctx, args.call) == "tcgen05_mma":
+            return None  # PLS001's case, which JAX reports when tracing
+        for kernel in kernels:
+            allocations = kernel_tmem(ctx, conc, kernel)
+            if allocations is UNKNOWN or not allocations:
+                return UNKNOWN
+            flags = {collective for _, collective in allocations}
+            if len(flags) > 1:
+                return UNKNOWN  # PLS014
+            collective_tmem = flags.pop()
+            refs = [ref for ref, _ in allocations]
+            if not collective_tmem and fails_tracing_first(ctx, conc, kernel, refs):
+                return None  # PLS001: JAX stops when tracing; the allocation is what to change
+            if collective_tmem != collective_op:
+                return (collective_op, refs)
+        return None
+
+    def message(self, ctx: Context, args: Arguments, detail: Any) -> str:
+        collective_op, refs = detail
+        op = api_function(ctx, args.call)
+        if collective_op:
+            what = f"{op} has collective_axis set, but the kernel's TMEM ({describe_refs(ctx, refs)}) is not collective"
+        else:
+            what = f"{op} has no collective_axis, but the kernel's TMEM ({describe_refs(ctx, refs)}) is collective"
+        return (f"Collective attributes are inconsistent across operations in the kernel: {what} "
+                "(lowering fails from jax 0.11, whose default Warpgroup semantics check this)")

@@ -1,0 +1,99 @@
+"""PLS018: tcgen05_mma operands whose shapes do not fit together."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import values as v
+from ..api import Kind
+from ..context import Context
+from ..solve import Concretizer
+from ..values import UNKNOWN
+from . import examples
+from .base import Invalid
+from .call_rule import Arguments, CallRule, arguments
+
+
+class MmaShapes(CallRule):
+    """## What it does
+    Flags a `plgpu.tcgen05_mma(acc, a, b, ...)` whose operands, each an allocation with a
+    literal or foldable 2-D shape and used whole (not through `.at[...]`), do not fit: the
+    accumulator's rows differ from the LHS's, its columns from the RHS's (twice the RHS's in
+    collective mode, with `collective_axis`), or the LHS's columns from the RHS's rows.
+
+    ## Why is this bad?
+    A collective MMA computes an `(m, 2n)` accumulator from an `(k, n)` RHS slice in each of
+    the two blocks, so the accumulator is twice as wide as the RHS. JAX raises when the kernel
+    is traced; the shape error also hides any other problem of the MMA.
+
+    ## Example
+    ```python
+    acc_tmem=plgpu.TMEM((128, 128), jnp.float32, collective=True)
+    b_smem=plgpu.SMEM((64, 128), jnp.float16)
+    ...
+    plgpu.tcgen05_mma(acc_tmem, a_smem, b_smem, barrier, collective_axis="x")
+    ```
+
+    Use instead:
+    ```python
+    acc_tmem=plgpu.TMEM((128, 256), jnp.float32, collective=True)
+    ```
+
+    ## Fix safety
+    There is no fix: which shape is wrong cannot be told from the call.
+
+    ## JAX message
+    `Accumulator and RHS have incompatible shapes. Expected RHS to have shape (k, n) and
+    accumulator to have shape (m, n * 2) in collective mode. ...` (or `(m, n)` without
+    `collective_axis`), `Accumulator and LHS have incompatible shapes. ...`, `LHS and RHS have
+    incompatible shapes. ...` (trace time, in every supported version).
+    """
+
+    code = "PLS018"
+    name = "mma-shapes"
+    summary = "tcgen05_mma operands whose shapes do not fit together"
+    jax_message = "Accumulator and RHS have incompatible shapes."
+    triggers = (b"tcgen05",)
+    identifiers = frozenset({"tcgen05_mma"})
+    kinds = (Kind.MMA,)
+    VALID = (examples.PLS018_VALID,)
+    INVALID = (Invalid(examples.PLS018_INVALID),)
+
+    def problem(self, ctx: Context, args: Arguments, conc: Concretizer) -> Any:
+        if not {"acc", "a", "b"} <= args.written.keys():
+            return UNKNOWN
+        shapes = [_shape(ctx, conc, args.value(conc, name)) for name in ("acc", "a", "b")]
+        collective = args.given(conc, "collective_axis")
+        sparse = args.given(conc, "a_sparse_metadata")
+        if UNKNOWN in shapes or UNKNOWN in (collective, sparse):
+            return UNKNOWN
+        (acc_m, acc_n), (lhs_m, lhs_k), (rhs_k, rhs_n) = shapes
+        acc, lhs, rhs = shapes
+        if acc_m != lhs_m:
+            return ("Accumulator and LHS have incompatible shapes. Expected LHS to have shape (m, k) "
+                    f"and accumulator to have shape (m, n). Accumulator: {acc}. LHS: {lhs}.")
+        if acc_n != rhs_n * (2 if collective else 1):
+            expected = "(m, n * 2) in collective mode" if collective else "(m, n)"
+            return ("Accumulator and RHS have incompatible shapes. Expected RHS to have shape (k, n) "
+                    f"and accumulator to have shape {expected}. Accumulator: {acc}. RHS: {rhs}.")
+        if lhs_k * (1 + sparse) != rhs_k:
+            return f"LHS and RHS have incompatible shapes. LHS: {lhs}. RHS: {rhs}."
+        return None
+
+    def message(self, ctx: Context, args: Arguments, detail: Any) -> str:
+        return detail
+
+
+def _shape(ctx: Context, conc: Concretizer, ref: Any) -> tuple[int, int] | Any:
+    """The 2-D shape of an allocation used whole; UNKNOWN otherwise."""
+    if not isinstance(ref, v.Ref) or ref.union is not None or ref.sliced:
+        return UNKNOWN
+    made = arguments(ctx, ref.alloc.node)
+    if made is None or "shape" not in made.written:
+        return UNKNOWN
+    shape = conc.argument(ref, ctx.flow.evaluate(made.written["shape"]))
+    if not isinstance(shape, (tuple, list)) or len(shape) != 2:
+        return UNKNOWN
+    if not all(isinstance(dim, int) and not isinstance(dim, bool) for dim in shape):
+        return UNKNOWN
+    return tuple(shape)
