@@ -75,8 +75,12 @@ def fixed(tmp_path_factory) -> dict[str, dict[str, dict]]:
     }
 
 
-def _problems(verdicts: dict[str, dict], lowering_errors_allowed: bool) -> dict:
+def _problems(verdicts: dict[str, dict], lowering_errors_allowed: bool, predicted: dict | None = None) -> dict:
+    """What JAX still reports. With `lowering_errors_allowed` (unsafe fixes), a lowering error
+    counts only when its code was predicted in the file: an unsafe fix may trade one error for
+    another (forcing `collective=True` breaks a single-block variant), which is why it is unsafe."""
     problems = {}
+    predicted = predicted or {}
     for name, result in verdicts.items():
         if result.get("error"):
             problems[name] = result["error"]
@@ -87,7 +91,7 @@ def _problems(verdicts: dict[str, dict], lowering_errors_allowed: bool) -> dict:
             lowering = case.get("lowering")
             if not CHECK_LOWERING or not lowering or "unsupported" in lowering:
                 continue
-            if "code" in lowering or not lowering_errors_allowed:
+            if not lowering_errors_allowed or lowering.get("code") in predicted.get(name, {lowering.get("code")}):
                 problems[f"{name}::{case['name']} (lowering)"] = lowering
     return problems
 
@@ -100,5 +104,7 @@ def test_safe_fixes_leave_kernels_that_trace_and_lower(fixed):
 
 def test_unsafe_fixes_remove_the_predicted_errors(fixed):
     assert len(fixed["unsafe"]) >= 5
-    problems = _problems(fixed["unsafe"], lowering_errors_allowed=True)
+    predicted = {f"fixtures/{path.name}": {marker.code for marker in parse_markers(path)}
+                 for path in (ROOT / "tests" / "fixtures").glob("*.py")}
+    problems = _problems(fixed["unsafe"], lowering_errors_allowed=True, predicted=predicted)
     assert not problems, json.dumps(problems, indent=1)[:8000]
