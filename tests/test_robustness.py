@@ -13,9 +13,7 @@ from pallas_lsp.analysis import analyze_bytes, analyze_file, analyze_source
 HEADER = "from jax.experimental.pallas import mosaic_gpu as plgpu\n"
 
 
-@pytest.mark.parametrize(
-    "data",
-    [
+BAD_INPUTS = [
         b"plgpu.TMEM((128, 128)\n",  # syntax error
         b"x = '\xff\xfe' # TMEM\n",  # not UTF-8
         b"\x00\x00TMEM\x00",  # NUL bytes
@@ -25,8 +23,10 @@ HEADER = "from jax.experimental.pallas import mosaic_gpu as plgpu\n"
         HEADER.encode() + b"x = [" + b"1, " * 200_000 + b"]  # TMEM\n",  # huge literal
         HEADER.encode() + b"a = b\nb = a\nplgpu.tcgen05_mma(a, b, b, collective_axis=a)\n",  # cycles
         HEADER.encode() + b"def f(x):\n    return f(x)\nplgpu.tcgen05_mma(f(1), f(2), f(3), collective_axis=f(4))\n",
-    ],
-)
+]
+
+
+@pytest.mark.parametrize("data", BAD_INPUTS)
 def test_bad_input(data):
     result = analyze_bytes(data, "bad.py")
     assert result.findings == []
@@ -132,3 +132,23 @@ def test_no_network(monkeypatch):
     monkeypatch.setattr(socket, "socket", refuse)
     monkeypatch.setattr(socket, "create_connection", refuse)
     assert [f.code for f in analyze_source(BUGGY, "k.py").findings] == ["PLS001", "PLS002"]
+
+
+@pytest.mark.parametrize("target", ["flake8", "cli"])
+def test_bad_input_through_the_frontends(target, tmp_path):
+    from fuzz import targets
+
+    runner = {"flake8": targets.flake8_plugin, "cli": targets.cli}[target]
+    for data in BAD_INPUTS:
+        runner(data, str(tmp_path))  # raising is the failure
+
+
+def test_bad_input_through_the_server():
+    from fuzz import targets
+
+    server = targets.Server()
+    try:
+        for data in BAD_INPUTS:
+            server(data, "")  # it answers a hover after each one
+    finally:
+        server.close()
