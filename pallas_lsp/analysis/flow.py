@@ -157,6 +157,7 @@ class Flow:
         self.modules: list[nodes.Module] = [root]
         self._memo: dict[nodes.NodeNG, Any] = {}
         self._kinds: dict[nodes.Call, Kind | None] = {}
+        self._calls: dict[nodes.NodeNG, list[nodes.Call]] = {}
         self._invocations: dict[Any, list[Invocation]] = {}
         self._by_call: dict[nodes.Call, Invocation] = {}
         self._call_vars: dict[Any, v.Var] = {}
@@ -209,9 +210,18 @@ class Flow:
         func = call.func
         return func.attrname if isinstance(func, nodes.Attribute) else getattr(func, "name", "")
 
+    def calls(self, module: nodes.NodeNG | None = None) -> list[nodes.Call]:
+        """Every call in `module` (the root by default), in source order; walked once, since
+        each rule asks for its sites."""
+        module = module or self.root
+        found = self._calls.get(module)
+        if found is None:
+            found = self._calls[module] = list(module.nodes_of_class(nodes.Call))
+        return found
+
     def sites(self, *kinds: Kind) -> Iterator[nodes.Call]:
         """Calls of the root module to API functions of the given kinds, in source order."""
-        for call in self.root.nodes_of_class(nodes.Call):
+        for call in self.calls():
             if self.api_kind(call) in kinds:
                 yield call
 
@@ -222,7 +232,7 @@ class Flow:
         the function). JAX's innermost frame in the root file is the root call, so findings
         about such a site belong there.
         """
-        for call in self.root.nodes_of_class(nodes.Call):
+        for call in self.calls():
             if not _may_name_import(call.func) or self.api_kind(call) is not None:
                 continue
             target = self.static_callable(call.func)
@@ -232,7 +242,7 @@ class Flow:
             invocation = self._by_call.get(call)
             if invocation is None:
                 continue
-            for site in target.nodes_of_class(nodes.Call):
+            for site in self.calls(target):
                 if self.api_kind(site) in kinds:
                     yield call, target, invocation, site
 
