@@ -366,3 +366,16 @@ async def test_quick_fix_for_a_client_that_drops_source_and_data(vscode: Languag
         text_document=t.TextDocumentIdentifier(uri=uri), range=pls001.range,
         context=t.CodeActionContext(diagnostics=[bare])))
     assert actions[0].title == "pallas (PLS001): Add collective=True to the TMEM allocation"
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER))
+async def ignoring_client(lsp_client: LanguageClient):
+    """initializationOptions only: the client has no `pallas` configuration section."""
+    async for _ in _start("visual-studio-code", {"settings": {"ignore": ["PLS002"]}})(lsp_client):
+        yield
+
+
+async def test_initialization_options_stand_when_configuration_is_empty(ignoring_client, example):
+    uri = open_file(ignoring_client, example)
+    await asyncio.sleep(0.5)  # after initialized has asked workspace/configuration
+    assert [d.code for d in await diagnostics(ignoring_client, uri)] == ["PLS001"]

@@ -35,7 +35,8 @@ def _register(server: PallasServer, handler: ClientLogHandler) -> None:  # noqa:
         options = params.initialization_options
         if isinstance(options, dict):
             raw = options.get("settings", options)
-            ls.global_settings = EditorSettings.parse(raw.get(SECTION_KEY, raw) if isinstance(raw, dict) else raw)
+            ls.initial_settings = EditorSettings.parse(raw.get(SECTION_KEY, raw) if isinstance(raw, dict) else raw)
+            ls.global_settings = ls.initial_settings
             set_log_level(ls.global_settings.log_level)
 
     @server.feature(t.INITIALIZED)

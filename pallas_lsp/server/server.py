@@ -69,6 +69,7 @@ class PallasServer(LanguageServer):
         )
         self.units: dict[str, Unit] = {}
         self.global_settings = EditorSettings()
+        self.initial_settings = EditorSettings()  # from initializationOptions
         self.folder_settings: dict[str, EditorSettings] = {}
         self.generation = 0
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pallas-analysis")
@@ -130,12 +131,15 @@ class PallasServer(LanguageServer):
             log.warning("workspace/configuration failed: %s", error)
             return
         answers = list(answers or [])
-        if answers:
-            self.global_settings = EditorSettings.parse(answers[0])
+        # a client without a `pallas` section answers null: initializationOptions stand
+        self.global_settings = self._editor(answers[0] if answers else None)
         self.folder_settings = {
-            folder: EditorSettings.parse(answer) for folder, answer in zip(folders, answers[1:])
+            folder: self._editor(answer) for folder, answer in zip(folders, answers[1:])
         }
         set_log_level(self.global_settings.log_level)
+
+    def _editor(self, answer: Any) -> EditorSettings:
+        return EditorSettings.parse(answer) if isinstance(answer, dict) else self.initial_settings
 
     # -- snapshots -------------------------------------------------------------------------
 
