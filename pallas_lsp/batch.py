@@ -11,9 +11,11 @@ import os
 import sys
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-from .analysis.engine import forget, lint
+from . import cache
+from .analysis.engine import forget, lint, mentions_pallas
 from .analysis.findings import Finding
 from .analysis.fixing import Change, Plan, SourceFile, changes, fix_to_apply, plan_noqa, write
 from .files import Target
@@ -37,7 +39,21 @@ def analyse_one(target: Target) -> FileReport:
         return FileReport(target.path, error=f"cannot read: {error.strerror or error}")
     except (SyntaxError, UnicodeDecodeError, LookupError) as error:
         return FileReport(target.path, error=f"cannot decode: {error}")
-    result = lint(source.text, target.path, target.settings)
+    if target.cache is None or not mentions_pallas(source.text):
+        result = lint(source.text, target.path, target.settings)
+        return FileReport(target.path, result.findings, result.error, result.silenced)
+    return _cached_lint(target, source.text)
+
+
+def _cached_lint(target: Target, text: str) -> FileReport:
+    directory = Path(target.cache)
+    entry = cache.key(target.path, text.encode("utf-8", "surrogatepass"), target.settings)
+    record = cache.load(directory, entry)
+    if record is not None:
+        return FileReport(target.path, cache.findings(record), record["error"], record["silenced"])
+    result = lint(text, target.path, target.settings)
+    if result.error is None or result.error.startswith(("syntax error", "cannot decode")):
+        cache.store(directory, entry, result.findings, result.error, result.silenced, result.dependencies)
     return FileReport(target.path, result.findings, result.error, result.silenced)
 
 

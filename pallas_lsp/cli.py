@@ -13,6 +13,7 @@ stderr, not a finding.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import difflib
 import importlib
 import json
@@ -21,7 +22,7 @@ import sys
 import traceback
 from typing import Sequence, TextIO
 
-from . import __version__, batch, report
+from . import __version__, batch, cache, report
 from .analysis.rules import BY_CODE, PROJECT_URL, RULES, Rule, docs_url
 from .analysis.settings import ConfigError, codes
 from .files import Overrides, SettingsResolver, targets
@@ -142,6 +143,11 @@ def parser() -> argparse.ArgumentParser:
     output.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
     output.add_argument("-q", "--quiet", action="store_true",
                         help="print findings only: no summary, warnings or progress bar")
+    output.add_argument("--no-cache", action="store_true",
+                        help="analyse every file again instead of reusing unchanged results")
+    output.add_argument("--cache-dir", metavar="DIR", default=os.environ.get("PALLAS_LINT_CACHE_DIR"),
+                        help=f"where results are kept (default: {cache.DIRECTORY}/ beside the "
+                             "pyproject.toml, else in the working directory; env PALLAS_LINT_CACHE_DIR)")
     output.add_argument("-j", "--jobs", type=_jobs, default=1, metavar="N",
                         help="analyse in N processes ('auto': one per CPU; default 1)")
 
@@ -217,6 +223,9 @@ def check(args: argparse.Namespace) -> int:
     found, missing = targets(args.paths or ["."], resolver, force_exclude=args.force_exclude)
     if missing:
         raise UsageError(f"{', '.join(missing)}: no such file or directory")
+    if not args.no_cache:
+        found = [dataclasses.replace(target, cache=str(cache.directory_for(target.settings, args.cache_dir)))
+                 for target in found]
     warn = (lambda message: None) if args.quiet else _warn
 
     with _progress(len(found), enabled=not args.quiet) as progress:

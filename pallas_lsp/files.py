@@ -24,6 +24,7 @@ PYTHON_SUFFIXES = (".py", ".pyi")
 class Target:
     path: str  # absolute
     settings: Settings
+    cache: str | None = None  # the result cache's directory; None: no cache
 
 
 @dataclass(frozen=True)

@@ -59,8 +59,10 @@ def tree(tmp_path, monkeypatch) -> Path:
 
 
 @pytest.fixture
-def run(capsys, monkeypatch):
+def run(capsys, monkeypatch, tmp_path_factory):
     monkeypatch.delenv("PALLAS_LINT_OUTPUT_FORMAT", raising=False)
+    # the result cache lives outside the trees these tests compare byte for byte
+    monkeypatch.setenv("PALLAS_LINT_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
 
     def run(*args: str) -> tuple[int, str, str]:
         code = cli.main(list(args))

@@ -67,7 +67,7 @@ def _comments(text: str) -> Iterable[tuple[int, int, str]]:
 def unsilenced(findings: Iterable[Finding], text: str) -> tuple[list[Finding], int]:
     """The findings no noqa comment silences, and how many were silenced."""
     findings = list(findings)
-    if "noqa" not in text.lower():
+    if not findings or "noqa" not in text.lower():
         return findings, 0
     marks = directives(text)
     kept = [finding for finding in findings if not marks.silences(finding)]

@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
+import functools
 import os
+import re
 import sys
 import threading
 from dataclasses import dataclass
@@ -36,7 +38,7 @@ SECTION = "pallas-lint"
 # Directories a tree walk never enters (ruff's list, trimmed to what applies to Python).
 DEFAULT_EXCLUDE = (
     ".bzr", ".direnv", ".eggs", ".git", ".git-rewrite", ".hg", ".ipynb_checkpoints",
-    ".mypy_cache", ".nox", ".pants.d", ".pyenv", ".pytest_cache", ".pytype", ".ruff_cache",
+    ".mypy_cache", ".nox", ".pallas_lint_cache", ".pants.d", ".pyenv", ".pytest_cache", ".pytype", ".ruff_cache",
     ".svn", ".tox", ".venv", ".vscode", "__pypackages__", "_build", "buck-out", "build",
     "dist", "node_modules", "site-packages", "venv",
 )
@@ -72,25 +74,29 @@ class Settings:
     def is_excluded(self, path: str, *, parents: bool = True) -> bool:
         """Does an exclude pattern match the path, its name, or (with `parents`) one of its
         directories? A tree walk, which prunes excluded directories as it goes, asks without."""
-        patterns = self.exclude + self.extend_exclude
-        return any(self._matches(pattern, path, parents) for pattern in patterns)
+        candidates = self._candidates(path, parents)
+        return any(_pattern(pattern).match(candidate)
+                   for pattern in self.exclude + self.extend_exclude for candidate in candidates)
 
     def _matches(self, pattern: str, path: str, parents: bool = True) -> bool:
-        relative = _relative(path, self.root)
-        candidates = [relative.as_posix(), relative.name]
-        if parents:
-            candidates += relative.parts[:-1]
-        return any(fnmatch.fnmatchcase(candidate, pattern) for candidate in candidates)
+        return any(_pattern(pattern).match(candidate) for candidate in self._candidates(path, parents))
+
+    def _candidates(self, path: str, parents: bool) -> list[str]:
+        """The path relative to `root` (posix), its name, and (with `parents`) its directories;
+        string work only, as a tree walk asks this for every entry."""
+        relative = os.path.abspath(path)
+        if self.root:
+            root = os.path.join(os.path.abspath(self.root), "")
+            if relative.startswith(root):
+                relative = relative[len(root):]
+        parts = PurePath(relative).parts
+        found = [PurePath(relative).as_posix(), parts[-1] if parts else relative]
+        return found + list(parts[:-1]) if parents else found
 
 
-def _relative(path: str, root: str | None) -> PurePath:
-    absolute = Path(os.path.abspath(path))
-    if root:
-        try:
-            return absolute.relative_to(root)
-        except ValueError:
-            pass
-    return absolute
+@functools.lru_cache(maxsize=512)
+def _pattern(pattern: str) -> re.Pattern:
+    return re.compile(fnmatch.translate(pattern))
 
 
 def find_pyproject(start: str) -> Path | None:

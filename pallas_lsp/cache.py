@@ -1,0 +1,116 @@
+"""The command line's result cache: a file analysed before, unchanged, with unchanged settings
+and unchanged project modules it imports, is not analysed again (as ruff's `.ruff_cache`).
+
+Entries are JSON, never pickle: a cache directory inside a repository is not trusted to run
+code. An entry is keyed by the file's path, content, the settings that apply to it and the
+pallas-lsp version; it records the size and modification time of every project module the
+analysis read, and is used only while they are unchanged.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from pallas_lsp import __version__
+from pallas_lsp.analysis.findings import Applicability, Edit, Finding, Fix, Related, Severity, Span
+from pallas_lsp.analysis.settings import Settings
+
+DIRECTORY = ".pallas_lint_cache"
+
+
+def directory_for(settings: Settings, override: str | None = None) -> Path:
+    """Beside the pyproject.toml that configures the file, else in the working directory."""
+    if override:
+        return Path(override)
+    return Path(settings.root or os.getcwd()) / DIRECTORY
+
+
+def key(path: str, data: bytes, settings: Settings) -> str:
+    chosen = (settings.select, settings.ignored_for(path), settings.budget)
+    digest = hashlib.sha256()
+    for part in (__version__, os.path.abspath(path), repr(chosen)):
+        digest.update(part.encode("utf-8", "surrogatepass") + b"\0")
+    digest.update(data)
+    return digest.hexdigest()
+
+
+def load(directory: Path, entry: str) -> dict | None:
+    """The cached report, or None (missing, unreadable, or a dependency has changed)."""
+    try:
+        record = json.loads((directory / __version__ / entry[:2] / f"{entry}.json").read_text("utf-8"))
+        if all(_stamp(path) == stamp for path, stamp in record["dependencies"]):
+            return record
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    return None
+
+
+def store(directory: Path, entry: str, findings: list[Finding], error: str | None, silenced: int,
+          dependencies: tuple[str, ...]) -> None:
+    """Write an entry; a cache that cannot be written is simply not used."""
+    record = {
+        "findings": [dataclasses.asdict(finding) for finding in findings],
+        "error": error,
+        "silenced": silenced,
+        "dependencies": [[path, _stamp(path)] for path in dependencies],
+    }
+    target = directory / __version__ / entry[:2] / f"{entry}.json"
+    try:
+        _prepare(directory)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        temporary = target.with_suffix(f".{os.getpid()}.tmp")
+        temporary.write_text(json.dumps(record, default=_enum_value), "utf-8")
+        os.replace(temporary, target)
+    except OSError:
+        pass
+
+
+def findings(record: dict) -> list[Finding]:
+    return [_finding(item) for item in record["findings"]]
+
+
+def _prepare(directory: Path) -> None:
+    """Mark the directory as a cache: git ignores it, backup tools may skip it."""
+    if (directory / ".gitignore").exists():
+        return
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / ".gitignore").write_text("# Automatically created by pallas-lint.\n*\n", "utf-8")
+    (directory / "CACHEDIR.TAG").write_text("Signature: 8a477f597d28d172789f06886806bc55\n", "utf-8")
+
+
+def _stamp(path: str) -> list[int] | None:
+    try:
+        status = os.stat(path)
+    except OSError:
+        return None
+    return [status.st_size, status.st_mtime_ns]
+
+
+def _enum_value(value: Any) -> Any:
+    if isinstance(value, (Applicability, Severity)):
+        return value.value
+    raise TypeError(f"cannot cache {type(value).__name__}")
+
+
+def _span(data: dict) -> Span:
+    return Span(**data)
+
+
+def _finding(data: dict) -> Finding:
+    return Finding(
+        code=data["code"],
+        message=data["message"],
+        span=_span(data["span"]),
+        severity=Severity(data["severity"]),
+        related=tuple(Related(_span(item["span"]), item["message"]) for item in data["related"]),
+        fixes=tuple(
+            Fix(fix["title"], Applicability(fix["applicability"]),
+                tuple(Edit(_span(edit["span"]), edit["new_text"]) for edit in fix["edits"]), fix["preferred"])
+            for fix in data["fixes"]
+        ),
+    )

@@ -1,0 +1,70 @@
+"""The command line's result cache: unchanged files are not analysed again; a change to the
+file, its settings or a project module it imports is seen."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from conftest import TESTS
+
+from pallas_lsp import batch, cli
+
+
+@pytest.fixture
+def tree(tmp_path, monkeypatch):
+    shutil.copytree(TESTS / "fixtures", tmp_path / "project")
+    monkeypatch.chdir(tmp_path / "project")
+    return tmp_path / "project"
+
+
+def _run(*args: str) -> int:
+    return cli.main(["check", "--exit-zero", "-q", *args])
+
+
+def _count_analyses(monkeypatch) -> list[str]:
+    seen = []
+    real = batch.lint
+
+    def counting(text, path, settings, **options):
+        seen.append(path)
+        return real(text, path, settings, **options)
+
+    monkeypatch.setattr(batch, "lint", counting)
+    return seen
+
+
+def test_unchanged_files_are_not_analysed_again(tree, monkeypatch, capsys):
+    _run("helper_module.py", "dict_scratch.py")
+    first = capsys.readouterr().out
+    seen = _count_analyses(monkeypatch)
+    _run("helper_module.py", "dict_scratch.py")
+    assert seen == [] and capsys.readouterr().out == first
+    assert (tree / ".pallas_lint_cache" / ".gitignore").read_text().endswith("*\n")
+    entries = list((tree / ".pallas_lint_cache").rglob("*.json"))
+    assert entries and all(json.loads(entry.read_text()) for entry in entries)  # JSON, never pickle
+
+
+def test_a_changed_file_setting_or_dependency_is_analysed_again(tree, monkeypatch, capsys):
+    _run("helper_module.py", "dict_scratch.py")
+    seen = _count_analyses(monkeypatch)
+    (tree / "dict_scratch.py").write_text((tree / "dict_scratch.py").read_text() + "\n# edited\n")
+    _run("helper_module.py", "dict_scratch.py")
+    assert [p.rsplit("/", 1)[-1] for p in seen] == ["dict_scratch.py"]
+    seen.clear()
+    helper = tree / "helpers" / "mma.py"
+    helper.write_text(helper.read_text() + "\n# edited\n")  # imported by helper_module.py
+    _run("helper_module.py", "dict_scratch.py")
+    assert [p.rsplit("/", 1)[-1] for p in seen] == ["helper_module.py"]
+    seen.clear()
+    _run("--ignore", "PLS002", "helper_module.py")
+    assert len(seen) == 1
+
+
+def test_no_cache(tree, monkeypatch):
+    _run("dict_scratch.py")
+    seen = _count_analyses(monkeypatch)
+    _run("--no-cache", "dict_scratch.py")
+    assert len(seen) == 1
