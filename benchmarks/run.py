@@ -2,7 +2,8 @@
 
     python benchmarks/run.py [--repeat 3] [--quick]
 
-Needs the `bench` extra (`pip install -e ".[bench]"`: ruff, and jax for its sources). Prints a
+Needs the `bench` and `oracle` extras (`pip install -e ".[bench,oracle]"`: ruff, and jax for
+its sources). Prints a
 Markdown table (the README's "Speed" section is a copy of it):
 
 1. `pallas-lint check` over the installed jax package vs `ruff check --select F --no-cache`;
@@ -43,7 +44,7 @@ TARGETS = {1: 2.0, 2: 1.05, 3: 3.0, 4: 3.0}
 def jax_dir() -> Path:
     spec = importlib.util.find_spec("jax")
     if spec is None or not spec.submodule_search_locations:
-        sys.exit("jax is not installed: pip install -e '.[bench]'")
+        sys.exit("jax is not installed: pip install -e '.[bench,oracle]'")
     return Path(list(spec.submodule_search_locations)[0])
 
 
