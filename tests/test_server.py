@@ -379,3 +379,12 @@ async def test_initialization_options_stand_when_configuration_is_empty(ignoring
     uri = open_file(ignoring_client, example)
     await asyncio.sleep(0.5)  # after initialized has asked workspace/configuration
     assert [d.code for d in await diagnostics(ignoring_client, uri)] == ["PLS001"]
+
+
+async def test_settings_per_workspace_folder(vscode: LanguageClient, example, tmp_path):
+    folder = tmp_path.as_uri()
+    vscode.set_configuration({"pallas": {"ignore": ["PLS002"]}}, scope_uri=folder)
+    vscode.workspace_did_change_workspace_folders(t.DidChangeWorkspaceFoldersParams(
+        event=t.WorkspaceFoldersChangeEvent(added=[t.WorkspaceFolder(uri=folder, name="kernels")], removed=[])))
+    uri = open_file(vscode, example)
+    await _until(lambda: [d.code for d in vscode.diagnostics.get(uri, [])] == ["PLS001"])

@@ -56,6 +56,11 @@ def _register(server: PallasServer, handler: ClientLogHandler) -> None:  # noqa:
             set_log_level(ls.global_settings.log_level)
         ls.relint_all()
 
+    @server.feature(t.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+    async def did_change_folders(ls: PallasServer, params: t.DidChangeWorkspaceFoldersParams) -> None:
+        await ls.load_configuration()  # per-folder settings for the new set of folders
+        ls.relint_all()
+
     @server.feature(t.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     def did_change_watched_files(ls: PallasServer, params: t.DidChangeWatchedFilesParams) -> None:
         paths = [path_of(change.uri) for change in params.changes]
