@@ -7,6 +7,7 @@ no findings and a one-line reason, which frontends log (flake8 at debug level, t
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import functools
 import gc
@@ -178,12 +179,47 @@ def _identifier_pattern(names: frozenset[str]) -> re.Pattern:
 
 
 def _applicable(rules: list[Rule], text: str) -> list[Rule]:
-    """The rules whose identifiers the text uses as whole words (`skip_unless_tcgen05` is not
-    `tcgen05_mma`): files that only mention a trigger in passing never reach astroid."""
-    if not all(rule.identifiers for rule in rules):
+    """The rules whose identifiers the text uses: first as whole words (`skip_unless_tcgen05` is
+    not `tcgen05_mma`), then, on the stdlib AST, as called functions, keyword arguments,
+    imported names or values passed on (`MemorySpace.TMEM == space` is not an allocation).
+    Files that only mention a trigger in passing never reach astroid."""
+    data = text.encode("utf-8", "surrogatepass")
+    rules = [rule for rule in rules if not rule.triggers or any(word in data for word in rule.triggers)]
+    if not rules or not all(rule.identifiers for rule in rules):
         return rules
-    used = set(_identifier_pattern(frozenset().union(*(rule.identifiers for rule in rules))).findall(text))
+    words = set(_identifier_pattern(frozenset().union(*(rule.identifiers for rule in rules))).findall(text))
+    rules = [rule for rule in rules if rule.identifiers & words]
+    if not rules:
+        return rules
+    try:
+        used = _used_names(ast.parse(text))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return rules  # the analysis proper reports why
     return [rule for rule in rules if rule.identifiers & used]
+
+
+def _used_names(tree: ast.AST) -> set[str]:
+    used: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            used.add(_name_of(node.func))
+            used.update(keyword.arg for keyword in node.keywords if keyword.arg)
+            used.update(_name_of(argument) for argument in node.args)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.Return)) and node.value is not None:
+            used.add(_name_of(node.value))
+        elif isinstance(node, ast.alias):
+            used.add(node.name.rsplit(".", 1)[-1])
+    return used
+
+
+def _name_of(node: ast.AST) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    if isinstance(node, ast.Starred):
+        return _name_of(node.value)
+    return ""
 
 
 def _analyze(job: _Job, deadline: float) -> list[Finding]:
