@@ -91,7 +91,8 @@ class NonCollectiveOperand(Rule):
     is collective and the flag was absent or a literal; it is unsafe when the allocation's flag
     is an expression (it may be right on another path: JAX 0.12 confirms that forcing it on
     can break a single-block kernel, "Collective TMEM allocations are only supported for
-    clusters with an even number of blocks") or when a non-collective MMA also uses it.
+    clusters with an even number of blocks"), when a non-collective MMA also uses it, or when
+    the allocation is a `pl.pallas_call`'s scratch (a pallas_call has no cluster: PLS013).
 
     When the flag is a parameter of the function that allocates (`accumulator(m, n,
     collective=False)` around `plgpu.TMEM(..., collective=collective)`), the preferred fix
@@ -230,7 +231,7 @@ class NonCollectiveOperand(Rule):
         if edits:
             safe = union is None and collective_only.get(problem.ref.alloc.node, False) and _literal_flag(
                 problem.ref.alloc.node
-            )
+            ) and not _in_pallas_call(ctx, problem.ref.alloc.node)
             title = "Add collective=True to the TMEM allocation" if union is None else (
                 "Add collective=True to the RefUnion's TMEM allocations")
             applicability = Applicability.SAFE if safe else Applicability.UNSAFE
@@ -339,6 +340,17 @@ def _collective_only_uses(all_runs) -> dict:
             for alloc, collective_op in run.outcome.uses:
                 verdict[alloc] = verdict.get(alloc, True) and collective_op
     return verdict
+
+
+def _in_pallas_call(ctx: Context, alloc: nodes.Call) -> bool:
+    """Is the allocation written in a `pl.pallas_call`'s scratch? A pallas_call has no cluster,
+    so collective TMEM there fails to lower (PLS013): the fix cannot be safe."""
+    node = alloc.parent
+    while node is not None and not isinstance(node, (nodes.FunctionDef, nodes.Module)):
+        if isinstance(node, nodes.Call) and ctx.flow.api_kind(node) is Kind.PALLAS_CALL:
+            return True
+        node = node.parent
+    return False
 
 
 def _literal_flag(alloc: nodes.Call) -> bool:
