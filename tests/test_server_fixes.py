@@ -3,6 +3,7 @@ the result re-analyses without that finding, and real JAX traces it without the 
 
 from __future__ import annotations
 
+import concurrent.futures
 import shutil
 import sys
 from pathlib import Path
@@ -66,17 +67,31 @@ async def _apply_preferred_fixes(client: LanguageClient, path: Path) -> int:
     return applied
 
 
-@pytest.mark.parametrize("fixture", TRACED, ids=[p.name for p in TRACED])
-async def test_preferred_fix_satisfies_jax(vscode: LanguageClient, fixture: Path, tmp_path):
-    shutil.copytree(FIXTURES, tmp_path / "fixtures")
-    path = tmp_path / "fixtures" / fixture.name
-    applied = await _apply_preferred_fixes(vscode, path)
-    if not applied:
-        pytest.skip("no preferred (safe) fix offered here: the flag is an expression")
-    verdict = run_fixture(path)
-    assert not verdict.get("error"), verdict["error"]
-    errors = [case for case in verdict["cases"] if case["trace"] and case["trace"].get("code") == "PLS001"]
-    remaining = [d for d in vscode.diagnostics.get(path.as_uri(), []) if d.code == "PLS001"]
-    # whatever JAX still reports must be a finding we still report (one with no safe fix)
-    assert {c["trace"]["line"] for c in errors} <= {d.range.start.line + 1 for d in remaining}
-    assert not any("error" in (case["trace"] or {}) for case in verdict["cases"])
+async def test_preferred_fixes_satisfy_jax(vscode: LanguageClient, tmp_path):
+    """One server session fixes every fixture (each in its own copy of the fixtures), then JAX
+    traces the fixed files, two at a time."""
+    fixed: dict[str, tuple[Path, list]] = {}
+    for fixture in TRACED:
+        root = tmp_path / fixture.stem
+        shutil.copytree(FIXTURES, root)
+        path = root / fixture.name
+        if await _apply_preferred_fixes(vscode, path):
+            remaining = [d for d in vscode.diagnostics.get(path.as_uri(), []) if d.code == "PLS001"]
+            fixed[fixture.name] = (path, remaining)
+    assert len(fixed) >= len(TRACED) - 3, sorted(fixed)  # the rest have only unsafe fixes
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+        verdicts = dict(zip(fixed, pool.map(lambda item: run_fixture(item[0]), fixed.values())))
+    problems = {}
+    for name, verdict in verdicts.items():
+        if verdict.get("error"):
+            problems[name] = verdict["error"]
+            continue
+        remaining_lines = {d.range.start.line + 1 for d in fixed[name][1]}
+        for case in verdict["cases"]:
+            trace = case["trace"] or {}
+            if "error" in trace:
+                problems[f"{name}::{case['name']}"] = trace
+            # whatever JAX still reports must be a finding we still report (one with no safe fix)
+            elif trace.get("code") == "PLS001" and trace["line"] not in remaining_lines:
+                problems[f"{name}::{case['name']}"] = trace
+    assert not problems, problems
