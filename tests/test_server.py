@@ -5,7 +5,6 @@ VS Code (push, UTF-16, versioned documentChanges), Neovim 0.11 (pull, UTF-8) and
 from __future__ import annotations
 
 import asyncio
-import shutil
 import sys
 
 import pytest
@@ -13,7 +12,7 @@ import pytest_lsp
 from lsprotocol import types as t
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
-from conftest import ROOT, TESTS
+from conftest import ROOT
 from server.lsp_helpers import (
     apply, change, diagnostics, edits_by_uri, encoding_of, next_publish, open_file, position, pulls,
     record_publishes,
@@ -150,25 +149,23 @@ async def _until(predicate, timeout: float = 30) -> None:
 # -- fixes across files, fix-all ------------------------------------------------------------
 
 @pytest.fixture
-def project(tmp_path):
-    """A fixture whose allocation lives in an imported helper module."""
-    shutil.copytree(TESTS / "fixtures" / "helpers", tmp_path / "helpers")
-    shutil.copy(TESTS / "fixtures" / "helper_module.py", tmp_path / "helper_module.py")
-    return tmp_path
-
-
-async def test_fix_in_another_file(client: LanguageClient, tmp_path):
+def helper_project(tmp_path) -> tuple:
+    """The example with its accumulator allocated by a helper module: (kernel, helper)."""
     helpers = tmp_path / "tmem_helpers.py"
     helpers.write_text(
         "import jax.numpy as jnp\n"
         "from jax.experimental.pallas import mosaic_gpu as plgpu\n\n\n"
         "def accumulator(m, n):\n"
         "    return plgpu.TMEM((m, n), jnp.float32)\n")
-    kernel_text = EXAMPLE.read_text().replace(
-        "acc_tmem=plgpu.TMEM((M, 2 * N), jnp.float32),", "acc_tmem=accumulator(M, 2 * N),").replace(
-        "import jax.numpy as jnp\n", "import jax.numpy as jnp\nfrom tmem_helpers import accumulator\n", 1)
     kernel = tmp_path / "kernel.py"
-    kernel.write_text(kernel_text)
+    kernel.write_text(EXAMPLE.read_text().replace(
+        "acc_tmem=plgpu.TMEM((M, 2 * N), jnp.float32),", "acc_tmem=accumulator(M, 2 * N),").replace(
+        "import jax.numpy as jnp\n", "import jax.numpy as jnp\nfrom tmem_helpers import accumulator\n", 1))
+    return kernel, helpers
+
+
+async def test_fix_in_another_file(client: LanguageClient, helper_project):
+    kernel, helpers = helper_project
     uri = open_file(client, kernel)
     found = await diagnostics(client, uri)
     pls001 = next(d for d in found if d.code == "PLS001")
@@ -236,17 +233,8 @@ async def test_workspace_configuration_and_pyproject(vscode: LanguageClient, exa
 
 # -- dependencies -----------------------------------------------------------------------------
 
-async def test_importing_file_reanalysed_when_helper_changes(vscode: LanguageClient, tmp_path):
-    helpers = tmp_path / "tmem_helpers.py"
-    helpers.write_text(
-        "import jax.numpy as jnp\n"
-        "from jax.experimental.pallas import mosaic_gpu as plgpu\n\n\n"
-        "def accumulator(m, n):\n"
-        "    return plgpu.TMEM((m, n), jnp.float32)\n")
-    kernel = tmp_path / "kernel.py"
-    kernel.write_text(EXAMPLE.read_text().replace(
-        "acc_tmem=plgpu.TMEM((M, 2 * N), jnp.float32),", "acc_tmem=accumulator(M, 2 * N),").replace(
-        "import jax.numpy as jnp\n", "import jax.numpy as jnp\nfrom tmem_helpers import accumulator\n", 1))
+async def test_importing_file_reanalysed_when_helper_changes(vscode: LanguageClient, helper_project):
+    kernel, helpers = helper_project
     uri = open_file(vscode, kernel)
     assert "PLS001" in [d.code for d in await diagnostics(vscode, uri)]
     helper_uri = open_file(vscode, helpers)
