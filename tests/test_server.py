@@ -376,3 +376,24 @@ async def test_settings_per_workspace_folder(vscode: LanguageClient, example, tm
         event=t.WorkspaceFoldersChangeEvent(added=[t.WorkspaceFolder(uri=folder, name="kernels")], removed=[])))
     uri = open_file(vscode, example)
     await _until(lambda: [d.code for d in vscode.diagnostics.get(uri, [])] == ["PLS001"])
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER))
+async def on_save_client(lsp_client: LanguageClient):
+    async for _ in _start("visual-studio-code", {"settings": {"lint": {"run": "onSave"}}})(lsp_client):
+        yield
+
+
+async def test_run_on_save(on_save_client: LanguageClient, example):
+    client = on_save_client
+    seen = record_publishes(client)
+    uri = open_file(client, example)
+    assert sorted(d.code for d in await diagnostics(client, uri)) == ["PLS001", "PLS002"]
+    fixed = example.read_text().replace("jnp.float32),\n            barrier",
+                                        "jnp.float32, collective=True),\n            barrier")
+    change(client, uri, 2, fixed)
+    await asyncio.sleep(0.8)  # longer than the debounce: typing alone analyses nothing
+    assert [p.version for p in seen] == [1]
+    client.text_document_did_save(t.DidSaveTextDocumentParams(t.TextDocumentIdentifier(uri=uri)))
+    await _until(lambda: seen[-1].version == 2)
+    assert [d.code for d in seen[-1].diagnostics] == ["PLS002"]

@@ -214,6 +214,7 @@ class PallasServer(LanguageServer):
             raise
         except Exception:  # noqa: BLE001 - one document's failure must not stop the server
             log.exception("analysing %s failed", unit.key)
+            self._answer_waiters(unit, unit.analysis)  # a pull or hover must not wait forever
 
     async def _analyse(self, unit: Unit, delay: float, cancel: threading.Event) -> None:
         if delay > 0:
@@ -228,7 +229,11 @@ class PallasServer(LanguageServer):
         result = await loop.run_in_executor(
             self.executor, lambda: lint(snapshot.text, snapshot.path, settings, cancel=cancel,
                                         overlays=overlays, want_facts=True))
-        if cancel.is_set() or not self._current(snapshot):
+        if cancel.is_set():
+            return  # whoever cancelled it has scheduled the next one
+        if not self._current(snapshot):
+            if unit.waiters:  # the text moved on while nobody scheduled its analysis (onSave)
+                self.schedule(unit.key)
             return
         if result.error:
             log.info("%s: %s", snapshot.path or snapshot.key, result.error)
@@ -237,9 +242,13 @@ class PallasServer(LanguageServer):
         unit.analysis = self._analysis(snapshot, result, generation)
         unit.pending_version = None
         self._publish(unit.analysis)
+        self._answer_waiters(unit, unit.analysis)
+
+    @staticmethod
+    def _answer_waiters(unit: Unit, analysis: Analysis | None) -> None:
         for waiter in unit.waiters:
             if not waiter.done():
-                waiter.set_result(unit.analysis)
+                waiter.set_result(analysis)
         unit.waiters.clear()
 
     def _current(self, snapshot: Snapshot) -> bool:
@@ -287,9 +296,7 @@ class PallasServer(LanguageServer):
         unit = self.units.pop(key, None)
         if unit is not None:
             self._stop(unit)
-            for waiter in unit.waiters:
-                if not waiter.done():
-                    waiter.set_result(None)
+            self._answer_waiters(unit, None)
             uris = unit.analysis.snapshot.uris() if unit.analysis else [key]
         else:
             uris = [key]
