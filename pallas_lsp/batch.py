@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 from . import cache
-from .analysis.engine import forget, lint, mentions_pallas
+from .analysis.engine import lint, mentions_pallas
 from .analysis.findings import Finding
 from .analysis.fixing import Change, Plan, SourceFile, changes, fix_to_apply, plan_noqa, write
 from .files import Target
@@ -122,7 +122,6 @@ def fix(targets: list[Target], reports: list[FileReport], *, unsafe: bool, apply
                 write(change)
             except OSError as error:
                 outcome.warnings.append((change.path, f"fix not written: {error.strerror or error}"))
-        forget(change.path for change in round_changes)
         before = _keys(outcome.reports)
         outcome.reports = analyse(targets, jobs, progress)
         if _keys(outcome.reports) == before:

@@ -357,16 +357,6 @@ def _forget_module_locations(manager: AstroidManager) -> None:
             cached.cache_clear()
 
 
-def forget(paths: Iterable[str]) -> None:
-    """Drop the astroid modules built from `paths` (files just rewritten, e.g. by a fix in a
-    helper module), so that the next analysis importing them reads them again."""
-    wanted = {os.path.abspath(path) for path in paths}
-    cache = AstroidManager().astroid_cache
-    for name, module in list(cache.items()):
-        if module.file and os.path.abspath(module.file) in wanted:
-            del cache[name]
-
-
 def module_name(path: str | None) -> str:
     """The dotted name a file would be imported as (packages found by their `__init__.py`)."""
     if not path:
