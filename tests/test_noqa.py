@@ -92,3 +92,13 @@ def test_add_noqa_groups_codes_per_line():
     text = "x = 1\ny = 2\n"
     edits = add_noqa(text, [finding(2, "PLS002"), finding(2), finding(2)])
     assert apply_edits(text, edits) == "x = 1\ny = 2  # noqa: PLS001, PLS002\n"
+
+
+def test_code_at_a_column_of_a_noqa_comment():
+    from pallas_lsp.analysis.noqa import code_at
+
+    line = "x = f()  # noqa: PLS001, pls002"
+    assert code_at(line, line.index("PLS001") + 2) == "PLS001"
+    assert code_at(line, line.index("pls002")) == "PLS002"
+    assert code_at(line, 2) is None
+    assert code_at("x = f()  # noqa", 12) is None

@@ -13,7 +13,7 @@ from typing import Any, Iterable
 
 from astroid import nodes
 
-from . import values as v
+from . import fixes, values as v
 from .api import Kind
 from .context import Context
 from .findings import Span
@@ -49,9 +49,10 @@ def facts(ctx: Context) -> list[Fact]:
 
 
 def _operand_facts(ctx: Context, call: nodes.Call, uses: dict) -> Iterable[Fact]:
-    if any(isinstance(arg, (nodes.Starred)) for arg in call.args) or len(call.args) < 3:
+    if any(isinstance(arg, nodes.Starred) for arg in call.args) or len(call.args) < 3:
         return
-    axis = next((kw.value for kw in call.keywords or () if kw.arg == "collective_axis"), None)
+    written = fixes.keyword(call, "collective_axis")
+    axis = written.value if written is not None else None
     axis_runs = _runs(ctx, ctx.flow.evaluate(axis), lambda conc, value: conc.is_none(value) is False)
     collective = _summary(axis_runs)
     for role, operand in zip(_ROLES, call.args[:3]):
@@ -97,7 +98,7 @@ def _allocation_lines(ctx: Context, alloc: v.Alloc, here: bool = False) -> list[
 def _flag_text(ctx: Context, alloc: v.Alloc) -> str:
     runs = _runs(ctx, alloc.collective, lambda conc, value: conc.truth(value) if value is not None else False)
     summary = _summary(runs)
-    keyword = next((kw for kw in alloc.node.keywords or () if kw.arg == "collective"), None)
+    keyword = fixes.keyword(alloc.node, "collective")
     written = "" if keyword is None else f" (`collective={keyword.value.as_string()}`)"
     if summary is True:
         return "yes" + written

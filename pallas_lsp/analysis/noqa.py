@@ -64,6 +64,18 @@ def _comments(text: str) -> Iterable[tuple[int, int, str]]:
         return
 
 
+def code_at(line: str, column: int) -> str | None:
+    """The code written at `column` in a `# noqa: ...` comment of `line` (for hovers)."""
+    match = _NOQA.search(line)
+    if match is None or not match.group("codes"):
+        return None
+    for code in _CODE.finditer(match.group("codes")):
+        start = match.start("codes") + code.start()
+        if start <= column <= start + len(code.group(0)):
+            return code.group(0).upper()
+    return None
+
+
 def unsilenced(findings: Iterable[Finding], text: str) -> tuple[list[Finding], int]:
     """The findings no noqa comment silences, and how many were silenced."""
     findings = list(findings)

@@ -60,9 +60,10 @@ class Target:
 Locator = Callable[[Span], "Target | None"]
 
 
-def diagnostic(finding: Finding, locate: Locator, version: int | None, related_support: bool,
+def diagnostic(finding: Finding, locate: Locator, versions: dict[str, int | None], related_support: bool,
                text: str, noqa: bool = True) -> tuple[str, t.Diagnostic] | None:
-    """The finding as (uri, Diagnostic), or None when its place cannot be mapped."""
+    """The finding as (uri, Diagnostic), or None when its place cannot be mapped. `versions`:
+    the version of each document the analysed text came from."""
     target = locate(finding.span)
     if target is None:
         return None
@@ -77,7 +78,7 @@ def diagnostic(finding: Finding, locate: Locator, version: int | None, related_s
         code_description=t.CodeDescription(href=rule.url()) if rule else None,
         source=SOURCE,
         related_information=related or None,
-        data=_data(finding, locate, version, text if noqa else None),
+        data=_data(finding, locate, versions.get(target.uri), text if noqa else None),
     )
 
 
@@ -101,14 +102,14 @@ def _data(finding: Finding, locate: Locator, version: int | None, text: str | No
     data: dict[str, Any] = {"version": version, "fixes": fixes}
     if text is not None:
         edit = noqa_edit(text, finding.line, [finding.code])
-        data["noqa"] = _edit_data(edit, locate) if edit is not None else None
+        data["noqa"] = edit_data(edit, locate) if edit is not None else None
     return data
 
 
 def _fix_data(fix: Fix, locate: Locator) -> dict | None:
     if fix.applicability is Applicability.DISPLAY_ONLY:
         return None
-    edits = [_edit_data(edit, locate) for edit in fix.edits]
+    edits = [edit_data(edit, locate) for edit in fix.edits]
     if not edits or None in edits:
         return None
     return {
@@ -119,7 +120,8 @@ def _fix_data(fix: Fix, locate: Locator) -> dict | None:
     }
 
 
-def _edit_data(edit: Edit, locate: Locator) -> dict | None:
+def edit_data(edit: Edit, locate: Locator) -> dict | None:
+    """An edit as carried in diagnostic data: its document, client-unit range and text."""
     target = locate(edit.span)
     if target is None:
         return None

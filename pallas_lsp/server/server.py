@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import re
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -24,6 +23,7 @@ from pallas_lsp import __version__
 from pallas_lsp.analysis import lint
 from pallas_lsp.analysis.facts import Fact
 from pallas_lsp.analysis.findings import Finding
+from pallas_lsp.analysis import noqa
 from pallas_lsp.analysis.fixing import plan_fixes
 from pallas_lsp.analysis.rules import BY_CODE
 from pallas_lsp.analysis.settings import ConfigError, Settings
@@ -259,8 +259,8 @@ class PallasServer(LanguageServer):
         locate = snapshot.locator(self.workspace.position_codec, self.text_of)
         diagnostics: dict[str, list[t.Diagnostic]] = {uri: [] for uri in snapshot.uris()}
         for finding in result.findings:
-            converted = convert.diagnostic(finding, locate, snapshot.versions.get(_uri_of(locate, finding)),
-                                           self.related_support, snapshot.text)
+            converted = convert.diagnostic(finding, locate, snapshot.versions, self.related_support,
+                                           snapshot.text)
             if converted is not None:
                 uri, diagnostic = converted
                 diagnostics.setdefault(uri, []).append(diagnostic)
@@ -345,16 +345,7 @@ class PallasServer(LanguageServer):
         self.executor.shutdown(wait=False, cancel_futures=True)
 
 
-def _uri_of(locate: Any, finding: Finding) -> str | None:
-    target = locate(finding.span)
-    return target.uri if target is not None else None
-
-
 # -- hover -----------------------------------------------------------------------------------
-
-_NOQA_CODE = re.compile(r"#\s*noqa:[\s]?([A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*)", re.IGNORECASE)
-_CODE = re.compile(r"[A-Z]+[0-9]+", re.IGNORECASE)
-
 
 def rule_markdown(code: str) -> str | None:
     rule = BY_CODE.get(code.upper())
@@ -407,15 +398,9 @@ def _contains(range_: t.Range, position: t.Position) -> bool:
 
 
 def _noqa_docs(line_text: str, character: int) -> list[str]:
-    match = _NOQA_CODE.search(line_text)
-    if match is None:
-        return []
-    for code in _CODE.finditer(match.group(1)):
-        start = match.start(1) + code.start()
-        if start <= character <= start + len(code.group(0)):
-            docs = rule_markdown(code.group(0))
-            return [docs] if docs else []
-    return []
+    code = noqa.code_at(line_text, character)
+    docs = rule_markdown(code) if code else None
+    return [docs] if docs else []
 
 
 def fix_all_edits(analysis: Analysis, uri: str, locate: Any) -> list[dict]:
@@ -428,10 +413,9 @@ def fix_all_edits(analysis: Analysis, uri: str, locate: Any) -> list[dict]:
     edits = []
     for file_edits in plan.edits.values():
         for edit in file_edits:
-            target = locate(edit.span)
-            if target is not None and target.uri == uri:
-                range_ = target.positions.range(edit.span)
-                edits.append({"uri": uri, "range": convert._range_json(range_), "newText": edit.new_text})
+            data = convert.edit_data(edit, locate)
+            if data is not None and data["uri"] == uri:
+                edits.append(data)
     return edits
 
 
