@@ -12,6 +12,11 @@ astroid offers failed-import hooks but no hook that runs *before* the file-syste
 An editor knows texts that are not on disk yet: `overlaid({path: text})` makes astroid build
 those files from the given text (`AstroidBuilder.file_build` is wrapped for that).
 
+The analysed file is parsed once: `build` hands astroid the stdlib tree the prefilter read.
+
+While `memoized_lookups()` is active, `node.lookup(name)` answers are remembered: rules and
+astroid's inference ask the same names of the same nodes again and again.
+
 Building a huge module can take longer than the analysis budget, so `TreeRebuilder.visit` is
 wrapped too: under `deadline(...)` it stops the build once the budget is spent.
 """
@@ -19,6 +24,7 @@ wrapped too: under `deadline(...)` it stops the build once the budget is spent.
 from __future__ import annotations
 
 import contextlib
+import ast
 import contextvars
 import functools
 import os
@@ -27,6 +33,7 @@ import time
 from typing import Callable, Iterator, Mapping
 
 from astroid import nodes
+from astroid.nodes._base_nodes import LookupMixIn
 from astroid.builder import AstroidBuilder
 from astroid.manager import AstroidManager
 from astroid.rebuilder import TreeRebuilder
@@ -113,6 +120,33 @@ def _bounded_build(original):
     return visit
 
 
+_lookups: contextvars.ContextVar[dict | None] = contextvars.ContextVar("pallas_lookups", default=None)
+
+
+@contextlib.contextmanager
+def memoized_lookups() -> Iterator[None]:
+    """For one analysis: its trees do not change, so neither do the answers of `lookup`
+    (2.6 asks per name and node on JAX's kernels; astroid filters every binding each time)."""
+    token = _lookups.set({})
+    try:
+        yield
+    finally:
+        _lookups.reset(token)
+
+
+def _memoized_lookup(original):
+    def lookup(self, name):
+        memo = _lookups.get()
+        if memo is None:
+            return original(self, name)
+        found = memo.get((self, name))
+        if found is None:
+            found = memo[(self, name)] = original(self, name)
+        return found[0], list(found[1])  # a copy: callers may change their list
+
+    return lookup
+
+
 def _wrap(owner: type, name: str, make) -> None:
     original = getattr(owner, name)
     if getattr(original, "pallas_guard", False):
@@ -141,13 +175,37 @@ def _overlay_files(original):
     return file_build
 
 
+def build(manager: AstroidManager, text: str, modname: str, path: str | None, tree: ast.Module) -> nodes.Module:
+    """`AstroidBuilder.string_build` (without astroid's transforms) from an already parsed tree."""
+    return _Preparsed(tree, manager, apply_transforms=False).string_build(text, modname, path)
+
+
+class _Preparsed(AstroidBuilder):
+    """astroid parses inside `_data_build`; this builder rebuilds the tree it was given instead.
+    The rest mirrors astroid 4's `_data_build` (module file and package flag)."""
+
+    def __init__(self, tree: ast.Module, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._tree = tree
+
+    def _data_build(self, data: str, modname: str, path: str | None) -> tuple[nodes.Module, TreeRebuilder]:
+        node_file = os.path.abspath(path) if path is not None else "<?>"
+        package = path is not None and os.path.splitext(os.path.basename(path))[0] == "__init__"
+        if modname.endswith(".__init__"):
+            modname, package = modname[: -len(".__init__")], True
+        rebuilder = TreeRebuilder(self._manager, data)
+        return rebuilder.visit_module(self._tree, modname, node_file, package), rebuilder
+
+
 def install() -> None:
     """Register the brain with astroid's manager (idempotent; safe after `clear_cache`)."""
     global _installed
     with _lock:
-        if _installed and getattr(AstroidManager.ast_from_module_name, "pallas_guard", False):
+        wrapped = (AstroidManager.ast_from_module_name, LookupMixIn.lookup)
+        if _installed and all(getattr(method, "pallas_guard", False) for method in wrapped):
             return
         _wrap(AstroidManager, "ast_from_module_name", _stub_imports)
         _wrap(AstroidBuilder, "file_build", _overlay_files)
         _wrap(TreeRebuilder, "visit", _bounded_build)
+        _wrap(LookupMixIn, "lookup", _memoized_lookup)
         _installed = True
