@@ -14,7 +14,7 @@ from typing import Any, ClassVar, Iterator
 
 from pallas_lsp import __version__
 from pallas_lsp.analysis import analyze_source
-from pallas_lsp.analysis.engine import mentions_pallas
+from pallas_lsp.analysis.prefilter import mentions_pallas
 from pallas_lsp.analysis.settings import ConfigError, codes, settings_for
 
 log = logging.getLogger("flake8_pallas")
@@ -28,6 +28,7 @@ class PallasChecker:
     overrides: ClassVar[dict[str, Any]] = {}
 
     def __init__(self, tree: ast.AST, filename: str, lines: list[str]) -> None:
+        self.tree = tree  # flake8's parse of `lines`: the analysis does not parse again
         self.filename = filename
         self.lines = lines
 
@@ -67,8 +68,9 @@ class PallasChecker:
         except ConfigError as error:
             log.warning("pallas-lsp: %s", error)
             return []
-        result = analyze_source(text, path, select=settings.select,
-                                ignore=settings.ignored_for(path), budget=settings.budget)
+        tree = self.tree if isinstance(self.tree, ast.Module) else None
+        result = analyze_source(text, path, select=settings.select, ignore=settings.ignored_for(path),
+                                budget=settings.budget, tree=tree)
         if result.error:
             log.debug("%s: %s", self.filename, result.error)
         return result.findings

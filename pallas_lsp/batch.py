@@ -9,16 +9,21 @@ from __future__ import annotations
 import multiprocessing
 import os
 import sys
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 from . import cache
-from .analysis.engine import lint, mentions_pallas
+from .analysis.engine import lint
+from .analysis.prefilter import mentions_pallas
 from .analysis.findings import Finding
 from .analysis.fixing import Change, Plan, SourceFile, changes, fix_to_apply, plan_noqa, write
 from .files import Target
+
+# Below this much text to analyse, starting worker processes (each imports astroid and builds
+# its builtins and our stubs: about 0.3 s) costs more than it saves.
+POOL_MIN_BYTES = 256 * 1024
 
 # Fixes are applied in rounds: apply what does not overlap, analyse again, repeat.
 MAX_FIX_ROUNDS = 4
@@ -33,28 +38,39 @@ class FileReport:
 
 
 def analyse_one(target: Target) -> FileReport:
+    report, text = _settle(target)
+    return report if report is not None else _cached_lint(target, text)
+
+
+def _settle(target: Target) -> tuple[FileReport | None, str]:
+    """The report of a file that needs no analysis (unreadable, without a trigger word, or
+    with its result in the cache), else None and the file's text."""
     try:
-        source = SourceFile.read(target.path)
+        text = SourceFile.read(target.path).text
     except OSError as error:
-        return FileReport(target.path, error=f"cannot read: {error.strerror or error}")
+        return FileReport(target.path, error=f"cannot read: {error.strerror or error}"), ""
     except (SyntaxError, UnicodeDecodeError, LookupError) as error:
-        return FileReport(target.path, error=f"cannot decode: {error}")
-    if target.cache is None or not mentions_pallas(source.text):
-        result = lint(source.text, target.path, target.settings)
-        return FileReport(target.path, result.findings, result.error, result.silenced)
-    return _cached_lint(target, source.text)
+        return FileReport(target.path, error=f"cannot decode: {error}"), ""
+    if not mentions_pallas(text):
+        return FileReport(target.path), text
+    if target.cache is not None:
+        record = cache.load(Path(target.cache), _cache_key(target, text))
+        if record is not None:
+            return FileReport(target.path, cache.findings(record), record["error"], record["silenced"]), text
+    return None, text
 
 
 def _cached_lint(target: Target, text: str) -> FileReport:
-    directory = Path(target.cache)
-    entry = cache.key(target.path, text.encode("utf-8", "surrogatepass"), target.settings)
-    record = cache.load(directory, entry)
-    if record is not None:
-        return FileReport(target.path, cache.findings(record), record["error"], record["silenced"])
     result = lint(text, target.path, target.settings)
-    if result.error is None or result.error.startswith(("syntax error", "cannot decode")):
-        cache.store(directory, entry, result.findings, result.error, result.silenced, result.dependencies)
+    cacheable = result.error is None or result.error.startswith(("syntax error", "cannot decode"))
+    if target.cache is not None and cacheable:
+        cache.store(Path(target.cache), _cache_key(target, text), result.findings, result.error, result.silenced,
+                    result.dependencies)
     return FileReport(target.path, result.findings, result.error, result.silenced)
+
+
+def _cache_key(target: Target, text: str) -> str:
+    return cache.key(target.path, text.encode("utf-8", "surrogatepass"), target.settings)
 
 
 Progress = Callable[[int], None]  # called with the number of files just done
@@ -66,16 +82,38 @@ def analyse(targets: list[Target], jobs: int = 1, progress: Progress | None = No
 
 
 def _analyse(targets: list[Target], jobs: int, progress: Progress) -> Iterator[FileReport]:
-    if jobs <= 1 or len(targets) <= 1:
+    if jobs <= 1:
         for target in targets:
             yield analyse_one(target)
             progress(1)
         return
-    workers = min(jobs, len(targets))
-    with ProcessPoolExecutor(max_workers=workers, mp_context=_context()) as pool:
-        for report in pool.map(analyse_one, targets, chunksize=max(1, len(targets) // (workers * 8))):
-            yield report
+    # The parent settles what needs no analysis (most files: the byte prefilter); the pool
+    # gets the rest, largest first so that no worker is left with a big file at the end.
+    reports: list[FileReport | None] = []
+    for target in targets:
+        reports.append(_settle(target)[0])
+        if reports[-1] is not None:
             progress(1)
+    sizes = {index: _size(targets[index].path) for index, report in enumerate(reports) if report is None}
+    pending = sorted(sizes, key=lambda index: -sizes[index])
+    if len(pending) <= 1 or sum(sizes.values()) < POOL_MIN_BYTES:
+        for index in pending:
+            reports[index] = analyse_one(targets[index])
+            progress(1)
+    else:
+        with ProcessPoolExecutor(max_workers=min(jobs, len(pending)), mp_context=_context()) as pool:
+            futures = {pool.submit(analyse_one, targets[index]): index for index in pending}
+            for future in as_completed(futures):
+                reports[futures[future]] = future.result()
+                progress(1)
+    yield from reports
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
 
 
 def _context() -> multiprocessing.context.BaseContext:

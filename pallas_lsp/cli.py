@@ -148,8 +148,9 @@ def parser() -> argparse.ArgumentParser:
     output.add_argument("--cache-dir", metavar="DIR", default=os.environ.get("PALLAS_LINT_CACHE_DIR"),
                         help=f"where results are kept (default: {cache.DIRECTORY}/ beside the "
                              "pyproject.toml, else in the working directory; env PALLAS_LINT_CACHE_DIR)")
-    output.add_argument("-j", "--jobs", type=_jobs, default=1, metavar="N",
-                        help="analyse in N processes ('auto': one per CPU; default 1)")
+    output.add_argument("-j", "--jobs", type=_jobs, default="auto", metavar="N",
+                        help="analyse in up to N processes (default 'auto': one per CPU; a batch "
+                             "of less than 256 KiB to analyse runs in this process)")
 
     rule = commands.add_parser("rule", help="print a rule's documentation",
                                description="Print the documentation of a rule, or of every rule.")

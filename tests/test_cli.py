@@ -18,7 +18,7 @@ import pytest
 
 from conftest import ROOT
 from oracle.markers import parse_markers
-from pallas_lsp import __version__, cli
+from pallas_lsp import __version__, batch, cli
 from pallas_lsp.analysis.rules import BY_CODE, RULES, docs_url
 
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -249,9 +249,10 @@ def test_statistics(tree, run):
     assert {row["code"]: row["fixable"] for row in rows}["PLS001"] is True
 
 
-def test_jobs_give_the_same_output(tree, run):
-    serial = run("check", "--output-format", "json", "-j", "1")
-    parallel = run("check", "--output-format", "json", "-j", "2")
+def test_jobs_give_the_same_output(tree, run, monkeypatch):
+    monkeypatch.setattr(batch, "POOL_MIN_BYTES", 0)  # a pool even for this small tree
+    serial = run("check", "--output-format", "json", "-j", "1", "--no-cache")
+    parallel = run("check", "--output-format", "json", "-j", "2", "--no-cache")
     assert parallel == serial
     fixed = run("check", "-j", "2", "--fix", "--unsafe-fixes")[1]
     remaining = int(re.search(r"\(\d+ fixed, (\d+) remaining\)\.\n$", fixed)[1])

@@ -28,6 +28,7 @@ from . import brain, noqa
 from .context import Context
 from .facts import Fact, facts
 from .findings import Finding
+from .prefilter import applicable, mentions_pallas
 from .rules import RULES, Rule
 from .settings import Settings
 from .solve import BudgetExceeded, Cancelled
@@ -55,12 +56,6 @@ def select_rules(select: Iterable[str] | None = None, ignore: Iterable[str] | No
         rule for rule in RULES
         if rule.code.startswith(select) and not (ignore and rule.code.startswith(ignore))
     ]
-
-
-def mentions_pallas(text: str | bytes, rules: Iterable[Rule] = RULES) -> bool:
-    """The cheap prefilter: does the file contain any word a selected rule starts from?"""
-    data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
-    return any(word in data for rule in rules for word in rule.triggers)
 
 
 def analyze_file(path: str, **options) -> Result:
@@ -93,14 +88,16 @@ def analyze_source(
     cancel: threading.Event | None = None,
     overlays: Mapping[str, str] | None = None,
     want_facts: bool = False,
+    tree: ast.Module | None = None,
 ) -> Result:
     """Analyse `text` as the file `path`. `cancel` stops the analysis early (the result then
     says so); `overlays` give texts of other files that differ from the disk (unsaved buffers);
-    `want_facts` adds what is known about allocations and operands (for hovers)."""
+    `want_facts` adds what is known about allocations and operands (for hovers); `tree` is
+    the stdlib AST of `text` when the caller has parsed it already (flake8 has)."""
     rules = select_rules(select, ignore)
     if not rules or not mentions_pallas(text, rules):
         return Result()
-    return _analyze_decoded(_Job(text, path, rules, budget, cancel, overlays, want_facts))
+    return _analyze_decoded(_Job(text, path, rules, budget, cancel, overlays, want_facts, tree))
 
 
 def lint(text: str, path: str | None, settings: Settings, **options) -> Result:
@@ -123,6 +120,7 @@ class _Job:
     cancel: threading.Event | None = None
     overlays: Mapping[str, str] | None = None
     want_facts: bool = False
+    tree: ast.Module | None = None
     dependencies: tuple[str, ...] = ()
     facts: list[Fact] = field(default_factory=list)
 
@@ -173,67 +171,6 @@ def _failed(job: _Job, reason: str) -> Result:
     return Result(error=reason, dependencies=job.dependencies)
 
 
-@functools.lru_cache(maxsize=32)
-def _identifier_pattern(names: frozenset[str]) -> re.Pattern:
-    return re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, names))) + r")\b")
-
-
-def _applicable(rules: list[Rule], text: str, tree: Callable[[], ast.Module]) -> list[Rule]:
-    """The rules whose identifiers the text uses: first as whole words (`skip_unless_tcgen05` is
-    not `tcgen05_mma`), then, on the stdlib AST (`tree()`, parsed only if the words are there),
-    as called functions, keyword arguments, imported names or values passed on
-    (`MemorySpace.TMEM == space` is not an allocation). Files that only mention a trigger in
-    passing never reach astroid."""
-    data = text.encode("utf-8", "surrogatepass")
-    rules = [rule for rule in rules if not rule.triggers or any(word in data for word in rule.triggers)]
-    if not rules or not all(rule.identifiers for rule in rules):
-        return rules
-    words = set(_identifier_pattern(frozenset().union(*(rule.identifiers for rule in rules))).findall(text))
-    rules = [rule for rule in rules if rule.identifiers & words]
-    if not rules:
-        return rules
-    used = _used_names(tree())
-    return [rule for rule in rules if rule.identifiers & used]
-
-
-def _used_names(tree: ast.AST) -> set[str]:
-    """Names called, passed, assigned, returned or imported. An explicit stack and exact type
-    tests instead of `ast.walk`: this runs on every file that mentions an identifier, and is
-    2.5 times faster so."""
-    used: set[str] = set()
-    stack: list[ast.AST] = [tree]
-    while stack:
-        node = stack.pop()
-        kind = type(node)
-        if kind is ast.Call:
-            used.add(_name_of(node.func))
-            used.update(keyword.arg for keyword in node.keywords if keyword.arg)
-            used.update(_name_of(argument) for argument in node.args)
-        elif kind is ast.Assign or kind is ast.AnnAssign or kind is ast.Return:
-            if node.value is not None:
-                used.add(_name_of(node.value))
-        elif kind is ast.alias:
-            used.add(node.name.rsplit(".", 1)[-1])
-        for name in node._fields:
-            child = getattr(node, name, None)
-            if type(child) is list:
-                stack.extend(item for item in child if isinstance(item, ast.AST))
-            elif isinstance(child, ast.AST):
-                stack.append(child)
-    return used
-
-
-def _name_of(node: ast.AST) -> str:
-    kind = type(node)
-    if kind is ast.Name:
-        return node.id
-    if kind is ast.Attribute:
-        return node.attr
-    if kind is ast.Starred:
-        return _name_of(node.value)
-    return ""
-
-
 def _parse(text: str) -> ast.Module:
     """The stdlib tree, parsed as astroid parses (a final newline, type comments read unless
     misplaced) so that astroid can be built from it without a second parse."""
@@ -247,14 +184,23 @@ def _parse(text: str) -> ast.Module:
         raise SyntaxError(str(error)) from error
 
 
+def _tree_of(job: _Job) -> Callable[[], ast.Module]:
+    """The stdlib tree on demand: the caller's, else parsed once when first asked for."""
+    given = job.tree
+    if given is not None:
+        return lambda: given
+    return functools.lru_cache(maxsize=None)(functools.partial(_parse, job.text))
+
+
 def _analyze(job: _Job, deadline: float) -> list[Finding]:
-    tree = functools.lru_cache(maxsize=None)(functools.partial(_parse, job.text))
-    job.rules = _applicable(job.rules, job.text, tree)
+    tree = _tree_of(job)
+    name = module_name(job.path)
+    package = name if job.path and os.path.basename(job.path) == "__init__.py" else name.rpartition(".")[0]
+    job.rules = applicable(job.rules, job.text, tree, package)
     if not job.rules:
         return []
     brain.install()
     manager = AstroidManager()
-    name = module_name(job.path)
     root = project_root(job.path)
     cancelled = job.cancel.is_set if job.cancel is not None else (lambda: False)
     with _importable_from(root), brain.overlaid(job.overlays), brain.deadline(deadline, cancelled), \

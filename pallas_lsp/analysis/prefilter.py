@@ -1,0 +1,201 @@
+"""Which rules could find something in a file, decided without astroid.
+
+Most Python files never reach astroid, and the analysis proper is ten times the cost of
+parsing. In order:
+
+1. bytes: does the file contain a trigger word of some rule (`tcgen05`, `TMEM`, ...)?
+2. words: does it contain one of a rule's identifiers as a whole word?
+3. stdlib AST: does it use an identifier where the analysis would see an API call? That is,
+   as the name of a called function, a keyword argument of a call, the function given to
+   `functools.partial`, a decorator or an aliased import, and only where the callee may be
+   the Pallas API. A callee reached through a `jax` module the brain does not model (say
+   `gpu_core.SMEM(...)` with `gpu_core` imported from `jax._src.pallas.mosaic_gpu`) infers
+   to nothing in the analysis either, so it does not count. Whatever the walk cannot pin
+   down (a name bound twice, a relative import above the file's package, a call's result)
+   counts.
+
+Every step only ever drops a rule that could not have fired.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import re
+from typing import Callable, Iterable
+
+from . import api
+from .rules import RULES, Rule
+
+# The jax modules the brain serves with their API; every other `jax.*` module is empty there.
+MODELLED = tuple(name for name, source in api.STUBS.items() if source)
+
+
+def mentions_pallas(text: str | bytes, rules: Iterable[Rule] = RULES) -> bool:
+    """The byte prefilter: does the file contain any word a selected rule starts from?"""
+    data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
+    return any(word in data for rule in rules for word in rule.triggers)
+
+
+def applicable(rules: list[Rule], text: str, tree: Callable[[], ast.Module], package: str = "") -> list[Rule]:
+    """The rules of `rules` that could fire in `text`; `tree()` is parsed only when the
+    words are there. `package` is the file's package, for its relative imports."""
+    data = text.encode("utf-8", "surrogatepass")
+    rules = [rule for rule in rules if not rule.triggers or any(word in data for word in rule.triggers)]
+    if not rules or not all(rule.identifiers for rule in rules):
+        return rules
+    words = set(_identifier_pattern(frozenset().union(*(rule.identifiers for rule in rules))).findall(text))
+    rules = [rule for rule in rules if rule.identifiers & words]
+    if not rules:
+        return rules
+    used = api_uses(tree(), package, frozenset().union(*(rule.identifiers for rule in rules)))
+    return [rule for rule in rules if rule.identifiers & used]
+
+
+@functools.lru_cache(maxsize=32)
+def _identifier_pattern(names: frozenset[str]) -> re.Pattern:
+    return re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, names))) + r")\b")
+
+
+def api_uses(tree: ast.AST, package: str = "", wanted: frozenset[str] | None = None) -> set[str]:
+    """Names (of `wanted`, or all) used where the analysis could see a Pallas API call (see
+    the module's doc)."""
+    bindings = _Bindings.of(tree, package)
+    used: set[str] = set()
+    for call in bindings.calls:
+        callee = call.func
+        if bindings.is_partial(callee):  # functools.partial(plgpu.kernel, scratch_types=...)
+            if not call.args:
+                continue
+            callee = call.args[0]
+        names = {_name_of(callee), *(keyword.arg for keyword in call.keywords if keyword.arg)}
+        if wanted is not None:
+            names &= wanted
+        if names and bindings.may_be_api(callee):
+            used |= names
+    used.update(_name_of(decorator) for decorator in bindings.decorators if bindings.may_be_api(decorator))
+    for name, path in bindings.aliased_imports:  # from ...mosaic_gpu import kernel as gpu_kernel
+        if path is None or _may_be_api_path(path):
+            used.add(name)
+    return used
+
+
+class _Bindings:
+    """What one walk of a module learns: its calls and decorators, the dotted paths its
+    imports bind names to, and the names bound in any other way."""
+
+    def __init__(self) -> None:
+        self.calls: list[ast.Call] = []
+        self.decorators: list[ast.expr] = []
+        self.imports: dict[str, set[str | None]] = {}  # name -> paths (None: not known)
+        self.aliased_imports: list[tuple[str, str | None]] = []  # (imported name, its path)
+        self.rebound: set[str] = set()
+
+    @classmethod
+    def of(cls, tree: ast.AST, package: str) -> _Bindings:
+        found = cls()
+        stack: list[ast.AST] = [tree]
+        push, node_type = stack.append, ast.AST
+        while stack:
+            node = stack.pop()
+            found._note(node, package)
+            for name in _child_fields(type(node)):
+                child = getattr(node, name, None)
+                if type(child) is list:
+                    for item in child:
+                        if isinstance(item, node_type):
+                            push(item)
+                elif isinstance(child, node_type):
+                    push(child)
+        return found
+
+    def _note(self, node: ast.AST, package: str) -> None:
+        kind = type(node)  # exact type tests: this runs on every node of every candidate file
+        if kind is ast.Call:
+            self.calls.append(node)
+        elif kind is ast.Name:
+            if type(node.ctx) is not ast.Load:
+                self.rebound.add(node.id)
+        elif kind is ast.arg:
+            self.rebound.add(node.arg)
+        elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef or kind is ast.ClassDef:
+            self.rebound.add(node.name)
+            self.decorators.extend(node.decorator_list)
+        elif kind is ast.Import:
+            for alias in node.names:
+                bound = alias.asname or alias.name.split(".")[0]
+                self.imports.setdefault(bound, set()).add(alias.name if alias.asname else bound)
+        elif kind is ast.ImportFrom:
+            base = _absolute(node, package)
+            for alias in node.names:
+                path = None if base is None else f"{base}.{alias.name}"
+                if alias.name != "*":
+                    self.imports.setdefault(alias.asname or alias.name, set()).add(path)
+                if alias.asname and alias.asname != alias.name:
+                    self.aliased_imports.append((alias.name, path))
+        elif kind is ast.Global or kind is ast.Nonlocal:
+            self.rebound.update(node.names)
+        elif kind is ast.ExceptHandler or kind is ast.MatchAs or kind is ast.MatchStar:
+            if node.name:
+                self.rebound.add(node.name)
+        elif kind is ast.MatchMapping and node.rest:
+            self.rebound.add(node.rest)
+
+    def paths(self, expr: ast.AST) -> set[str | None] | None:
+        """The dotted paths `expr` (`mod.attr.name`) may refer to through imports; None when
+        its root is not bound by imports alone."""
+        attributes = []
+        while type(expr) is ast.Attribute:
+            attributes.append(expr.attr)
+            expr = expr.value
+        if type(expr) is not ast.Name or expr.id in self.rebound or expr.id not in self.imports:
+            return None
+        suffix = "".join("." + attribute for attribute in reversed(attributes))
+        return {None if path is None else path + suffix for path in self.imports[expr.id]}
+
+    def may_be_api(self, expr: ast.AST) -> bool:
+        paths = self.paths(expr)
+        return paths is None or any(path is None or _may_be_api_path(path) for path in paths)
+
+    def is_partial(self, expr: ast.AST) -> bool:
+        """`partial`, `functools.partial`, or `p` of `from functools import partial as p`."""
+        if _name_of(expr) == "partial":
+            return True
+        if type(expr) is not ast.Name or expr.id not in self.imports:
+            return False
+        return any(path is not None and path.rpartition(".")[2] == "partial" for path in self.imports[expr.id])
+
+
+@functools.lru_cache(maxsize=None)
+def _child_fields(kind: type) -> tuple[str, ...]:
+    """The fields that may hold nodes (`ctx` holds only Load/Store/Del)."""
+    return tuple(name for name in kind._fields if name != "ctx")
+
+
+def _may_be_api_path(path: str) -> bool:
+    """False only for names inside `jax` modules the brain serves empty."""
+    if path != "jax" and not path.startswith("jax."):
+        return True
+    owner = path.rpartition(".")[0]
+    return any(owner == module or owner.startswith(module + ".") for module in MODELLED)
+
+
+def _absolute(node: ast.ImportFrom, package: str) -> str | None:
+    if not node.level:
+        return node.module
+    parts = package.split(".") if package else []
+    if node.level - 1 >= len(parts):
+        return None  # above the top-level package: not known
+    base = parts[: len(parts) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def _name_of(node: ast.AST) -> str:
+    kind = type(node)
+    if kind is ast.Name:
+        return node.id
+    if kind is ast.Attribute:
+        return node.attr
+    if kind is ast.Starred:
+        return _name_of(node.value)
+    return ""

@@ -1,0 +1,103 @@
+"""The prefilter drops only rules that could not fire: what it keeps and what it drops."""
+
+import ast
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+from oracle.markers import parse_markers, parse_markers_source
+from pallas_lsp.analysis.prefilter import api_uses, applicable, mentions_pallas
+from pallas_lsp.analysis.rules import RULES
+
+FIXTURES = sorted((ROOT / "tests" / "fixtures").rglob("*.py")) + sorted((ROOT / "examples").glob("*.py"))
+
+
+def _kept(source: str, package: str = "") -> set[str]:
+    if not mentions_pallas(source):
+        return set()
+    return {rule.code for rule in applicable(list(RULES), source, lambda: ast.parse(source), package)}
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.name)
+def test_every_expected_finding_passes_the_prefilter(path: Path):
+    expected = {marker.code for marker in parse_markers(path)}
+    assert expected <= _kept(path.read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("rule", RULES, ids=lambda r: r.code)
+def test_every_invalid_example_passes_the_prefilter(rule):
+    for example in rule.INVALID:
+        assert {m.code for m in parse_markers_source(example.code)} <= _kept(example.code)
+
+
+def _uses(source: str, package: str = "") -> set[str]:
+    return api_uses(ast.parse(textwrap.dedent(source)), package)
+
+
+def test_calls_through_the_modelled_api_count():
+    assert {"TMEM", "collective", "tcgen05_mma", "collective_axis"} <= _uses("""
+        from jax.experimental.pallas import mosaic_gpu as plgpu
+        plgpu.TMEM((128, 128), jnp.float32, collective=True)
+        plgpu.tcgen05_mma(acc, a, b, collective_axis="x")
+    """)
+
+
+def test_calls_into_jax_modules_the_brain_serves_empty_do_not_count():
+    # jax's own lowering code: `gpu_core.SMEM(...)` infers to nothing in the analysis too
+    assert not {"SMEM", "TMEM", "run_scoped", "scratch_types"} & _uses("""
+        import jax.experimental.mosaic.gpu as mgpu
+        from jax._src.pallas.mosaic_gpu import core as gpu_core
+        from jax._src.pallas import mpmd
+        gpu_core.SMEM((128,), jnp.float16)
+        mgpu.TMEM(shape, dtype)
+        mpmd.mpmd_map(body, scratch_types=types)
+        functools.partial(mpmd.mpmd_map, scratch_types=types)
+    """)
+
+
+def test_relative_imports_resolve_against_the_package():
+    source = """
+        from . import tcgen05
+        tcgen05.async_copy_smem_to_tmem(src, dst)
+    """
+    assert "async_copy_smem_to_tmem" not in _uses(source, package="jax.experimental.mosaic.gpu")
+    assert "async_copy_smem_to_tmem" in _uses(source, package="mykernels")
+    assert "async_copy_smem_to_tmem" in _uses(source, package="")  # above any package: unknown
+
+
+def test_what_cannot_be_pinned_down_counts():
+    uses = _uses("""
+        from jax._src.pallas.mosaic_gpu import core as gpu_core
+        from mylib import plgpu
+        from jax.experimental.pallas.mosaic_gpu import kernel as gpu_kernel
+        plgpu.TMEM(shape, dtype)           # a project module may re-export the API
+        make().SMEM(shape, dtype)          # a call's result
+        def helper(gpu_core):              # a name bound twice
+            gpu_core.GMEM(shape, dtype)
+        local_builder(scratch_types=x)     # a local function may forward its keywords
+    """)
+    assert {"TMEM", "SMEM", "GMEM", "scratch_types", "kernel"} <= uses
+
+
+def test_partial_counts_the_function_it_binds():
+    uses = _uses("""
+        import functools
+        from functools import partial as p
+        from jax.experimental.pallas import mosaic_gpu as plgpu
+        functools.partial(plgpu.kernel, scratch_shapes=s)
+        p(plgpu.run_scoped, collective_axes="x")
+    """)
+    assert {"kernel", "scratch_shapes", "run_scoped", "collective_axes"} <= uses
+
+
+def test_values_that_are_not_calls_do_not_count():
+    # `alloc = plgpu.TMEM; alloc(...)` is not followed by the analysis either
+    assert not {"TMEM", "SMEM"} & _uses("""
+        from jax.experimental.pallas import mosaic_gpu as plgpu
+        alloc = plgpu.TMEM
+        if space == plgpu.SMEM:
+            pass
+        isinstance(space, plgpu.SMEM)
+    """)
