@@ -1,5 +1,6 @@
 """The flake8 plugin, end to end through flake8 itself."""
 
+import ast
 import subprocess
 import sys
 import types
@@ -109,10 +110,13 @@ def test_budget_override_reaches_the_analysis(monkeypatch):
     PallasChecker.parse_options(types.SimpleNamespace(pallas_select=None, pallas_ignore=["pls002"],
                                                       pallas_budget=0.5))
     try:
-        list(PallasChecker(None, "x.py", ["plgpu.TMEM((1, 1), f32)\n"]).run())
+        lines = ["plgpu.TMEM((1, 1), f32)\n"]
+        tree = ast.parse("".join(lines))
+        list(PallasChecker(tree, "x.py", lines).run())
     finally:
         PallasChecker.overrides = {}
-    assert seen == {"select": ("PLS",), "ignore": ("PLS002",), "budget": 0.5}
+    # flake8's tree is handed on: the analysis does not parse the file again
+    assert seen == {"select": ("PLS",), "ignore": ("PLS002",), "budget": 0.5, "tree": tree}
 
 
 def test_bad_pyproject_never_fails_the_run(tmp_path):
