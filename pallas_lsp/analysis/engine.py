@@ -152,16 +152,28 @@ def _analyze_decoded(job: _Job) -> Result:
     return Result(findings, dependencies=job.dependencies, facts=job.facts)
 
 
+_warm = False
+
+
 @contextlib.contextmanager
 def _collector_paused():
     """No cyclic garbage collection while one file is analysed: astroid builds many small
     objects, and a full collection in the middle of an analysis triples its time (the tail
-    latency an editor feels). What the analysis leaves is collected once it is over."""
+    latency an editor feels). What the analysis leaves is collected once it is over.
+
+    After the first analysis, what it left for good (astroid's builtins, our stubs, the
+    stdlib modules it read) is frozen: every later full collection of the host (flake8 and
+    its other plugins, the server) would otherwise walk those objects again."""
+    global _warm
     was_enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
+        if not _warm:
+            _warm = True
+            gc.collect()
+            gc.freeze()
         if was_enabled:
             gc.enable()
 
