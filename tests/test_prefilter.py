@@ -8,7 +8,7 @@ import pytest
 
 from conftest import ROOT
 from oracle.markers import parse_markers, parse_markers_source
-from pallas_lsp.analysis.prefilter import api_uses, applicable, mentions_pallas
+from pallas_lsp.analysis.prefilter import Bindings, api_uses, applicable, mentions_pallas
 from pallas_lsp.analysis.rules import RULES
 
 FIXTURES = sorted((ROOT / "tests" / "fixtures").rglob("*.py")) + sorted((ROOT / "examples").glob("*.py"))
@@ -17,7 +17,7 @@ FIXTURES = sorted((ROOT / "tests" / "fixtures").rglob("*.py")) + sorted((ROOT / 
 def _kept(source: str, package: str = "") -> set[str]:
     if not mentions_pallas(source):
         return set()
-    return {rule.code for rule in applicable(list(RULES), source, lambda: ast.parse(source), package)}
+    return {rule.code for rule in applicable(list(RULES), source, lambda: Bindings.of(ast.parse(source), package))}
 
 
 @pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.name)
@@ -33,7 +33,7 @@ def test_every_invalid_example_passes_the_prefilter(rule):
 
 
 def _uses(source: str, package: str = "") -> set[str]:
-    return api_uses(ast.parse(textwrap.dedent(source)), package)
+    return api_uses(Bindings.of(ast.parse(textwrap.dedent(source)), package))
 
 
 def test_calls_through_the_modelled_api_count():

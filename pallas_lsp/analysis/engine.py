@@ -28,7 +28,7 @@ from . import brain, noqa
 from .context import Context
 from .facts import Fact, facts
 from .findings import Finding
-from .prefilter import applicable, mentions_pallas
+from .prefilter import Bindings, applicable, mentions_pallas
 from .rules import RULES, Rule
 from .settings import Settings
 from .solve import BudgetExceeded, Cancelled
@@ -208,7 +208,8 @@ def _analyze(job: _Job, deadline: float) -> list[Finding]:
     tree = _tree_of(job)
     name = module_name(job.path)
     package = name if job.path and os.path.basename(job.path) == "__init__.py" else name.rpartition(".")[0]
-    job.rules = applicable(job.rules, job.text, tree, package)
+    bindings = functools.lru_cache(maxsize=None)(lambda: Bindings.of(tree(), package))
+    job.rules = applicable(job.rules, job.text, bindings)
     if not job.rules:
         return []
     brain.install()
@@ -222,13 +223,14 @@ def _analyze(job: _Job, deadline: float) -> list[Finding]:
         _enter_project(root)
         try:
             module = brain.build(manager, job.text, name, job.path, tree())
-            return _run_rules(module, job, root, deadline)
+            return _run_rules(module, job, root, deadline, bindings())
         finally:
             job.dependencies = _forget_project_modules(manager, name, root)
 
 
-def _run_rules(module, job: _Job, root: str | None, deadline: float) -> list[Finding]:
+def _run_rules(module, job: _Job, root: str | None, deadline: float, bindings: Bindings) -> list[Finding]:
     ctx = Context(module, Lines(job.text), job.path)
+    ctx.flow.bindings = bindings
     ctx.flow.deadline = deadline
     ctx.flow.project_root = root
     if job.cancel is not None:

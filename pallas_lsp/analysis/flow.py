@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import os
 import time
@@ -35,6 +35,9 @@ from . import values as v
 from .api import Kind
 from .solve import BudgetExceeded, Cancelled, Concretizer
 from .values import UNKNOWN
+
+if TYPE_CHECKING:
+    from .prefilter import Bindings
 
 _FUNCTIONS = (nodes.FunctionDef, nodes.Lambda)
 _EVALUATING = object()
@@ -162,6 +165,9 @@ class Flow:
         self._by_call: dict[nodes.Call, Invocation] = {}
         self._call_vars: dict[Any, v.Var] = {}
         self._names: dict[nodes.Module, dict[str, list[nodes.Name]]] = {}
+        # what the prefilter learnt of the root module's names (engine sets it): it spares
+        # astroid lookups whose answer it already knows
+        self.bindings: Bindings | None = None
         self.deadline = float("inf")
         self.cancelled: Callable[[], bool] = lambda: False
         # the directory the analysed file's imports are resolved from (engine sets it)
@@ -175,8 +181,25 @@ class Flow:
         """What Pallas API function `call` calls, by astroid inference (None if none)."""
         if call in self._kinds:
             return self._kinds[call]
-        self._kinds[call] = kind = self._infer_kind(call.func)
+        func = call.func
+        if (isinstance(func, nodes.Name) and func.name not in api.CALLEE_NAMES and self.bindings is not None
+                and call.root() is self.root and not self.bindings.may_be_imported(func.name)):
+            kind = None  # `helper(...)`, `len(...)`: no import can make it an API name
+        else:
+            kind = self._infer_kind(func)
+        self._kinds[call] = kind
         return kind
+
+    def _may_call_project_import(self, func: nodes.NodeNG) -> bool:
+        """`f(...)` or `mod.f(...)` of the root module, with `f` / `mod` from an import that
+        may lead to a project module (not only to jax, which the brain serves)."""
+        base = func.expr if isinstance(func, nodes.Attribute) else func
+        if not isinstance(base, nodes.Name):
+            return False
+        if self.bindings is not None and (not self.bindings.may_be_imported(base.name)
+                                          or self.bindings.only_from_jax(base.name)):
+            return False
+        return _may_name_import(func)
 
     def callee_kind(self, expr: nodes.NodeNG) -> Kind | None:
         return self._infer_kind(expr)
@@ -233,7 +256,7 @@ class Flow:
         about such a site belong there.
         """
         for call in self.calls():
-            if not _may_name_import(call.func) or self.api_kind(call) is not None:
+            if not self._may_call_project_import(call.func) or self.api_kind(call) is not None:
                 continue
             target = self.static_callable(call.func)
             if not isinstance(target, nodes.FunctionDef) or target.root() is self.root:

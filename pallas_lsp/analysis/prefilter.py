@@ -37,9 +37,9 @@ def mentions_pallas(text: str | bytes, rules: Iterable[Rule] = RULES) -> bool:
     return any(word in data for rule in rules for word in rule.triggers)
 
 
-def applicable(rules: list[Rule], text: str, tree: Callable[[], ast.Module], package: str = "") -> list[Rule]:
-    """The rules of `rules` that could fire in `text`; `tree()` is parsed only when the
-    words are there. `package` is the file's package, for its relative imports."""
+def applicable(rules: list[Rule], text: str, bindings: Callable[[], Bindings]) -> list[Rule]:
+    """The rules of `rules` that could fire in `text`; `bindings()` (the stdlib tree walked
+    once) is asked for only when the words are there."""
     data = text.encode("utf-8", "surrogatepass")
     rules = [rule for rule in rules if not rule.triggers or any(word in data for word in rule.triggers)]
     if not rules or not all(rule.identifiers for rule in rules):
@@ -48,7 +48,7 @@ def applicable(rules: list[Rule], text: str, tree: Callable[[], ast.Module], pac
     rules = [rule for rule in rules if rule.identifiers & words]
     if not rules:
         return rules
-    used = api_uses(tree(), package, frozenset().union(*(rule.identifiers for rule in rules)))
+    used = api_uses(bindings(), frozenset().union(*(rule.identifiers for rule in rules)))
     return [rule for rule in rules if rule.identifiers & used]
 
 
@@ -57,10 +57,9 @@ def _identifier_pattern(names: frozenset[str]) -> re.Pattern:
     return re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, names))) + r")\b")
 
 
-def api_uses(tree: ast.AST, package: str = "", wanted: frozenset[str] | None = None) -> set[str]:
+def api_uses(bindings: Bindings, wanted: frozenset[str] | None = None) -> set[str]:
     """Names (of `wanted`, or all) used where the analysis could see a Pallas API call (see
     the module's doc)."""
-    bindings = _Bindings.of(tree, package)
     used: set[str] = set()
     for call in bindings.calls:
         callee = call.func
@@ -80,9 +79,10 @@ def api_uses(tree: ast.AST, package: str = "", wanted: frozenset[str] | None = N
     return used
 
 
-class _Bindings:
-    """What one walk of a module learns: its calls and decorators, the dotted paths its
-    imports bind names to, and the names bound in any other way."""
+class Bindings:
+    """What one walk of a module's stdlib tree learns: its calls and decorators, the dotted
+    paths its imports bind names to, and the names bound in any other way. The analysis asks
+    it too, before costlier astroid lookups (`may_be_imported`, `only_from_jax`)."""
 
     def __init__(self) -> None:
         self.calls: list[ast.Call] = []
@@ -90,9 +90,11 @@ class _Bindings:
         self.imports: dict[str, set[str | None]] = {}  # name -> paths (None: not known)
         self.aliased_imports: list[tuple[str, str | None]] = []  # (imported name, its path)
         self.rebound: set[str] = set()
+        self.star_import = False  # `from m import *`: any name may be imported
 
     @classmethod
-    def of(cls, tree: ast.AST, package: str) -> _Bindings:
+    def of(cls, tree: ast.AST, package: str = "") -> Bindings:
+        """`package` is the module's package, for its relative imports."""
         found = cls()
         stack: list[ast.AST] = [tree]
         push, node_type = stack.append, ast.AST
@@ -129,7 +131,9 @@ class _Bindings:
             base = _absolute(node, package)
             for alias in node.names:
                 path = None if base is None else f"{base}.{alias.name}"
-                if alias.name != "*":
+                if alias.name == "*":
+                    self.star_import = True
+                else:
                     self.imports.setdefault(alias.asname or alias.name, set()).add(path)
                 if alias.asname and alias.asname != alias.name:
                     self.aliased_imports.append((alias.name, path))
@@ -140,6 +144,17 @@ class _Bindings:
                 self.rebound.add(node.name)
         elif kind is ast.MatchMapping and node.rest:
             self.rebound.add(node.rest)
+
+    def may_be_imported(self, name: str) -> bool:
+        """Could an import bind `name`? (Else it is local, a builtin, or undefined.)"""
+        return self.star_import or name in self.imports
+
+    def only_from_jax(self, name: str) -> bool:
+        """Is `name` bound by imports of `jax` modules and nothing else? The brain serves
+        those: they hold no project function to follow."""
+        paths = self.imports.get(name)
+        return (not self.star_import and bool(paths) and name not in self.rebound
+                and all(path is not None and _is_jax(path) for path in paths))
 
     def paths(self, expr: ast.AST) -> set[str | None] | None:
         """The dotted paths `expr` (`mod.attr.name`) may refer to through imports; None when
@@ -174,10 +189,14 @@ def _child_fields(kind: type) -> tuple[str, ...]:
 
 def _may_be_api_path(path: str) -> bool:
     """False only for names inside `jax` modules the brain serves empty."""
-    if path != "jax" and not path.startswith("jax."):
+    if not _is_jax(path):
         return True
     owner = path.rpartition(".")[0]
     return any(owner == module or owner.startswith(module + ".") for module in MODELLED)
+
+
+def _is_jax(path: str) -> bool:
+    return path == "jax" or path.startswith("jax.")
 
 
 def _absolute(node: ast.ImportFrom, package: str) -> str | None:
