@@ -33,7 +33,11 @@ import time
 from typing import Callable, Iterator, Mapping
 
 from astroid import nodes
+from astroid.context import _invalidate_cache as _forget_inference_contexts
+from astroid.inference_tip import clear_inference_tip_cache
+from astroid.interpreter.objectmodel import ObjectModel
 from astroid.nodes._base_nodes import LookupMixIn
+from astroid.nodes.scoped_nodes import ClassDef
 from astroid.builder import AstroidBuilder
 from astroid.manager import AstroidManager
 from astroid.rebuilder import TreeRebuilder
@@ -135,16 +139,49 @@ def memoized_lookups() -> Iterator[None]:
 
 
 def _memoized_lookup(original):
+    uncached = getattr(original, "__wrapped__", original)  # past astroid's own 128-entry cache
+
     def lookup(self, name):
         memo = _lookups.get()
         if memo is None:
             return original(self, name)
         found = memo.get((self, name))
         if found is None:
-            found = memo[(self, name)] = original(self, name)
+            found = memo[(self, name)] = uncached(self, name)
         return found[0], list(found[1])  # a copy: callers may change their list
 
     return lookup
+
+
+def forget_inferences() -> None:
+    """Let go of the analysed module once an analysis is over. astroid's inference caches are
+    bounded, not per module, and each class's object model (`ClassDef.special_attributes`)
+    remembers the last node it served: both would keep the module's whole tree alive, and
+    the collector would then find it in an older generation (a pause of 0.4 s every dozen
+    analyses of a large file, instead of 30 ms after each)."""
+    _forget_inference_contexts()
+    clear_inference_tip_cache()
+    for cache in (LookupMixIn.lookup, ClassDef._metaclass_lookup_attribute, ObjectModel.attributes):
+        getattr(cache, "cache_clear", lambda: None)()
+    for model in _object_models():
+        model._instance = None
+        if "context" in vars(model):
+            model.context = None
+
+
+def _object_models() -> tuple[ObjectModel, ...]:
+    """The object models astroid's node and proxy classes hold as `special_attributes`."""
+    from astroid import bases, objects  # noqa: F401 - their classes hold models too
+
+    found: dict[int, ObjectModel] = {}
+    pending = [nodes.NodeNG, bases.Proxy]
+    while pending:
+        cls = pending.pop()
+        pending.extend(cls.__subclasses__())
+        model = vars(cls).get("special_attributes")
+        if isinstance(model, ObjectModel):
+            found[id(model)] = model
+    return tuple(found.values())
 
 
 def _wrap(owner: type, name: str, make) -> None:

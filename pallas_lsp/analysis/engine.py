@@ -154,6 +154,19 @@ def _analyze_decoded(job: _Job) -> Result:
 
 _warm = False
 
+# A host that can collect when it keeps nobody waiting (the server: once it has published the
+# diagnostics) sets this to False and calls `resume_collection()` then.
+COLLECT_AFTER_ANALYSIS = True
+
+
+def resume_collection() -> None:
+    """Collect what the analyses left and let the collector run again. The two youngest
+    generations, not only the youngest: an analysis's tree outlives a young collection (some
+    object of the previous generation still points into it), and left to the automatic
+    schedule it would pile up there until a pause ten times as long."""
+    gc.collect(1)
+    gc.enable()
+
 
 @contextlib.contextmanager
 def _collector_paused():
@@ -174,8 +187,8 @@ def _collector_paused():
             _warm = True
             gc.collect()
             gc.freeze()
-        if was_enabled:
-            gc.enable()
+        if was_enabled and COLLECT_AFTER_ANALYSIS:
+            resume_collection()
 
 
 def _failed(job: _Job, reason: str) -> Result:
@@ -226,6 +239,7 @@ def _analyze(job: _Job, deadline: float) -> list[Finding]:
             return _run_rules(module, job, root, deadline, bindings())
         finally:
             job.dependencies = _forget_project_modules(manager, name, root)
+            brain.forget_inferences()
 
 
 def _run_rules(module, job: _Job, root: str | None, deadline: float, bindings: Bindings) -> list[Finding]:

@@ -20,10 +20,9 @@ from lsprotocol import types as t
 from pygls.lsp.server import LanguageServer
 
 from pallas_lsp import __version__
-from pallas_lsp.analysis import lint
+from pallas_lsp.analysis import engine, lint, noqa
 from pallas_lsp.analysis.facts import Fact
 from pallas_lsp.analysis.findings import Finding
-from pallas_lsp.analysis import noqa
 from pallas_lsp.analysis.fixing import plan_fixes
 from pallas_lsp.analysis.rules import BY_CODE
 from pallas_lsp.analysis.settings import ConfigError, Settings
@@ -73,6 +72,7 @@ class PallasServer(LanguageServer):
         self.folder_settings: dict[str, EditorSettings] = {}
         self.generation = 0
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pallas-analysis")
+        engine.COLLECT_AFTER_ANALYSIS = False  # `_analyse` collects once it has published
 
     # -- capabilities ----------------------------------------------------------------------
 
@@ -229,6 +229,13 @@ class PallasServer(LanguageServer):
         result = await loop.run_in_executor(
             self.executor, lambda: lint(snapshot.text, snapshot.path, settings, cancel=cancel,
                                         overlays=overlays, want_facts=True))
+        try:
+            self._take(unit, snapshot, result, cancel, generation)
+        finally:
+            engine.resume_collection()  # the garbage of the analysis, now that nobody waits
+
+    def _take(self, unit: Unit, snapshot: Snapshot, result: Any, cancel: threading.Event, generation: int) -> None:
+        """Publish a finished analysis, unless it is out of date."""
         if cancel.is_set():
             return  # whoever cancelled it has scheduled the next one
         if not self._current(snapshot):
