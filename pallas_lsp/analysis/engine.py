@@ -152,7 +152,7 @@ def _analyze_decoded(job: _Job) -> Result:
     return Result(findings, dependencies=job.dependencies, facts=job.facts)
 
 
-_warm = False
+_frozen_modules = -1  # astroid's cached modules when the collector's state was last frozen
 
 # A host that can collect when it keeps nobody waiting (the server: once it has published the
 # diagnostics) sets this to False and calls `resume_collection()` then.
@@ -160,11 +160,23 @@ COLLECT_AFTER_ANALYSIS = True
 
 
 def resume_collection() -> None:
-    """Collect what the analyses left and let the collector run again. The two youngest
-    generations, not only the youngest: an analysis's tree outlives a young collection (some
-    object of the previous generation still points into it), and left to the automatic
-    schedule it would pile up there until a pause ten times as long."""
-    gc.collect(1)
+    """Collect what the analyses left and let the collector run again.
+
+    The two youngest generations, not only the youngest: an analysis's tree outlives a young
+    collection (some object of the previous generation still points into it), and left to
+    the automatic schedule it would pile up there until a pause ten times as long. When
+    astroid has read new modules (its builtins, our stubs, stdlib modules), which it keeps
+    for good, a full collection runs instead and what survives is frozen: later full
+    collections of the host (flake8 and its other plugins, the server) would otherwise walk
+    all of it again, which tripled the plugin's cost in a flake8 run."""
+    global _frozen_modules
+    modules = len(AstroidManager().astroid_cache)
+    if modules > _frozen_modules:
+        _frozen_modules = modules
+        gc.collect()
+        gc.freeze()
+    else:
+        gc.collect(1)
     gc.enable()
 
 
@@ -172,21 +184,12 @@ def resume_collection() -> None:
 def _collector_paused():
     """No cyclic garbage collection while one file is analysed: astroid builds many small
     objects, and a full collection in the middle of an analysis triples its time (the tail
-    latency an editor feels). What the analysis leaves is collected once it is over.
-
-    After the first analysis, what it left for good (astroid's builtins, our stubs, the
-    stdlib modules it read) is frozen: every later full collection of the host (flake8 and
-    its other plugins, the server) would otherwise walk those objects again."""
-    global _warm
+    latency an editor feels). What the analysis leaves is collected once it is over."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
-        if not _warm:
-            _warm = True
-            gc.collect()
-            gc.freeze()
         if was_enabled and COLLECT_AFTER_ANALYSIS:
             resume_collection()
 
