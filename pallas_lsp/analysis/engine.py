@@ -223,8 +223,7 @@ def _tree_of(job: _Job) -> Callable[[], ast.Module]:
 def _analyze(job: _Job, deadline: float) -> list[Finding]:
     tree = _tree_of(job)
     name = module_name(job.path)
-    package = name if job.path and os.path.basename(job.path) == "__init__.py" else name.rpartition(".")[0]
-    bindings = functools.lru_cache(maxsize=None)(lambda: Bindings.of(tree(), package))
+    bindings = functools.lru_cache(maxsize=None)(lambda: Bindings.of(tree(), _package_of(job.path, name)))
     job.rules = applicable(job.rules, job.text, bindings)
     if not job.rules:
         return []
@@ -358,6 +357,11 @@ def _forget_module_locations(manager: AstroidManager) -> None:
                    *(getattr(finder, "find_module", None) for finder in getattr(spec, "_SPEC_FINDERS", ()))):
         if hasattr(cached, "cache_clear"):
             cached.cache_clear()
+
+
+def _package_of(path: str | None, name: str) -> str:
+    """The package a module's relative imports start from."""
+    return name if path and os.path.basename(path) == "__init__.py" else name.rpartition(".")[0]
 
 
 def module_name(path: str | None) -> str:
