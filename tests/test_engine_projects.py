@@ -38,5 +38,44 @@ def test_a_rewritten_helper_is_read_again(tmp_path):
     assert _lines_and_paths(a / "helper_module.py")[0] == [23, 44, 65]
     helper = a / "helpers" / "mma.py"
     helper.write_text(helper.read_text().replace("collective=collective)", "collective=True)"))
-    # no cache to clear by hand: every analysis reads the project's modules afresh
+    # no cache to clear by hand: a helper whose file changed is read again
     assert _lines_and_paths(a / "helper_module.py")[0] == [23]
+
+
+def test_an_unchanged_helper_is_kept_between_analyses(tmp_path):
+    from astroid.manager import AstroidManager
+
+    a = _copy(tmp_path, "a")
+    first = analyze_file(str(a / "helper_module.py"))
+    kept = AstroidManager().astroid_cache["helpers.mma"]
+    second = analyze_file(str(a / "helper_module.py"))
+    assert AstroidManager().astroid_cache["helpers.mma"] is kept  # not built again
+    assert first.findings == second.findings
+    assert first.dependencies == second.dependencies == (str(a / "helpers" / "__init__.py"),
+                                                          str(a / "helpers" / "mma.py"))
+
+
+def test_a_helper_rewritten_with_the_same_size_is_read_again(tmp_path):
+    import os
+
+    a = _copy(tmp_path, "a")
+    assert _lines_and_paths(a / "helper_module.py")[0] == [23, 44, 65]
+    helper = a / "helpers" / "mma.py"
+    before = helper.stat()
+    text = helper.read_text()
+    helper.write_text(text.replace("collective=collective)", "collective=True      )"))
+    assert helper.stat().st_size == before.st_size
+    os.utime(helper, ns=(before.st_atime_ns, before.st_mtime_ns + 1_000_000))
+    assert _lines_and_paths(a / "helper_module.py")[0] == [23]
+
+
+def test_an_edited_but_unsaved_helper_is_read_from_the_editor(tmp_path):
+    from pallas_lsp.analysis import analyze_source
+
+    a = _copy(tmp_path, "a")
+    kernel, helper = a / "helper_module.py", a / "helpers" / "mma.py"
+    edited = {str(helper): helper.read_text().replace("collective=collective)", "collective=True)")}
+    lines = [f.line for f in analyze_source(kernel.read_text(), str(kernel)).findings]
+    assert lines == [23, 44, 65]
+    assert [f.line for f in analyze_source(kernel.read_text(), str(kernel), overlays=edited).findings] == [23]
+    assert [f.line for f in analyze_source(kernel.read_text(), str(kernel)).findings] == lines  # edit undone

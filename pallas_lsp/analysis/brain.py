@@ -193,11 +193,30 @@ def _wrap(owner: type, name: str, make) -> None:
     setattr(owner, name, wrapper)
 
 
+_requested: contextvars.ContextVar[set[str] | None] = contextvars.ContextVar("pallas_requested", default=None)
+
+
+@contextlib.contextmanager
+def requested_modules() -> Iterator[set[str]]:
+    """While active, the names of the modules astroid is asked for (cached or not) are
+    added to the set this yields: what an analysis read."""
+    names: set[str] = set()
+    token = _requested.set(names)
+    try:
+        yield names
+    finally:
+        _requested.reset(token)
+
+
 def _stub_imports(original):
     def ast_from_module_name(self, modname, context_file=None, use_cache=True):
         if is_jax_module(modname):
             return stub_module(modname)
-        return original(self, modname, context_file, use_cache)
+        module = original(self, modname, context_file, use_cache)
+        requested = _requested.get()
+        if requested is not None:
+            requested.add(module.name)
+        return module
 
     return ast_from_module_name
 

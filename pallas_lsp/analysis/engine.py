@@ -236,12 +236,14 @@ def _analyze(job: _Job, deadline: float) -> list[Finding]:
         # the analysed code's own SyntaxWarnings (`"x"()`, bad escapes) are not ours to print
         warnings.simplefilter("ignore", SyntaxWarning)
         _enter_project(root)
-        try:
-            module = brain.build(manager, job.text, name, job.path, tree())
-            return _run_rules(module, job, root, deadline, bindings())
-        finally:
-            job.dependencies = _forget_project_modules(manager, name, root)
-            brain.forget_inferences()
+        _drop_changed_modules(manager)
+        with brain.requested_modules() as read:
+            try:
+                module = brain.build(manager, job.text, name, job.path, tree())
+                return _run_rules(module, job, root, deadline, bindings())
+            finally:
+                job.dependencies = _keep_project_modules(manager, name, root, read)
+                brain.forget_inferences()
 
 
 def _run_rules(module, job: _Job, root: str | None, deadline: float, bindings: Bindings) -> list[Finding]:
@@ -271,24 +273,53 @@ def _facts(ctx: Context) -> list[Fact]:
         return []
 
 
-def _forget_project_modules(manager: AstroidManager, name: str, root: str | None) -> tuple[str, ...]:
-    """Drop the analysed module and the project modules it imported from astroid's cache, so
-    that the next analysis sees their current text; return the files of those modules (what
-    the analysis depended on)."""
+# Project modules astroid keeps between analyses, with the state of their source when they
+# were read: their file and its stamp (the editor's text for it, else size and modification
+# time). An analysis first drops those whose source has changed since.
+_kept: dict[str, tuple[str, object]] = {}
+
+
+def _keep_project_modules(manager: AstroidManager, name: str, root: str | None, read: set[str]) -> tuple[str, ...]:
+    """Drop the analysed module (its text is built anew each time), keep the project modules
+    it imported for the next analyses, and return the files of those it read (what the
+    analysis depended on)."""
     manager.astroid_cache.pop(name, None)
     if root is None:
         return ()
     if os.path.basename(root) in ("site-packages", "dist-packages"):
         root = os.path.join(root, name.split(".")[0])  # an installed package: only itself
     prefix = os.path.join(root, "")
-    imported = [
-        (modname, module.file) for modname, module in list(manager.astroid_cache.items())
-        if module.file and os.path.isabs(module.file) and not getattr(module, "pallas_stub", False)
-        and module.file.startswith(prefix)
-    ]
-    for modname, _ in imported:
-        manager.astroid_cache.pop(modname, None)
-    return tuple(sorted({os.path.abspath(file) for _, file in imported}))
+    files = set()
+    for modname, module in list(manager.astroid_cache.items()):
+        file = module.file
+        if not file or not os.path.isabs(file) or getattr(module, "pallas_stub", False) or not file.startswith(prefix):
+            continue
+        if modname not in _kept:
+            _kept[modname] = (file, _source_stamp(file))
+        if modname in read:
+            files.add(os.path.abspath(file))
+    return tuple(sorted(files))
+
+
+def _drop_changed_modules(manager: AstroidManager) -> None:
+    """Forget the kept project modules whose source has changed (on disk or in an editor's
+    overlay) or that astroid no longer holds."""
+    for modname, (file, stamp) in list(_kept.items()):
+        cached = manager.astroid_cache.get(modname)
+        if cached is None or cached.file != file or _source_stamp(file) != stamp:
+            del _kept[modname]
+            manager.astroid_cache.pop(modname, None)
+
+
+def _source_stamp(path: str) -> object:
+    text = brain.overlay_text(path)
+    if text is not None:
+        return ("overlay", hash(text))
+    try:
+        status = os.stat(path)
+    except OSError:
+        return None
+    return (status.st_size, status.st_mtime_ns)
 
 
 _sys_path_lock = threading.RLock()
