@@ -162,7 +162,10 @@ def forget_inferences() -> None:
     _forget_inference_contexts()
     clear_inference_tip_cache()
     for cache in (LookupMixIn.lookup, ClassDef._metaclass_lookup_attribute, ObjectModel.attributes):
-        getattr(cache, "cache_clear", lambda: None)()
+        if not hasattr(cache, "cache_clear"):
+            cache = getattr(cache, "__wrapped__", cache)  # `lookup` is wrapped by `memoized_lookups`
+        if hasattr(cache, "cache_clear"):
+            cache.cache_clear()
     for model in _object_models():
         model._instance = None
         if "context" in vars(model):
