@@ -16,9 +16,9 @@ from typing import Callable, Iterable, Iterator
 
 from . import cache
 from .analysis.engine import lint
-from .analysis.prefilter import mentions_pallas
 from .analysis.findings import Finding
 from .analysis.fixing import Change, Plan, SourceFile, changes, fix_to_apply, plan_noqa, write
+from .analysis.prefilter import mentions_pallas
 from .files import Target
 
 # Below this much text to analyse, starting worker processes (each imports astroid and builds

@@ -23,8 +23,8 @@ wrapped too: under `deadline(...)` it stops the build once the budget is spent.
 
 from __future__ import annotations
 
-import contextlib
 import ast
+import contextlib
 import contextvars
 import functools
 import os
@@ -33,13 +33,13 @@ import time
 from typing import Callable, Iterator, Mapping
 
 from astroid import nodes
+from astroid.builder import AstroidBuilder
 from astroid.context import _invalidate_cache as _forget_inference_contexts
 from astroid.inference_tip import clear_inference_tip_cache
 from astroid.interpreter.objectmodel import ObjectModel
+from astroid.manager import AstroidManager
 from astroid.nodes._base_nodes import LookupMixIn
 from astroid.nodes.scoped_nodes import ClassDef
-from astroid.builder import AstroidBuilder
-from astroid.manager import AstroidManager
 from astroid.rebuilder import TreeRebuilder
 
 from . import api

@@ -160,15 +160,12 @@ COLLECT_AFTER_ANALYSIS = True
 
 
 def resume_collection() -> None:
-    """Collect what the analyses left and let the collector run again.
-
-    The two youngest generations, not only the youngest: an analysis's tree outlives a young
-    collection (some object of the previous generation still points into it), and left to
-    the automatic schedule it would pile up there until a pause ten times as long. When
-    astroid has read new modules (its builtins, our stubs, stdlib modules), which it keeps
-    for good, a full collection runs instead and what survives is frozen: later full
-    collections of the host (flake8 and its other plugins, the server) would otherwise walk
-    all of it again, which tripled the plugin's cost in a flake8 run."""
+    """Collect what the analyses left (a young collection: `brain.forget_inferences` leaves
+    nothing older pointing into their trees) and let the collector run again. When astroid
+    has read new modules (its builtins, our stubs, stdlib modules), which it keeps for good,
+    a full collection runs instead and what survives is frozen: later full collections of
+    the host (flake8 and its other plugins, the server) would otherwise walk all of it
+    again, which tripled the plugin's cost in a flake8 run."""
     global _frozen_modules
     modules = len(AstroidManager().astroid_cache)
     if modules > _frozen_modules:
@@ -176,7 +173,7 @@ def resume_collection() -> None:
         gc.collect()
         gc.freeze()
     else:
-        gc.collect(1)
+        gc.collect(0)
     gc.enable()
 
 

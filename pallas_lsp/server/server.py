@@ -226,12 +226,12 @@ class PallasServer(LanguageServer):
         settings = self.settings_for(snapshot.path)
         overlays = self.overlays(snapshot.path)
         loop = asyncio.get_running_loop()
-        result = await loop.run_in_executor(
-            self.executor, lambda: lint(snapshot.text, snapshot.path, settings, cancel=cancel,
-                                        overlays=overlays, want_facts=True))
         try:
+            result = await loop.run_in_executor(
+                self.executor, lambda: lint(snapshot.text, snapshot.path, settings, cancel=cancel,
+                                            overlays=overlays, want_facts=True))
             self._take(unit, snapshot, result, cancel, generation)
-        finally:
+        finally:  # also when this task is cancelled: the collector must not stay off
             engine.resume_collection()  # the garbage of the analysis, now that nobody waits
 
     def _take(self, unit: Unit, snapshot: Snapshot, result: Any, cancel: threading.Event, generation: int) -> None:
