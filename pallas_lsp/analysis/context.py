@@ -11,6 +11,7 @@ from . import brain, solve
 from .findings import Span
 from .flow import Flow
 from .source import Lines
+from .trace import Trace
 
 
 def _lines_of_file(path: str) -> Lines | None:
@@ -24,6 +25,14 @@ class Context:
         self.path = path
         self.flow = Flow(module)
         self._lines: dict[nodes.Module, Lines | None] = {module: lines}
+        self._trace: Trace | None = None
+
+    @property
+    def trace(self) -> Trace:
+        """The file traced abstractly (once, when a rule first asks)."""
+        if self._trace is None:
+            self._trace = Trace(self.module, self.flow)
+        return self._trace
 
     # -- solving ---------------------------------------------------------------------------
 

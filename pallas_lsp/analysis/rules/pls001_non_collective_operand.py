@@ -8,46 +8,38 @@ from typing import Any, Iterator
 
 from astroid import nodes
 
-from .. import fixes, values as v
+from .. import fixes
 from ..api import Kind
 from ..context import Context
 from ..findings import Applicability, Finding, Fix, Related
-from ..solve import Concretizer, Run, describe
+from ..trace import Site, decide, objects
 from ..values import UNKNOWN
 from . import examples
 from .base import Invalid, Rule
-from .tmem import collective_keyword_text, tmem_allocs, union_collective
+from .tmem import collective_keyword_text
 
 
 @dataclass(frozen=True)
 class Problem:
     role: str  # "Accumulator" | "LHS"
-    operand: nodes.NodeNG
-    ref: Any  # v.Ref or v.UnionRef
+    operand: nodes.NodeNG | None  # the argument as written in the MMA call
+    ref: Any  # objects.Alloc, or the objects.Union whose TMEM is not collective
+    member_of: objects.Union | None
     axis: Any
     to_fix: tuple  # the TMEM allocations that need collective=True
 
     @property
-    def member_of(self) -> v.UnionAlloc | None:
-        return self.ref.union
-
-    @property
-    def key(self) -> tuple:
-        target = self.member_of.node if self.member_of is not None else self.ref.alloc.node
-        return (self.role, target)
-
-
-@dataclass(frozen=True)
-class Site:
-    reported_at: nodes.Call  # the MMA, or the root-module call that leads to it
-    call: nodes.Call  # the tcgen05_mma call
-    runs: list
+    def target(self) -> nodes.Call:
+        return self.member_of.node if self.member_of is not None else self.ref.node
 
 
 @dataclass
-class Outcome:
-    problems: list[Problem] = field(default_factory=list)
-    uses: list[tuple[nodes.Call, bool]] = field(default_factory=list)  # (allocation, collective op)
+class Occurrences:
+    """One finding: a problem at one reported site, in every context where it occurs."""
+
+    reported_at: nodes.NodeNG
+    call: nodes.Call
+    problems: list = field(default_factory=list)  # (guard, Problem, Site)
 
 
 class NonCollectiveOperand(Rule):
@@ -118,96 +110,109 @@ class NonCollectiveOperand(Rule):
     INVALID = (Invalid(examples.PLS001_INVALID, fixed=examples.PLS001_VALID),)
 
     def check(self, ctx: Context) -> Iterator[Finding]:
-        flow = ctx.flow
-        sites = [Site(call, call, self._explore(ctx, call)) for call in flow.sites(Kind.MMA)]
-        for root_call, helper, invocation, call in flow.foreign_sites(Kind.MMA):
-            pins = {flow.call_var(helper): invocation.index}
-            sites.append(Site(root_call, call, self._explore(ctx, call, pins)))
-        collective_only = _collective_only_uses(site.runs for site in sites)
-        for site in sites:
-            yield from self._findings(ctx, site, collective_only)
+        found: dict[tuple, Occurrences] = {}
+        verdicts: dict[tuple, decide.Verdicts] = defaultdict(lambda: decide.Verdicts([], []))
+        collective_only: dict[nodes.Call, bool] = {}
+        for site in ctx.trace.sites("mma"):
+            reported = decide.reported_at(site, ctx.module)
+            if reported is not None:
+                self._site(site, reported, found, verdicts, collective_only)
+        for key, occurrences in found.items():
+            yield from self._finding(ctx, occurrences, verdicts[key[:3]], collective_only)
 
     # -- deciding --------------------------------------------------------------------------
 
-    def _explore(self, ctx: Context, call: nodes.Call, pins: dict | None = None) -> list[Run]:
-        operands = _operands(call)
-        if operands is None:
-            return []
-        acc, lhs, axis = operands
-        flow = ctx.flow
-        lazy = [("Accumulator", acc, flow.evaluate(acc)), ("LHS", lhs, flow.evaluate(lhs))]
-        axis_lazy = flow.evaluate(axis)
-
-        def check(conc: Concretizer) -> Any:
-            axis_value = conc.value(axis_lazy)
-            is_none = conc.is_none(axis_value)
-            if is_none is UNKNOWN:
-                return UNKNOWN
-            outcome = Outcome()
-            for role, node, operand in lazy:
-                if node is not None:
-                    self._operand(conc, outcome, role, node, conc.value(operand), axis_value, not is_none)
-            return outcome
-
-        return ctx.explore(check, pins) or []
+    def _site(self, site: Site, reported: nodes.NodeNG, found: dict, verdicts: dict, collective_only: dict) -> None:
+        arguments = site.arguments
+        written = _written_operands(site.node)
+        for guard, axis in decide.alternatives(arguments.get("collective_axis"), site.guard):
+            for op_guard, collective_op in decide.is_set(axis, guard):
+                if collective_op is UNKNOWN:
+                    continue
+                for role, name in (("Accumulator", "acc"), ("LHS", "a")):
+                    verdict = verdicts[(reported, site.node, role)]
+                    for ref_guard, operand in decide.alternatives(arguments.get(name), op_guard):
+                        problem_args = (role, written.get(name), axis)
+                        for guard_, problem in self._operand(operand, collective_op, ref_guard, problem_args,
+                                                             collective_only):
+                            if problem is UNKNOWN:
+                                continue
+                            if problem is None:
+                                verdict.decided.append((guard_, site.chain))
+                                continue
+                            verdict.bad.append((guard_, site.chain))
+                            key = (reported, site.node, role, problem.target)
+                            found.setdefault(key, Occurrences(reported, site.node)).problems.append(
+                                (guard_, problem, site))
 
     @staticmethod
-    def _operand(conc: Concretizer, outcome: Outcome, role: str, node: nodes.NodeNG, ref: Any,
-                 axis: Any, collective_op: bool) -> None:
-        if isinstance(ref, v.Ref) and ref.union is None:
-            if ref.alloc.space != "TMEM":
-                return
-            outcome.uses.append((ref.alloc.node, collective_op))
-            if collective_op and conc.truth(conc.argument(ref, ref.alloc.collective)) is False:
-                outcome.problems.append(Problem(role, node, ref, axis, (ref.alloc,)))
-            return
-        union = ref.union if isinstance(ref, (v.Ref, v.UnionRef)) else None
-        if union is None or not collective_op:
-            return
-        if union_collective(conc, union) is False:
-            outcome.problems.append(Problem(role, node, ref, axis, tuple(tmem_allocs(conc, union))))
+    def _operand(operand: Any, collective_op: bool, guard: Any, problem_args: tuple,
+                 collective_only: dict) -> list[tuple[Any, Any]]:
+        """(guard, Problem | None | UNKNOWN) for one operand value."""
+        role, written, axis = problem_args
+        ref = objects.base_ref(operand)
+        if isinstance(ref, objects.Alloc):
+            if ref.space != "TMEM":
+                return []
+            collective_only[ref.node] = collective_only.get(ref.node, True) and collective_op
+            if not collective_op:
+                return [(guard, None)]
+            return [
+                (g, UNKNOWN if value is UNKNOWN else None if value else Problem(role, written, ref, None, axis, (ref,)))
+                for g, value in decide.flag(ref.collective, guard)
+            ]
+        union = ref.ref if isinstance(ref, objects.Member) and isinstance(ref.ref, objects.Union) else (
+            ref.union if isinstance(ref, objects.Member) else ref if isinstance(ref, objects.Union) else None)
+        if union is None:
+            return []
+        if not collective_op:
+            return [(guard, None)]
+        results = []
+        for g, value in decide.union_collective(union, guard):
+            if value is UNKNOWN or value is decide.MIXED or value is None:
+                results.append((g, UNKNOWN if value is UNKNOWN else None))
+            elif value is False:
+                results.append((g, Problem(role, written, union, union, axis, tuple(decide.tmem_allocs(union, g)))))
+            else:
+                results.append((g, None))
+        return results
 
     # -- reporting -------------------------------------------------------------------------
 
-    def _findings(self, ctx: Context, site: Site, collective_only: dict) -> Iterator[Finding]:
-        call = site.call
-        decided = [run for run in site.runs if run.outcome is not UNKNOWN]
-        bad: dict[tuple, list[tuple[Run, Problem]]] = defaultdict(list)
-        for run in decided:
-            for problem in run.outcome.problems:
-                bad[problem.key].append((run, problem))
-        span = ctx.span(site.reported_at)
+    def _finding(self, ctx: Context, occurrences: Occurrences, verdict: decide.Verdicts,
+                 collective_only: dict) -> Iterator[Finding]:
+        span = ctx.span(occurrences.reported_at)
         if span is None:
             return
-        for occurrences in bad.values():
-            problem = occurrences[0][1]
-            condition = describe([run for run, _ in occurrences], decided)
-            yield Finding(
-                self.code,
-                self._message(ctx, site, problem, condition),
-                span,
-                self.severity,
-                related=self._related(ctx, problem),
-                fixes=self._fixes(ctx, call, problem, collective_only, [run for run, _ in occurrences]),
-            )
+        _, problem, _ = occurrences.problems[0]
+        bad = [(guard, site.chain) for guard, _, site in occurrences.problems]
+        condition = decide.Verdicts(bad, [d for d in verdict.decided] + [b for b in verdict.bad if b not in bad]).describe()
+        yield Finding(
+            self.code,
+            self._message(ctx, occurrences, problem, condition),
+            span,
+            self.severity,
+            related=self._related(ctx, problem),
+            fixes=self._fixes(ctx, occurrences.call, problem, collective_only, occurrences),
+        )
 
     @staticmethod
-    def _message(ctx: Context, site: Site, problem: Problem, condition: str) -> str:
+    def _message(ctx: Context, occurrences: Occurrences, problem: Problem, condition: str) -> str:
         axis = _render(problem.axis)
-        if site.call is not site.reported_at:
-            axis += f" in the tcgen05_mma at {ctx.where(site.call)}"
+        if occurrences.call is not occurrences.reported_at:
+            axis += f" in the tcgen05_mma at {ctx.where(occurrences.call)}"
         when = f", {condition}" if condition else ""
+        shown = _display(problem.operand) if problem.operand is not None else problem.role.lower()
         union = problem.member_of
         if union is not None:
-            name = _display(problem.operand)
             return (
-                f"{problem.role} '{name}' must be collective: collective_axis={axis} is set, but it is "
+                f"{problem.role} '{shown}' must be collective: collective_axis={axis} is set, but it is "
                 f"a member of the RefUnion at {ctx.where(union.node)}, whose TMEM is not collective{when} "
                 "(JAX misses this when tracing; lowering fails with 'Collective attributes are "
                 "inconsistent across operations in the kernel.' from jax 0.11)"
             )
-        alloc = problem.ref.alloc
-        name = alloc.name or _display(problem.operand)
+        alloc = problem.ref
+        name = alloc.name or shown
         return (
             f"{problem.role} '{name}' must be collective: collective_axis={axis} is set, but it is "
             f"allocated at {ctx.where(alloc.node)} {collective_keyword_text(alloc.node)}{when}"
@@ -216,7 +221,7 @@ class NonCollectiveOperand(Rule):
     @staticmethod
     def _related(ctx: Context, problem: Problem) -> tuple[Related, ...]:
         union = problem.member_of
-        node = union.node if union is not None else problem.ref.alloc.node
+        node = problem.target
         span = ctx.span(node)
         if span is None:
             return ()
@@ -224,14 +229,14 @@ class NonCollectiveOperand(Rule):
         return (Related(span, f"{what} {collective_keyword_text(node)}"),)
 
     def _fixes(self, ctx: Context, call: nodes.Call, problem: Problem, collective_only: dict,
-               runs: list[Run]) -> tuple[Fix, ...]:
-        found = list(self._call_site_fix(ctx, problem, collective_only, runs))
+               occurrences: Occurrences) -> tuple[Fix, ...]:
+        found = list(self._call_site_fix(ctx, problem, collective_only, occurrences))
         union = problem.member_of
         edits = tuple(edit for alloc in problem.to_fix for edit in fixes.set_keyword(ctx, alloc.node, "collective", "True"))
         if edits:
-            safe = union is None and collective_only.get(problem.ref.alloc.node, False) and _literal_flag(
-                problem.ref.alloc.node
-            ) and not _in_pallas_call(ctx, problem.ref.alloc.node)
+            safe = union is None and collective_only.get(problem.ref.node, False) and _literal_flag(
+                problem.ref.node
+            ) and not _in_pallas_call(ctx, problem.ref.node)
             title = "Add collective=True to the TMEM allocation" if union is None else (
                 "Add collective=True to the RefUnion's TMEM allocations")
             applicability = Applicability.SAFE if safe else Applicability.UNSAFE
@@ -241,50 +246,44 @@ class NonCollectiveOperand(Rule):
             found.append(Fix("Remove collective_axis", Applicability.UNSAFE, removal))
         return tuple(found)
 
-
     @staticmethod
-    def _call_site_fix(ctx: Context, problem: Problem, collective_only: dict, runs: list[Run]) -> Iterator[Fix]:
+    def _call_site_fix(ctx: Context, problem: Problem, collective_only: dict,
+                       occurrences: Occurrences) -> Iterator[Fix]:
         """`accumulator(m, n, collective=False)` where the helper allocates with
         `collective=collective`: the flag belongs to this call, not to the helper's body (other
         callers may want it off). Safe when the parameter serves only the allocation."""
-        ref = problem.ref
         if problem.member_of is not None:
             return
-        found = _flag_parameter(ctx, ref, runs)
+        found = _flag_parameter(problem.ref, [p for _, p, _ in occurrences.problems])
         if found is None:
             return
-        func, name, invocation = found
-        site = invocation.node
-        if not isinstance(site, nodes.Call):
-            return
+        func, name, site = found
         edits = fixes.set_argument(ctx, site, func, name, "True")
         if not edits:
             return
         passed = _passed_value(site, func, name)
-        safe = (collective_only.get(ref.alloc.node, False) and (passed is None or isinstance(passed, nodes.Const))
+        safe = (collective_only.get(problem.ref.node, False) and (passed is None or isinstance(passed, nodes.Const))
                 and _uses_of(func, name) == 1)
         yield Fix(f"Pass {name}=True to {func.name}() at {ctx.where(site)}",
                   Applicability.SAFE if safe else Applicability.UNSAFE, edits, preferred=bool(safe))
 
 
-def _flag_parameter(ctx: Context, ref: Any, runs: list[Run]) -> tuple | None:
-    """(helper, parameter, invocation) when the allocation's flag is a parameter of the
-    function around it and every failing setting goes through one call of that function."""
-    flag = fixes.keyword(ref.alloc.node, "collective")
+def _flag_parameter(alloc: objects.Alloc, problems: list) -> tuple | None:
+    """(helper, parameter, call) when the allocation's flag is a parameter of the function
+    around it and every failing allocation was made through one call of that function."""
+    flag = fixes.keyword(alloc.node, "collective")
     if flag is None or not isinstance(flag.value, nodes.Name):
         return None
     func = flag.value.scope()
     if not isinstance(func, nodes.FunctionDef) or flag.value.name not in func.argnames():
         return None
-    var = ctx.flow.call_var(func)
-    indices = {dict(ref.pins).get(var, run.assignment.get(var)) for run in runs}
-    invocations = ctx.flow.invocations(func)
-    if len(indices) != 1:
+    calls = {problem.ref.chain[-1] if problem.ref.chain else None for problem in problems}
+    if len(calls) != 1:
         return None
-    index = indices.pop()
-    if not isinstance(index, int) or not 0 <= index < len(invocations):
+    call = calls.pop()
+    if not isinstance(call, nodes.Call):
         return None
-    return func, flag.value.name, invocations[index]
+    return func, flag.value.name, call
 
 
 def _uses_of(func: nodes.FunctionDef, name: str) -> int:
@@ -301,19 +300,17 @@ def _passed_value(call: nodes.Call, func: nodes.FunctionDef, name: str) -> nodes
     return None
 
 
-def _operands(call: nodes.Call) -> tuple | None:
-    """(acc, a, collective_axis) of a tcgen05_mma call, or None when `*`/`**` hide them."""
-    if any(isinstance(arg, nodes.Starred) for arg in call.args):
-        return None
-    keywords = {kw.arg: kw.value for kw in call.keywords or ()}
-    if None in keywords:
-        return None
-    if "collective_axis" not in keywords:
-        return None
-    positional = list(call.args) + [None] * 2
-    acc = keywords.get("acc", positional[0])
-    lhs = keywords.get("a", positional[1])
-    return acc, lhs, keywords["collective_axis"]
+def _written_operands(call: nodes.Call) -> dict[str, nodes.NodeNG]:
+    """The accumulator and LHS as written in the call (for messages), where they are visible."""
+    written: dict[str, nodes.NodeNG] = {}
+    for name, arg in zip(("acc", "a"), call.args):
+        if isinstance(arg, nodes.Starred):
+            break
+        written[name] = arg
+    for keyword in call.keywords or ():
+        if keyword.arg in ("acc", "a"):
+            written[keyword.arg] = keyword.value
+    return written
 
 
 def _display(operand: nodes.NodeNG) -> str:
@@ -325,21 +322,9 @@ def _display(operand: nodes.NodeNG) -> str:
 
 
 def _render(axis: Any) -> str:
-    if isinstance(axis, v.Free):
+    if isinstance(axis, objects.Free):
         return axis.label
     return repr(axis)
-
-
-def _collective_only_uses(all_runs) -> dict:
-    """Allocation -> True when every MMA use of it, in every setting, is collective."""
-    verdict: dict = {}
-    for runs in all_runs:
-        for run in runs:
-            if run.outcome is UNKNOWN:
-                continue
-            for alloc, collective_op in run.outcome.uses:
-                verdict[alloc] = verdict.get(alloc, True) and collective_op
-    return verdict
 
 
 def _in_pallas_call(ctx: Context, alloc: nodes.Call) -> bool:

@@ -7,15 +7,14 @@ from typing import Any, Iterator
 
 from astroid import nodes
 
-from .. import fixes, values as v
-from ..api import Kind
+from .. import fixes
 from ..context import Context
 from ..findings import Applicability, Finding, Fix, Related
-from ..solve import Concretizer, describe
+from ..trace import decide, objects
 from ..values import UNKNOWN
 from . import examples
 from .base import Invalid, Rule
-from .tmem import collective_keyword_text, flag, space, union_leaves
+from .tmem import collective_keyword_text
 
 
 class MixedCollectiveUnion(Rule):
@@ -64,45 +63,32 @@ class MixedCollectiveUnion(Rule):
     INVALID = (Invalid(examples.PLS002_INVALID, fixed=examples.PLS002_VALID),)
 
     def check(self, ctx: Context) -> Iterator[Finding]:
-        for call in ctx.flow.sites(Kind.REF_UNION):
-            yield from self._union(ctx, call)
-
-    def _union(self, ctx: Context, call: nodes.Call) -> Iterator[Finding]:
-        union = ctx.flow.evaluate(call)
-        if not isinstance(union, v.UnionAlloc):
-            return
-
-        def check(conc: Concretizer) -> Any:
-            found = union_leaves(conc, union)
-            if found is UNKNOWN or not found:
-                return UNKNOWN
-            if space(conc, v.UnionRef(union)) != "TMEM":
-                return ()
-            flags = [flag(conc, leaf) for leaf in found]
-            if UNKNOWN in flags:
-                return UNKNOWN
-            if all(value == flags[0] for value in flags):  # JAX compares with !=, not truthiness
-                return ()
-            return tuple((leaf, bool(value)) for leaf, value in zip(found, flags))
-
-        runs = ctx.explore(check) or []
-        decided = [run for run in runs if run.outcome is not UNKNOWN]
-        bad = [run for run in decided if run.outcome]
-        span = ctx.span(call)
-        if not bad or span is None:
-            return
-        sides = _sides(bad[0].outcome)
-        condition = describe(bad, decided)
-        message = (
-            "Some aliased TMEM references are collective and some are not: "
-            f"collective: {_names(ctx, sides[True])}; not collective: {_names(ctx, sides[False])}"
-            + (f", {condition}" if condition else "")
-        )
-        yield Finding(
-            self.code, message, span, self.severity,
-            related=self._related(ctx, sides),
-            fixes=self._fixes(ctx, sides),
-        )
+        found: dict[nodes.NodeNG, tuple[list, list]] = {}
+        for site in ctx.trace.sites("union"):
+            reported = decide.reported_at(site, ctx.module)
+            if reported is None:
+                continue
+            bad, decided = found.setdefault(reported, ([], []))
+            for guard, sides in _mixed(site.value, site.guard):
+                if sides is UNKNOWN:
+                    continue
+                (bad if sides else decided).append((guard, site.chain, sides))
+        for reported, (bad, decided) in found.items():
+            span = ctx.span(reported)
+            if not bad or span is None:
+                continue
+            sides = bad[0][2]
+            condition = decide.Verdicts([b[:2] for b in bad], [d[:2] for d in decided]).describe()
+            message = (
+                "Some aliased TMEM references are collective and some are not: "
+                f"collective: {_names(ctx, sides[True])}; not collective: {_names(ctx, sides[False])}"
+                + (f", {condition}" if condition else "")
+            )
+            yield Finding(
+                self.code, message, span, self.severity,
+                related=self._related(ctx, sides),
+                fixes=self._fixes(ctx, sides),
+            )
 
     @staticmethod
     def _related(ctx: Context, sides: dict) -> tuple[Related, ...]:
@@ -120,35 +106,55 @@ class MixedCollectiveUnion(Rule):
     def _fixes(ctx: Context, sides: dict) -> tuple[Fix, ...]:
         found = []
         to_collective = tuple(
-            edit for ref in sides[False] if isinstance(ref, v.Ref)
-            for edit in fixes.set_keyword(ctx, ref.alloc.node, "collective", "True")
+            edit for ref in sides[False] if isinstance(ref, objects.Alloc)
+            for edit in fixes.set_keyword(ctx, ref.node, "collective", "True")
         )
-        if to_collective and all(isinstance(ref, v.Ref) for ref in sides[False]):
+        if to_collective and all(isinstance(ref, objects.Alloc) for ref in sides[False]):
             found.append(Fix("Make all aliased TMEM refs collective", Applicability.UNSAFE, to_collective))
         to_plain = tuple(
-            edit for ref in sides[True] if isinstance(ref, v.Ref)
-            for edit in fixes.set_keyword(ctx, ref.alloc.node, "collective", "False")
+            edit for ref in sides[True] if isinstance(ref, objects.Alloc)
+            for edit in fixes.set_keyword(ctx, ref.node, "collective", "False")
         )
-        if to_plain and all(isinstance(ref, v.Ref) for ref in sides[True]):
+        if to_plain and all(isinstance(ref, objects.Alloc) for ref in sides[True]):
             found.append(Fix("Make all aliased TMEM refs non-collective", Applicability.UNSAFE, to_plain))
         return tuple(found)
 
 
-def _sides(outcome: tuple) -> dict:
-    sides: dict = defaultdict(list)
-    for leaf, collective in outcome:
-        sides[collective].append(leaf)
-    return sides
+def _mixed(union: objects.Union, under: Any) -> list[tuple[Any, Any]]:
+    """(guard, sides) per guard: sides maps collective (True/False) to the leaves, empty when
+    the union is uniform or not TMEM; UNKNOWN when undecided."""
+    found = []
+    for guard, refs in decide.leaves(union.groups, under):
+        if refs is UNKNOWN or not refs:
+            found.append((guard, UNKNOWN))
+            continue
+        for space_guard, kind in decide.space(union, guard):
+            if kind is UNKNOWN:
+                found.append((space_guard, UNKNOWN))
+            elif kind != "TMEM":
+                found.append((space_guard, {}))
+            else:
+                for flag_guard, flags in decide.leaf_flags(refs, space_guard):
+                    if flags is UNKNOWN or decide.MIXED in flags:
+                        found.append((flag_guard, UNKNOWN if flags is UNKNOWN else {}))
+                    elif all(value == flags[0] for value in flags):  # JAX compares with !=
+                        found.append((flag_guard, {}))
+                    else:
+                        sides: dict = defaultdict(list)
+                        for leaf, value in zip(refs, flags):
+                            sides[bool(value)].append(leaf)
+                        found.append((flag_guard, sides))
+    return found
 
 
 def _node(ref: Any) -> nodes.Call:
-    return ref.union.node if isinstance(ref, v.UnionRef) else ref.alloc.node
+    return ref.node
 
 
 def _names(ctx: Context, refs: list) -> str:
     described = []
     for ref in refs:
-        name = ref.union.name if isinstance(ref, v.UnionRef) else ref.alloc.name
+        name = ref.name
         where = ctx.where(_node(ref))
         described.append(f"'{name}' ({where})" if name else where)
     return ", ".join(described)

@@ -1,0 +1,948 @@
+"""The abstract interpreter: runs a kernel file's Python the way JAX would trace it.
+
+Statements run forward in frames (closures see their defining frame, methods their class's
+enclosing one), calls bind their arguments by Python's rules and run the callee's body with
+them (memoized per function, arguments and path guard), and the JAX/Pallas API is either a
+native handler (`stubs.NATIVE`: allocations, MMAs, kernels) or an executable Python stub that
+calls its function arguments (`stubs.PYTHON`: `lax.fori_loop`, `pl.when`, `pl.loop`, ...).
+
+Conditions on values nobody in the analysed code supplies (an entry point's parameters) are not
+decided here: `if config.collective:` runs both branches under guards, and the values they
+produce are `Guarded`. A value that cannot be followed is `UNKNOWN`, and nothing that depends
+on it is decided later.
+"""
+
+from __future__ import annotations
+
+import operator
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable
+
+import astroid
+from astroid import nodes
+
+from .. import api
+from ..solve import BudgetExceeded, Cancelled
+from ..values import UNKNOWN
+from . import objects as o
+from .objects import TRUE, Guard, conjoin, guarded, split
+
+MAX_DEPTH = 40  # nested calls
+MAX_UNROLL = 32  # iterations of a Python loop over known values
+_MISSING: Any = object()
+_PRIMITIVE = (bool, int, float, complex, str, bytes, type(None))
+
+
+class Frame:
+    """A namespace: a module's, a function call's, a class body's or a comprehension's."""
+
+    __slots__ = ("vars", "parent", "declared_global", "declared_nonlocal")
+
+    def __init__(self, parent: Frame | None = None) -> None:
+        self.vars: dict[str, Any] = {}
+        self.parent = parent
+        self.declared_global: set[str] = set()
+        self.declared_nonlocal: set[str] = set()
+
+    def lookup(self, name: str) -> Any:
+        frame: Frame | None = self
+        while frame is not None:
+            value = frame.vars.get(name, _MISSING)
+            if value is not _MISSING:
+                return value
+            frame = frame.parent
+        return _MISSING
+
+    def module_frame(self) -> Frame:
+        frame = self
+        while frame.parent is not None:
+            frame = frame.parent
+        return frame
+
+    def assign(self, name: str, value: Any) -> None:
+        if name in self.declared_global:
+            self.module_frame().vars[name] = value
+            return
+        if name in self.declared_nonlocal:
+            frame = self.parent
+            while frame is not None and name not in frame.vars:
+                frame = frame.parent
+            (frame or self).vars[name] = value
+            return
+        self.vars[name] = value
+
+
+@dataclass
+class Site:
+    """One evaluation of an API call the rules care about."""
+
+    kind: str  # "mma", "commit", "copy", "alloc", "union", "kernel", "run_scoped"
+    node: nodes.Call
+    arguments: dict  # bound to the API's signature
+    guard: Guard
+    chain: tuple  # the calls of the analysed code that led here, outermost first
+    kernel: nodes.Call | None  # the kernel entry (`plgpu.kernel(...)`) it runs in, if known
+    value: Any = None  # what the call made (allocations)
+
+
+class _Signal(Exception):
+    """A path that ends: `return`, `raise`, `break`, `continue`."""
+
+
+@dataclass
+class _Call:
+    returns: list = field(default_factory=list)  # (guard, value)
+
+
+class Interpreter:
+    def __init__(self, root: nodes.Module, resolver: Any, deadline: float = float("inf"),
+                 cancelled: Callable[[], bool] = lambda: False) -> None:
+        from . import stubs  # the stubs call back into the interpreter
+
+        self.root = root
+        self.resolver = resolver  # imports: jax -> stubs, project modules -> their trees
+        self.stubs = stubs
+        self.deadline = deadline
+        self.cancelled = cancelled
+        self.guard: Guard = TRUE
+        self.stack: list[nodes.NodeNG] = []  # call nodes of the analysed code
+        self.calls: list[_Call] = []
+        self.kernels: list[nodes.Call] = []
+        self.sites: list[Site] = []
+        self.executed: set[nodes.NodeNG] = set()  # function nodes whose body ran
+        self.closures: dict[nodes.NodeNG, list[o.Closure]] = {}
+        self.escaped: list[o.Closure] = []
+        self.modules: dict[nodes.Module, o.ModuleObj] = {}
+        self.poisoned: set[int] = set()  # containers grown by loops we did not unroll
+        self.mutated: set[int] = set()
+        self.loop_depth = 0
+        self._memo: dict[tuple, Any] = {}
+        self._active: dict[nodes.NodeNG, int] = {}
+        self._steps = 0
+
+    # -- budget ----------------------------------------------------------------------------
+
+    def tick(self) -> None:
+        self._steps += 1
+        if self._steps & 511 == 0:
+            if self.cancelled():
+                raise Cancelled()
+            if time.monotonic() > self.deadline:
+                raise BudgetExceeded()
+
+    # -- modules ---------------------------------------------------------------------------
+
+    def module(self, node: nodes.Module) -> o.ModuleObj:
+        found = self.modules.get(node)
+        if found is not None:
+            return found
+        frame = Frame()
+        frame.vars["__name__"] = node.name
+        found = self.modules[node] = o.ModuleObj(node, frame)
+        saved = self.guard, self.stack, self.kernels
+        self.guard, self.stack, self.kernels = TRUE, [], []
+        try:
+            self.block(node.body, frame)
+        except _Signal:
+            pass
+        finally:
+            self.guard, self.stack, self.kernels = saved
+        return found
+
+    # -- statements ------------------------------------------------------------------------
+
+    def block(self, statements: Iterable[nodes.NodeNG], frame: Frame) -> None:
+        """Run statements; a `_Signal` leaves the block (the path ended)."""
+        for statement in statements:
+            self.statement(statement, frame)
+
+    def statement(self, node: nodes.NodeNG, frame: Frame) -> None:  # noqa: C901 - one branch per kind
+        self.tick()
+        if isinstance(node, nodes.Expr):
+            self.ev(node.value, frame)
+        elif isinstance(node, nodes.Assign):
+            value = self.ev(node.value, frame)
+            for target in node.targets:
+                self.assign(target, value, frame)
+        elif isinstance(node, nodes.AnnAssign):
+            if node.value is not None:
+                self.assign(node.target, self.ev(node.value, frame), frame)
+        elif isinstance(node, nodes.AugAssign):
+            current = self.ev(_load_of(node.target), frame) if isinstance(node.target, nodes.AssignName) else UNKNOWN
+            if isinstance(node.target, (nodes.AssignAttr, nodes.Subscript)):
+                current = self._aug_current(node.target, frame)
+            value = self.binary(node.op.rstrip("="), current, self.ev(node.value, frame))
+            self.assign(node.target, value, frame)
+        elif isinstance(node, nodes.If):
+            self.branch(node.test, node.body, node.orelse, frame)
+        elif isinstance(node, nodes.For):
+            self.for_loop(node, frame)
+        elif isinstance(node, nodes.While):
+            self.opaque_loop(node, None, frame)
+        elif isinstance(node, nodes.Return):
+            value = self.ev(node.value, frame) if node.value is not None else None
+            if self.calls:
+                self.calls[-1].returns.append((self.guard, value))
+            raise _Signal()
+        elif isinstance(node, (nodes.FunctionDef, nodes.AsyncFunctionDef)):
+            frame.assign(node.name, self.define_function(node, frame))
+        elif isinstance(node, nodes.ClassDef):
+            frame.assign(node.name, self.define_class(node, frame))
+        elif isinstance(node, (nodes.Import, nodes.ImportFrom)):
+            for name, value in self.resolver.imported(self, node):
+                frame.assign(name, value)
+        elif isinstance(node, nodes.With):
+            for item, target in node.items:
+                self.ev(item, frame)
+                if target is not None:
+                    self.assign(target, UNKNOWN, frame)
+            self.block(node.body, frame)
+        elif isinstance(node, nodes.Try):
+            try:
+                self.block(node.body, frame)
+                self.block(node.orelse, frame)
+            finally:
+                self.block(node.finalbody, frame)
+        elif isinstance(node, (nodes.Raise, nodes.Break, nodes.Continue)):
+            raise _Signal(type(node).__name__)
+        elif isinstance(node, nodes.Global):
+            frame.declared_global.update(node.names)
+        elif isinstance(node, nodes.Nonlocal):
+            frame.declared_nonlocal.update(node.names)
+        elif isinstance(node, nodes.Delete):
+            for target in node.targets:
+                if isinstance(target, nodes.DelName):
+                    frame.vars.pop(target.name, None)
+        elif isinstance(node, nodes.Match):
+            self.opaque_loop(node, None, frame, bodies=[case.body for case in node.cases])
+        # pass, assert, type aliases: nothing to follow
+
+    def _aug_current(self, target: nodes.NodeNG, frame: Frame) -> Any:
+        if isinstance(target, nodes.AssignAttr):
+            return self.attribute(self.ev(target.expr, frame), target.attrname)
+        return self.item(self.ev(target.value, frame), self.ev(target.slice, frame))
+
+    def branch(self, test: nodes.NodeNG, body: list, orelse: list, frame: Frame) -> None:
+        """`if`: each outcome of the test runs its branch under its guard; afterwards each
+        variable is the guarded join of what the live branches left."""
+        outcomes = self.truth_of(test, frame)
+        if len(outcomes) == 1:
+            guard, taken = outcomes[0]
+            saved = self.guard
+            self.guard = guard
+            try:
+                self.block(body if taken else orelse, frame)
+            finally:
+                self.guard = saved
+            return
+        before = dict(frame.vars)
+        saved = self.guard
+        live: list[tuple[Guard, dict]] = []
+        for guard, taken in outcomes:
+            frame.vars = dict(before)
+            self.guard = guard
+            try:
+                self.block(body if taken else orelse, frame)
+                live.append((guard, frame.vars))
+            except _Signal:
+                pass
+        self.guard = saved
+        if not live:
+            frame.vars = before
+            raise _Signal()
+        if len(live) == 1:
+            self.guard, frame.vars = live[0]
+            return
+        frame.vars = _join(live)
+
+    def truth_of(self, test: nodes.NodeNG, frame: Frame) -> list[tuple[Guard, bool]]:
+        """The outcomes of a condition as (guard, taken), under the current path guard; an
+        undecidable one is a free variable of its own."""
+        outcomes = []
+        for guard, truth in self.truth(self.ev(test, frame)):
+            if truth is UNKNOWN:
+                var = o.opaque_var(test)
+                for value in o.BOOL:
+                    both = conjoin(guard, frozenset({(var, value)}))
+                    if both is not None:
+                        outcomes.append((both, value))
+            else:
+                outcomes.append((guard, truth))
+        return outcomes or [(self.guard, True)]
+
+    def for_loop(self, node: nodes.For, frame: Frame) -> None:
+        items = self.iterate(self.ev(node.iter, frame))
+        if items is UNKNOWN:
+            self.opaque_loop(node, node.target, frame)
+            return
+        for item in items:
+            self.assign(node.target, item, frame)
+            try:
+                self.block(node.body, frame)
+            except _Signal as signal:
+                if signal.args == ("Break",):
+                    return
+                if signal.args != ("Continue",):
+                    raise
+        self.block(node.orelse, frame)
+
+    def opaque_loop(self, node: nodes.NodeNG, target: nodes.NodeNG | None, frame: Frame,
+                    bodies: list | None = None) -> None:
+        """A loop we cannot unroll: its body runs once on unknown items, to see the calls in
+        it; whatever it rebinds or grows is unknown afterwards."""
+        before = dict(frame.vars)
+        self.loop_depth += 1
+        try:
+            for body in bodies if bodies is not None else [node.body]:
+                if target is not None:
+                    self.assign(target, UNKNOWN, frame)
+                try:
+                    self.block(body, frame)
+                except _Signal:
+                    pass
+        finally:
+            self.loop_depth -= 1
+        if not self.loop_depth:
+            self.poisoned |= self.mutated
+            self.mutated = set()
+        for name, value in list(frame.vars.items()):
+            if before.get(name, _MISSING) is not value:
+                frame.vars[name] = UNKNOWN
+        if bodies is None:
+            try:
+                self.block(getattr(node, "orelse", []), frame)
+            except _Signal:
+                pass
+
+    def assign(self, target: nodes.NodeNG, value: Any, frame: Frame) -> None:
+        if isinstance(target, nodes.AssignName):
+            frame.assign(target.name, value)
+        elif isinstance(target, (nodes.Tuple, nodes.List)):
+            self.unpack(target.elts, value, frame)
+        elif isinstance(target, nodes.AssignAttr):
+            for guard, obj in split(self.ev(target.expr, frame)):
+                if isinstance(obj, o.Instance):
+                    previous = obj.attributes.get(target.attrname, _MISSING)
+                    obj.attributes[target.attrname] = value if guard == TRUE or previous is _MISSING else (
+                        guarded([(guard, value), (TRUE, previous)]))
+        elif isinstance(target, nodes.Subscript):
+            container = self.ev(target.value, frame)
+            key = self.ev(target.slice, frame)
+            if isinstance(container, dict) and isinstance(key, _PRIMITIVE):
+                container[key] = value
+                self._grew(container)
+            elif isinstance(container, list) and isinstance(key, int) and -len(container) <= key < len(container):
+                container[key] = value
+        elif isinstance(target, nodes.Starred):
+            self.assign(target.value, value, frame)
+
+    def unpack(self, targets: list, value: Any, frame: Frame) -> None:
+        star = next((i for i, t in enumerate(targets) if isinstance(t, nodes.Starred)), None)
+        if star is None:
+            for index, target in enumerate(targets):
+                self.assign(target, self.item(value, index), frame)
+            return
+        items = self.iterate(value)
+        after = len(targets) - star - 1
+        if items is UNKNOWN or len(items) < star + after:
+            for target in targets:
+                self.assign(target, UNKNOWN, frame)
+            return
+        for index in range(star):
+            self.assign(targets[index], items[index], frame)
+        self.assign(targets[star], list(items[star:len(items) - after]), frame)
+        for index in range(after):
+            self.assign(targets[star + 1 + index], items[len(items) - after + index], frame)
+
+    def _grew(self, container: Any) -> None:
+        """A container changed: inside a loop we run only once, its contents are unknown."""
+        if self.loop_depth:
+            self.mutated.add(id(container))
+
+    # -- definitions -----------------------------------------------------------------------
+
+    def define_function(self, node: nodes.FunctionDef | nodes.Lambda, frame: Frame, stub: bool = False) -> Any:
+        defaults = self._defaults(node.args, frame)
+        closure = o.Closure(node, frame, stub)
+        object.__setattr__(closure, "defaults", defaults)
+        if not stub:
+            self.closures.setdefault(node, []).append(closure)
+        value: Any = closure
+        decorators = node.decorators.nodes if isinstance(node, nodes.FunctionDef) and node.decorators else []
+        for decorator in reversed(decorators):
+            wrapper = self.ev(decorator, frame)
+            if _is_unknown_callable(wrapper):
+                self.escape(value)
+                continue  # an unknown decorator (jit, parameterized, ...): calls still run the body
+            if isinstance(wrapper, o.Native) and wrapper.qname in self.stubs.METHOD_DECORATORS:
+                value = self.stubs.METHOD_DECORATORS[wrapper.qname](value)
+                continue
+            saved = self.stack
+            self.stack = self.stack + [decorator]
+            try:
+                value = self.invoke(wrapper, [value], {}, decorator)
+            finally:
+                self.stack = saved
+        return value
+
+    def _defaults(self, arguments: nodes.Arguments, frame: Frame) -> dict:
+        found: dict[str, Any] = {}
+        if arguments.args is None:
+            return found
+        positional = (arguments.posonlyargs or []) + arguments.args
+        for arg, default in zip(positional[len(positional) - len(arguments.defaults):], arguments.defaults):
+            found[arg.name] = self.ev(default, frame)
+        for arg, default in zip(arguments.kwonlyargs, arguments.kw_defaults):
+            if default is not None:
+                found[arg.name] = self.ev(default, frame)
+        return found
+
+    def define_class(self, node: nodes.ClassDef, frame: Frame) -> Any:
+        bases = tuple(self.ev(base, frame) for base in node.bases)
+        body = Frame(frame)
+        cls = o.ClassObj(node, body, bases)
+        saved = self.calls
+        self.calls = []
+        try:
+            for statement in node.body:
+                if isinstance(statement, (nodes.FunctionDef, nodes.AsyncFunctionDef)):
+                    body.vars[statement.name] = self.define_function(statement, frame)  # methods skip the class scope
+                else:
+                    self.statement(statement, body)
+        except _Signal:
+            pass
+        finally:
+            self.calls = saved
+        value: Any = cls
+        for decorator in reversed(node.decorators.nodes if node.decorators else []):
+            wrapper = self.ev(decorator, frame)
+            value = self.stubs.class_decorator(self, wrapper, value)
+        return value
+
+    # -- expressions -----------------------------------------------------------------------
+
+    def ev(self, node: nodes.NodeNG | None, frame: Frame) -> Any:  # noqa: C901 - one branch per kind
+        if node is None:
+            return None
+        self.tick()
+        try:
+            return self._ev(node, frame)
+        except (_Signal, BudgetExceeded):
+            raise
+        except RecursionError:
+            raise
+        except (astroid.AstroidError, AttributeError, TypeError, ValueError, IndexError, KeyError):
+            return UNKNOWN
+
+    def _ev(self, node: nodes.NodeNG, frame: Frame) -> Any:  # noqa: C901
+        if isinstance(node, nodes.Const):
+            return node.value
+        if isinstance(node, nodes.Name):
+            return self.name(node.name, frame)
+        if isinstance(node, nodes.Attribute):
+            return self.attribute(self.ev(node.expr, frame), node.attrname)
+        if isinstance(node, nodes.Call):
+            return self.call(node, frame)
+        if isinstance(node, nodes.Subscript):
+            return self.item(self.ev(node.value, frame), self.ev(node.slice, frame))
+        if isinstance(node, (nodes.Tuple, nodes.List, nodes.Set)):
+            items = self.elements(node.elts, frame)
+            if items is UNKNOWN:
+                return UNKNOWN
+            if isinstance(node, nodes.Tuple):
+                return tuple(items)
+            return list(items) if isinstance(node, nodes.List) else UNKNOWN
+        if isinstance(node, nodes.Dict):
+            return self.mapping(node.items, frame)
+        if isinstance(node, nodes.IfExp):
+            return self.conditional(node, frame)
+        if isinstance(node, nodes.BoolOp):
+            return self.boolean(node, frame)
+        if isinstance(node, nodes.UnaryOp):
+            return self.unary(node.op, self.ev(node.operand, frame))
+        if isinstance(node, nodes.BinOp):
+            return self.binary(node.op, self.ev(node.left, frame), self.ev(node.right, frame))
+        if isinstance(node, nodes.Compare):
+            return self.compare(node, frame)
+        if isinstance(node, nodes.Lambda):
+            return self.define_function(node, frame)
+        if isinstance(node, nodes.NamedExpr):
+            value = self.ev(node.value, frame)
+            self.assign(node.target, value, frame)
+            return value
+        if isinstance(node, nodes.Slice):
+            parts = [self.ev(part, frame) for part in (node.lower, node.upper, node.step)]
+            return slice(*parts) if all(isinstance(p, (int, type(None))) for p in parts) else UNKNOWN
+        if isinstance(node, (nodes.ListComp, nodes.GeneratorExp, nodes.DictComp, nodes.SetComp)):
+            return self.comprehension(node, frame)
+        if isinstance(node, nodes.Starred):
+            return self.ev(node.value, frame)
+        return UNKNOWN
+
+    def name(self, name: str, frame: Frame) -> Any:
+        value = frame.lookup(name)
+        if value is _MISSING:
+            return self.stubs.BUILTINS.get(name, UNKNOWN)
+        return value
+
+    def elements(self, elts: list, frame: Frame) -> list | Any:
+        items: list = []
+        for elt in elts:
+            if isinstance(elt, nodes.Starred):
+                spread = self.iterate(self.ev(elt.value, frame))
+                if spread is UNKNOWN:
+                    return UNKNOWN
+                items.extend(spread)
+            else:
+                items.append(self.ev(elt, frame))
+        return items
+
+    def mapping(self, pairs: list, frame: Frame) -> dict | Any:
+        result: dict = {}
+        for key, value in pairs:
+            if isinstance(key, nodes.DictUnpack):
+                spread = self.ev(value, frame)
+                if not isinstance(spread, dict):
+                    return UNKNOWN
+                result.update(spread)
+                continue
+            concrete = self.ev(key, frame)
+            if not isinstance(concrete, _PRIMITIVE):
+                return UNKNOWN
+            result[concrete] = self.ev(value, frame)
+        return result
+
+    def conditional(self, node: nodes.IfExp, frame: Frame) -> Any:
+        alternatives = []
+        saved = self.guard
+        try:
+            for guard, taken in self.truth_of(node.test, frame):
+                self.guard = guard
+                alternatives.append((guard, self.ev(node.body if taken else node.orelse, frame)))
+        finally:
+            self.guard = saved
+        return guarded(alternatives)
+
+    def boolean(self, node: nodes.BoolOp, frame: Frame) -> Any:
+        """`a and b`, `a or b`: the operand that decides, under the guard it decides in."""
+        stop_on = node.op == "or"
+
+        def chain(values: list, guard: Guard) -> list:
+            first = self.ev(values[0], frame)
+            if len(values) == 1:
+                return [(guard, first)]
+            found = []
+            for inner_guard, value in split(first):
+                both = conjoin(guard, inner_guard)
+                if both is None:
+                    continue
+                for truth_guard, truth in self.truth(value, both):
+                    if truth is UNKNOWN:
+                        return [(guard, UNKNOWN)]
+                    if truth == stop_on:
+                        found.append((truth_guard, value))
+                    else:
+                        saved = self.guard
+                        self.guard = truth_guard
+                        try:
+                            found.extend(chain(values[1:], truth_guard))
+                        finally:
+                            self.guard = saved
+            return found
+
+        return guarded(chain(list(node.values), self.guard))
+
+    def comprehension(self, node: nodes.NodeNG, frame: Frame) -> Any:
+        inner = Frame(frame)
+        results: list = []
+
+        def run(generators: list) -> bool:
+            if not generators:
+                if isinstance(node, nodes.DictComp):
+                    results.append((self.ev(node.key, inner), self.ev(node.value, inner)))
+                else:
+                    results.append(self.ev(node.elt, inner))
+                return True
+            generator = generators[0]
+            items = self.iterate(self.ev(generator.iter, inner if generator is not node.generators[0] else frame))
+            if items is UNKNOWN:
+                return False
+            for item in items:
+                self.assign(generator.target, item, inner)
+                keep = True
+                for condition in generator.ifs:
+                    outcomes = self.truth(self.ev(condition, inner))
+                    if len(outcomes) != 1 or outcomes[0][1] is UNKNOWN:
+                        return False
+                    keep = keep and outcomes[0][1]
+                if keep and not run(generators[1:]):
+                    return False
+            return True
+
+        if not run(list(node.generators)):
+            return UNKNOWN
+        if isinstance(node, nodes.DictComp):
+            if not all(isinstance(key, _PRIMITIVE) for key, _ in results):
+                return UNKNOWN
+            return dict(results)
+        if isinstance(node, nodes.SetComp):
+            return UNKNOWN
+        return results if isinstance(node, nodes.ListComp) else tuple(results)
+
+    # -- operations ------------------------------------------------------------------------
+
+    def truth(self, value: Any, under: Guard | None = None) -> list[tuple[Guard, Any]]:
+        """Python truthiness as (guard, True | False | UNKNOWN) alternatives, pruned by the
+        path guard (or `under`)."""
+        base = self.guard if under is None else under
+        found = []
+        for guard, item in split(value):
+            both = conjoin(base, guard)
+            if both is None:
+                continue
+            if isinstance(item, o.Free):
+                var = o.truth_var(item)
+                for outcome in o.BOOL:
+                    literal = conjoin(both, frozenset({(var, outcome)}))
+                    if literal is not None:
+                        found.append((literal, outcome))
+            else:
+                found.append((both, _truth(item)))
+        return found
+
+    def lift(self, function: Callable[..., Any], *values: Any) -> Any:
+        """Apply `function` to every combination of the values' alternatives."""
+        if not any(isinstance(value, o.Guarded) for value in values):
+            return function(*values)
+        combos: list[tuple[Guard, list]] = [(TRUE, [])]
+        for value in values:
+            combos = [
+                (both, items + [item])
+                for guard, items in combos
+                for item_guard, item in split(value)
+                if (both := conjoin(guard, item_guard)) is not None
+            ]
+            if len(combos) > o.MAX_ALTERNATIVES:
+                return UNKNOWN
+        return guarded((guard, function(*items)) for guard, items in combos)
+
+    def unary(self, op: str, value: Any) -> Any:
+        if op == "not":
+            return guarded((guard, UNKNOWN if truth is UNKNOWN else not truth) for guard, truth in self.truth(value, TRUE))
+        return self.lift(lambda item: _fold(_UNARY.get(op), item), value)
+
+    def binary(self, op: str, left: Any, right: Any) -> Any:
+        return self.lift(lambda a, b: _fold(_BINARY.get(op), a, b), left, right)
+
+    def compare(self, node: nodes.Compare, frame: Frame) -> Any:
+        left = self.ev(node.left, frame)
+        result: Any = True
+        for op, right_node in node.ops:
+            right = self.ev(right_node, frame)
+            outcome = self.lift(lambda a, b, op=op: _compare(op, a, b), left, right)
+            result = outcome if result is True else self.lift(
+                lambda a, b: UNKNOWN if UNKNOWN in (a, b) else (a and b), result, outcome)
+            left = right
+        return result
+
+    def attribute(self, value: Any, name: str) -> Any:
+        return self.lift(lambda obj: self.stubs.attribute(self, obj, name), value)
+
+    def item(self, value: Any, index: Any) -> Any:
+        return self.lift(lambda obj, key: self.stubs.item(self, obj, key), value, index)
+
+    def iterate(self, value: Any) -> list | Any:
+        """The items of a known iterable, else UNKNOWN."""
+        if isinstance(value, (tuple, list)):
+            if id(value) in self.poisoned or len(value) > MAX_UNROLL * 4:
+                return UNKNOWN
+            return list(value)
+        if isinstance(value, range):
+            return list(value) if len(value) <= MAX_UNROLL else UNKNOWN
+        if isinstance(value, dict):
+            return list(value)
+        if isinstance(value, o.Union):
+            return [self.item(value, index) for index in range(len(value.groups))]
+        if isinstance(value, o.Member) and isinstance(value.ref, o.Union):
+            return [self.item(value, index) for index in range(len(value.ref.groups))]
+        return UNKNOWN
+
+    # -- calls -----------------------------------------------------------------------------
+
+    def call(self, node: nodes.Call, frame: Frame) -> Any:
+        callee = self.ev(node.func, frame)
+        args = self.elements(node.args, frame)
+        kwargs: dict | Any = {}
+        for keyword in node.keywords or ():
+            value = self.ev(keyword.value, frame)
+            if keyword.arg is None:
+                if not isinstance(value, dict) or kwargs is UNKNOWN:
+                    kwargs = UNKNOWN
+                else:
+                    kwargs.update(value)
+            elif kwargs is not UNKNOWN:
+                kwargs[keyword.arg] = value
+        if args is UNKNOWN or kwargs is UNKNOWN:
+            for value in (args if isinstance(args, list) else []):
+                self.escape(value)
+            self.escape(callee)
+            return UNKNOWN
+        results = []
+        saved = self.guard
+        try:
+            for guard, target in split(callee):
+                both = conjoin(saved, guard)
+                if both is None:
+                    continue
+                self.guard = both
+                results.append((both, self.invoke(target, args, kwargs, node)))
+        finally:
+            self.guard = saved
+        return guarded(results) if results else UNKNOWN
+
+    def invoke(self, callee: Any, args: list, kwargs: dict, node: nodes.NodeNG, preset: dict | None = None) -> Any:
+        if isinstance(callee, o.Closure):
+            return self.run(callee, args, kwargs, node, preset)
+        if isinstance(callee, o.Bound):
+            return self.run(callee.func, [callee.self_value] + args, kwargs, node, preset)
+        if isinstance(callee, o.Partial):
+            return self.invoke(callee.func, list(callee.args) + args, {**dict(callee.keywords), **kwargs}, node, preset)
+        if isinstance(callee, o.Native):
+            return self.stubs.call_native(self, callee, args, kwargs, node)
+        if isinstance(callee, o.ClassObj):
+            return self.stubs.instantiate(self, callee, args, kwargs, node)
+        if isinstance(callee, self.stubs.Method):
+            return self.stubs.call_method(self, callee, args, kwargs)
+        for value in list(args) + list(kwargs.values()):
+            self.escape(value)
+        if isinstance(callee, o.Library):
+            return self.stubs.library_call(callee)
+        return UNKNOWN
+
+    def escape(self, value: Any) -> None:
+        """A function handed to code we do not read still runs: trace it later, with
+        unknown arguments, if nothing calls it meanwhile."""
+        for _, item in split(value):
+            if isinstance(item, o.Closure) and not item.stub:
+                self.escaped.append(item)
+            elif isinstance(item, o.Partial):
+                self.escape(item.func)
+            elif isinstance(item, o.Bound):
+                self.escape(item.func)
+
+    def run(self, closure: o.Closure, args: list, kwargs: dict, node: nodes.NodeNG, preset: dict | None = None) -> Any:
+        """Call a function of the analysed code (or a stub) with these arguments."""
+        func = closure.node
+        depth = self._active.get(func, 0)
+        if depth >= 2 or len(self.stack) > MAX_DEPTH:
+            return UNKNOWN
+        frame = Frame(closure.env)
+        bound = self.bind(closure, args, kwargs, preset)
+        if bound is None:
+            return UNKNOWN
+        frame.vars.update(bound)
+        anchor = self.anchor()
+        key = _memo_key(func, closure.env, bound, self.guard, anchor, self.kernels[-1] if self.kernels else None)
+        if key is not None and key in self._memo:
+            return self._memo[key]
+        self.executed.add(func)
+        pushed = not closure.stub and isinstance(node, nodes.NodeNG) and node.root() is not None
+        saved_stack = self.stack
+        if pushed:
+            self.stack = self.stack + [node]
+        self._active[func] = depth + 1
+        self.calls.append(_Call())
+        saved_guard = self.guard
+        try:
+            if isinstance(func, nodes.Lambda):
+                result = self.ev(func.body, frame)
+            else:
+                try:
+                    self.block(func.body, frame)
+                    self.calls[-1].returns.append((self.guard, None))
+                except _Signal:
+                    pass
+                returns = self.calls[-1].returns
+                result = UNKNOWN if func.is_generator() else (guarded(returns) if returns else None)
+        finally:
+            self.calls.pop()
+            self._active[func] = depth
+            self.stack = saved_stack
+            self.guard = saved_guard
+        if key is not None:
+            self._memo[key] = result
+        return result
+
+    def bind(self, closure: o.Closure, args: list, kwargs: dict, preset: dict | None = None) -> dict | None:
+        """Python's argument binding; None when the call would raise a TypeError."""
+        arguments = closure.node.args
+        if arguments.args is None:
+            return None
+        defaults = getattr(closure, "defaults", {})
+        positional = [arg.name for arg in (arguments.posonlyargs or []) + arguments.args]
+        kwonly = [arg.name for arg in arguments.kwonlyargs]
+        bound: dict[str, Any] = dict(preset or {})
+        extra_kwargs: dict = {}
+        free_positional = [name for name in positional if name not in bound]
+        if len(args) > len(free_positional) and not arguments.vararg:
+            return None
+        for name, value in zip(free_positional, args):
+            bound[name] = value
+        if arguments.vararg:
+            bound[arguments.vararg] = tuple(args[len(free_positional):])
+        for name, value in kwargs.items():
+            if name in bound and name in positional[: len(args)]:
+                return None
+            if name in positional or name in kwonly:
+                bound[name] = value
+            elif arguments.kwarg:
+                extra_kwargs[name] = value
+            else:
+                return None
+        for name in positional + kwonly:
+            if name not in bound:
+                if name in defaults:
+                    bound[name] = defaults[name]
+                elif preset is not None:
+                    bound[name] = UNKNOWN  # kernel operands: not ours to know
+                else:
+                    return None
+        if arguments.kwarg:
+            bound[arguments.kwarg] = extra_kwargs
+        return bound
+
+    # -- where we are ----------------------------------------------------------------------
+
+    def anchor(self) -> nodes.NodeNG | None:
+        """The innermost call of the analysed file on the way here: where JAX's traceback
+        last points into it."""
+        for node in reversed(self.stack):
+            if node.root() is self.root:
+                return node
+        return None
+
+    def record(self, kind: str, node: nodes.Call, arguments: dict, value: Any = None) -> None:
+        self.sites.append(Site(kind, node, arguments, self.guard, tuple(self.stack),
+                               self.kernels[-1] if self.kernels else None, value))
+
+
+def _load_of(target: nodes.AssignName) -> nodes.Name:
+    name = nodes.Name(target.name, target.lineno, target.col_offset, target.parent,
+                      end_lineno=target.end_lineno, end_col_offset=target.end_col_offset)
+    return name
+
+
+def _join(live: list[tuple[Guard, dict]]) -> dict:
+    names = set().union(*(set(variables) for _, variables in live))
+    joined: dict[str, Any] = {}
+    for name in names:
+        values = [(guard, variables.get(name, UNKNOWN)) for guard, variables in live]
+        first = values[0][1]
+        joined[name] = first if all(value is first for _, value in values) else guarded(values)
+    return joined
+
+
+def _truth(value: Any) -> Any:
+    if value is UNKNOWN:
+        return UNKNOWN
+    if isinstance(value, _PRIMITIVE + (tuple, list, dict, range)):
+        return bool(value)
+    if isinstance(value, (o.Alloc, o.Union, o.Member, o.View, o.Barrier, o.Closure, o.Bound, o.Partial,
+                          o.Native, o.ClassObj, o.ModuleObj, o.Kernel)):
+        return True
+    return UNKNOWN
+
+
+_UNARY = {"-": operator.neg, "+": operator.pos, "~": operator.invert}
+_BINARY = {
+    "+": operator.add, "-": operator.sub, "*": operator.mul, "//": operator.floordiv, "/": operator.truediv,
+    "%": operator.mod, "**": operator.pow, "<<": operator.lshift, ">>": operator.rshift,
+    "|": operator.or_, "&": operator.and_, "^": operator.xor,
+}
+_COMPARE = {
+    "==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le, ">": operator.gt,
+    ">=": operator.ge, "in": lambda a, b: a in b, "not in": lambda a, b: a not in b,
+}
+
+
+def _foldable(value: Any) -> bool:
+    if isinstance(value, (tuple, list)):
+        return all(_foldable(item) for item in value)
+    return isinstance(value, _PRIMITIVE)
+
+
+def _fold(function: Any, *operands: Any) -> Any:
+    if function is None or not all(_foldable(operand) for operand in operands):
+        if function is operator.add and all(isinstance(x, (tuple, list)) for x in operands) and \
+                type(operands[0]) is type(operands[1]):
+            return operands[0] + operands[1]  # refs concatenated: (a_smem,) + scratch
+        return UNKNOWN
+    try:
+        result = function(*operands)
+    except (TypeError, ValueError, ArithmeticError, OverflowError):
+        return UNKNOWN
+    if isinstance(result, (int, float)) and abs(result) > 1 << 64:
+        return UNKNOWN
+    return result
+
+
+def _compare(op: str, left: Any, right: Any) -> Any:
+    if op in ("is", "is not"):
+        for subject, other in ((left, right), (right, left)):
+            if other is None:
+                if isinstance(subject, o.Free):
+                    var = o.none_var(subject)
+                    truth = op == "is"
+                    return o.Guarded(((frozenset({(var, True)}), truth), (frozenset({(var, False)}), not truth)))
+                if subject is UNKNOWN:
+                    return UNKNOWN
+                return (subject is None) == (op == "is")
+        if isinstance(left, _PRIMITIVE) and isinstance(right, _PRIMITIVE):
+            same = type(left) is type(right) and left == right
+            return same == (op == "is")
+        return UNKNOWN
+    for subject, other in ((left, right), (right, left)):
+        if isinstance(subject, o.Free) and isinstance(other, _PRIMITIVE) and op in ("==", "!="):
+            var = o.equals_var(subject, "==", other)
+            truth = op == "=="
+            return o.Guarded(((frozenset({(var, True)}), truth), (frozenset({(var, False)}), not truth)))
+    if op in ("in", "not in") and isinstance(right, (tuple, list)) and isinstance(left, _PRIMITIVE) and all(
+            isinstance(item, _PRIMITIVE) for item in right):
+        return _COMPARE[op](left, right)
+    if _foldable(left) and _foldable(right):
+        try:
+            return _COMPARE[op](left, right)
+        except TypeError:
+            return UNKNOWN
+    return UNKNOWN
+
+
+def _is_unknown_callable(value: Any) -> bool:
+    return value is UNKNOWN or isinstance(value, (o.Library, o.Free))
+
+
+def _memo_key(func: Any, env: Any, bound: dict, guard: Guard, anchor: Any, kernel: Any) -> tuple | None:
+    try:
+        frozen = tuple(sorted((name, _freeze(value)) for name, value in bound.items()))
+        key = (func, id(env), frozen, guard, anchor, kernel)
+        hash(key)
+        return key
+    except _Unfreezable:
+        return None
+    except TypeError:
+        return None
+
+
+class _Unfreezable(Exception):
+    pass
+
+
+def _freeze(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return tuple(_freeze(item) for item in value)
+    if isinstance(value, (list, dict, set)):
+        raise _Unfreezable()  # the callee may mutate it: run it every time
+    if isinstance(value, o.Instance):
+        return ("instance", id(value))
+    return value

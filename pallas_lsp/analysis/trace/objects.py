@@ -1,0 +1,270 @@
+"""What the tracer computes with: abstract Python objects, and guards.
+
+A value is a plain Python value when it is known (numbers, strings, None, tuples, lists,
+dicts), one of the objects below, `UNKNOWN` (silence: nothing that depends on it is decided),
+or `Guarded`: one of several values, each under a guard. A guard is a conjunction of literals
+over the program's inputs (`config.collective is True`), kept in a canonical form (a frozenset
+of (variable, bool) pairs), so that a condition met in several places is decided once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Iterator
+
+from astroid import nodes
+
+from ..values import UNKNOWN, Var
+
+Guard = frozenset  # of (Var, bool)
+TRUE: Guard = frozenset()
+BOOL = (False, True)
+MAX_ALTERNATIVES = 64
+
+
+def conjoin(*guards: Guard) -> Guard | None:
+    """The conjunction of guards, None when it is contradictory."""
+    literals: dict[Var, bool] = {}
+    for guard in guards:
+        for var, value in guard:
+            if literals.setdefault(var, value) != value:
+                return None
+    return frozenset(literals.items())
+
+
+@dataclass(frozen=True)
+class Guarded:
+    """One of `alternatives` ((guard, value), ...), whichever guard holds."""
+
+    alternatives: tuple
+
+
+def guarded(alternatives: Iterable[tuple[Guard, Any]]) -> Any:
+    """A canonical value for a list of guarded alternatives: nested alternatives flattened,
+    contradictions dropped, equal values merged; a lone alternative is its value."""
+    flat: list[tuple[Guard, Any]] = []
+    for guard, value in alternatives:
+        for inner_guard, inner in split(value):
+            both = conjoin(guard, inner_guard)
+            if both is not None:
+                flat.append((both, inner))
+    if not flat:
+        return UNKNOWN
+    if len(flat) > MAX_ALTERNATIVES:
+        return UNKNOWN
+    first = flat[0][1]
+    if all(_same(value, first) for _, value in flat[1:]):
+        if any(guard == TRUE for guard, _ in flat) or len(flat) == 1:
+            return first
+        # equal values under different guards: the value does not depend on them
+        return first
+    return Guarded(tuple(flat))
+
+
+def split(value: Any) -> tuple:
+    """The (guard, value) alternatives of a value; one unguarded alternative for a plain one."""
+    if isinstance(value, Guarded):
+        return value.alternatives
+    return ((TRUE, value),)
+
+
+def _same(a: Any, b: Any) -> bool:
+    if a is b:
+        return True
+    try:
+        return type(a) is type(b) and bool(a == b)
+    except Exception:  # noqa: BLE001 - arbitrary values compared
+        return False
+
+
+# ---------------------------------------------------------------------------
+# Inputs nobody in the analysed code supplies.
+
+
+@dataclass(frozen=True)
+class Free:
+    """An entry point's parameter (or something read from one): its truthiness, identity
+    with None and comparisons with constants are the variables guards are made of."""
+
+    key: tuple
+    label: str
+
+    def attribute(self, name: str) -> Free:
+        return Free(self.key + (name,), f"{self.label}.{name}")
+
+    def item(self, index: Any) -> Free:
+        return Free(self.key + (("item", repr(index)),), f"{self.label}[{index!r}]")
+
+
+def truth_var(free: Free) -> Var:
+    return Var(("truth", free.key), BOOL, free.label)
+
+
+def none_var(free: Free) -> Var:
+    return Var(("none", free.key), BOOL, free.label)
+
+
+def equals_var(free: Free, op: str, constant: Any) -> Var:
+    return Var(("cond", free.key, op, repr(constant)), BOOL, f"{free.label} {op} {constant!r}")
+
+
+def opaque_var(node: nodes.NodeNG) -> Var:
+    return Var(("cond", node), BOOL, node.as_string())
+
+
+# ---------------------------------------------------------------------------
+# Memory and synchronisation objects made by the API.
+
+
+@dataclass(frozen=True)
+class Alloc:
+    """One evaluation of a memory-space constructor (`plgpu.TMEM(...)`): `node` is the call
+    that made it, `arguments` its bound arguments (values), `chain` the calls that led there."""
+
+    node: nodes.Call
+    space: str  # TMEM | SMEM | GMEM | REGS
+    arguments: tuple  # ((name, value), ...) as bound to the constructor's signature
+    name: str  # the name it is bound to where written, for messages
+    chain: tuple = field(default=(), compare=False)
+
+    def argument(self, name: str, default: Any = None) -> Any:
+        for key, value in self.arguments:
+            if key == name:
+                return value
+        return default
+
+    @property
+    def collective(self) -> Any:
+        return self.argument("collective")
+
+
+@dataclass(frozen=True)
+class Union:
+    """`plgpu.RefUnion(*groups)`."""
+
+    node: nodes.Call
+    groups: tuple
+    name: str
+
+
+@dataclass(frozen=True)
+class Member:
+    """A ref reached by unpacking or indexing a RefUnion."""
+
+    ref: Any  # Alloc | Union
+    union: Union
+
+
+@dataclass(frozen=True)
+class View:
+    """`ref.at[...]`: the same memory, shape no longer known."""
+
+    ref: Any
+
+
+@dataclass(frozen=True)
+class At:
+    """`ref.at`, waiting for its index."""
+
+    ref: Any
+
+
+@dataclass(frozen=True)
+class Barrier:
+    node: nodes.Call
+    kind: str  # Barrier | ClusterBarrier
+    arguments: tuple
+
+
+def base_ref(value: Any) -> Any:
+    """The allocation (or union, or member) under views: `acc.at[...]` is `acc`."""
+    while isinstance(value, View):
+        value = value.ref
+    return value
+
+
+# ---------------------------------------------------------------------------
+# Functions, classes, modules.
+
+
+@dataclass(frozen=True, eq=False)
+class Closure:
+    """A function or lambda of the analysed code with the frame it was defined in."""
+
+    node: nodes.FunctionDef | nodes.Lambda
+    env: Any  # interp.Frame
+    stub: bool = False  # one of our executable API stubs
+
+
+@dataclass(frozen=True)
+class Bound:
+    """A method bound to its instance (`self.kernel`)."""
+
+    func: Closure
+    self_value: Any
+
+
+@dataclass(frozen=True)
+class Partial:
+    """`functools.partial(func, *args, **keywords)`."""
+
+    func: Any
+    args: tuple
+    keywords: tuple  # ((name, value), ...)
+
+
+@dataclass(frozen=True)
+class Native:
+    """A callable the tracer implements itself (an API entry, a builtin)."""
+
+    qname: str
+
+
+@dataclass(frozen=True)
+class Library:
+    """A module or attribute of a library we do not read (numpy, or a part of jax we do not
+    model): known to exist, value unknown."""
+
+    qname: str
+
+
+@dataclass(frozen=True, eq=False)
+class ClassObj:
+    node: nodes.ClassDef
+    env: Any  # the class body's namespace (interp.Frame)
+    bases: tuple
+    dataclass: bool = False
+
+    def mro(self) -> Iterator[ClassObj]:
+        yield self
+        for base in self.bases:
+            if isinstance(base, ClassObj):
+                yield from base.mro()
+
+
+@dataclass(eq=False)
+class Instance:
+    cls: ClassObj
+    attributes: dict = field(default_factory=dict)
+    free: Free | None = None  # an entry's `self`: attributes nobody set are inputs
+
+
+@dataclass(frozen=True, eq=False)
+class ModuleObj:
+    node: nodes.Module
+    env: Any
+
+
+@dataclass(frozen=True)
+class FieldSpec:
+    """`dataclasses.field(default=...)`."""
+
+    default: Any
+    has_default: bool
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """What `plgpu.kernel(...)` returns: calling it runs nothing we need to see."""
+
+    node: nodes.Call

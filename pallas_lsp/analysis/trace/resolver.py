@@ -1,0 +1,85 @@
+"""Imports, as the tracer sees them: jax and the standard library by qualified name (the
+stubs know what they mean), the project's own modules by running them."""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+import astroid
+from astroid import nodes
+
+from . import objects as o
+from . import stubs
+
+# Libraries whose names the stubs know; everything else outside the project is opaque.
+_KNOWN_ROOTS = ("jax", "functools", "dataclasses", "builtins", "typing", "math")
+
+
+class Resolver:
+    def __init__(self, flow: Any) -> None:
+        self.flow = flow  # knows what is the project (flow._from_project)
+
+    def imported(self, interp: Any, node: nodes.Import | nodes.ImportFrom) -> Iterator[tuple[str, Any]]:
+        if isinstance(node, nodes.Import):
+            for modname, alias in node.names:
+                if alias:
+                    yield alias, self.module(interp, node, modname, alias)
+                else:
+                    top = modname.split(".")[0]
+                    yield top, self.module(interp, node, top, top)
+            return
+        for name, alias in node.names:
+            if name == "*":
+                continue
+            yield alias or name, self.member(interp, node, name, alias or name)
+
+    def module(self, interp: Any, node: nodes.NodeNG, modname: str, bound_as: str) -> Any:
+        if not self._is_project(node, bound_as):
+            return stubs.resolve(modname) if _known(modname) else o.Library(modname)
+        tree = self._import(node, modname)
+        return interp.module(tree) if tree is not None else o.Library(modname)
+
+    def member(self, interp: Any, node: nodes.ImportFrom, name: str, bound_as: str) -> Any:
+        modname = node.modname
+        if not node.level and not self._is_project(node, bound_as):
+            qname = f"{modname}.{name}"
+            return stubs.resolve(qname) if _known(modname) else o.Library(qname)
+        tree = self._import(node, modname)
+        if tree is None:
+            return o.Library(f"{modname}.{name}")
+        module = interp.module(tree)
+        value = module.env.vars.get(name, _MISSING)
+        if value is not _MISSING:
+            return value
+        return self.submodule(interp, module, name)
+
+    def submodule(self, interp: Any, module: o.ModuleObj, name: str) -> Any:
+        try:
+            tree = module.node.import_module(name, relative_only=True)
+        except (astroid.AstroidError, ImportError, SyntaxError, RecursionError):
+            return o.Library(f"{module.node.name}.{name}")
+        if getattr(tree, "pallas_stub", False):
+            return o.Library(tree.name)
+        return interp.module(tree)
+
+    def _is_project(self, node: nodes.NodeNG, name: str) -> bool:
+        if isinstance(node, nodes.ImportFrom) and node.level:
+            return True
+        return bool(self.flow._from_project(node, name))
+
+    @staticmethod
+    def _import(node: nodes.NodeNG, modname: str) -> nodes.Module | None:
+        try:
+            tree = node.do_import_module(modname)
+        except (astroid.AstroidError, ImportError, SyntaxError, RecursionError):
+            return None
+        if getattr(tree, "pallas_stub", False):
+            return None
+        return tree
+
+
+_MISSING: Any = object()
+
+
+def _known(modname: str) -> bool:
+    return modname.split(".")[0] in _KNOWN_ROOTS

@@ -1,0 +1,812 @@
+"""The JAX and Pallas API as the tracer runs it, plus the builtins and library objects kernels use.
+
+Two kinds of knowledge, one place:
+* `PYTHON`: executable stubs, ordinary Python run by the interpreter like the user's code. A
+  higher-order API is a stub that calls its function argument (`fori_loop` calls
+  `body_fun(index, init_val)`), so bodies are followed by the code that follows any call.
+* `NATIVE`: what the tracer must do itself: make allocations and record the calls the rules
+  judge (signatures from `api.STUBS`, the one home of signatures), bind kernel scratch to the
+  body's last parameters, `functools.partial`, dataclasses.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import astroid
+from astroid import nodes
+
+from .. import api
+from ..values import UNKNOWN
+from . import objects as o
+
+MGPU = api.MOSAIC_GPU
+PL = api.PALLAS
+
+_PYTHON_SOURCE = '''
+def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
+    return body_fun(_traced(), init_val)
+
+def while_loop(cond_fun, body_fun, init_val):
+    cond_fun(init_val)
+    return body_fun(init_val)
+
+def cond(pred, true_fun, false_fun, *operands, **kwargs):
+    true_fun(*operands)
+    return false_fun(*operands)
+
+def switch(index, branches, *operands, **kwargs):
+    result = None
+    for branch in branches:
+        result = branch(*operands)
+    return result
+
+def scan(f, init, xs=None, length=None, reverse=False, unroll=1, **kwargs):
+    return f(init, _traced())
+
+def when(condition):
+    def decorator(f):
+        f()
+    return decorator
+
+def loop(lower, upper=None, *, init_carry=None, step=1, unroll=None):
+    def decorator(body):
+        if init_carry is None:
+            body(_traced())
+        else:
+            return body(_traced(), init_carry)
+    return decorator
+
+def nd_loop(grid, *, collective_axes=(), tiling=None, init_carry=None, include_wave=False):
+    def decorator(body):
+        if init_carry is None:
+            body(_traced())
+        else:
+            return body(_traced(), init_carry)
+    return decorator
+
+def dynamic_scheduling_loop(grid_names, *, thread_axis=None, init_carry=None):
+    def decorator(body):
+        if init_carry is None:
+            body(_traced())
+        else:
+            return body(_traced(), init_carry)
+    return decorator
+
+def with_scoped(*types, collective_axes=(), **kw_types):
+    def decorator(f):
+        def wrapper(*args, **kwargs):
+            return f(*args, *types, **kwargs, **kw_types)
+        return wrapper
+    return decorator
+
+def identity_decorator(fun=None, *args, **kwargs):
+    if fun is None:
+        def decorator(f):
+            return f
+        return decorator
+    return fun
+
+def wraps(wrapped, *args, **kwargs):
+    def decorator(f):
+        return f
+    return decorator
+'''
+
+# qualified name -> stub function name in _PYTHON_SOURCE
+PYTHON: dict[str, str] = {
+    "jax.lax.fori_loop": "fori_loop",
+    "jax.lax.while_loop": "while_loop",
+    "jax.lax.cond": "cond",
+    "jax.lax.switch": "switch",
+    "jax.lax.scan": "scan",
+    f"{PL}.when": "when",
+    f"{PL}.loop": "loop",
+    f"{MGPU}.nd_loop": "nd_loop",
+    f"{MGPU}.dynamic_scheduling_loop": "dynamic_scheduling_loop",
+    f"{PL}.with_scoped": "with_scoped",
+    "jax.jit": "identity_decorator",
+    "jax.named_call": "identity_decorator",
+    "jax.checkpoint": "identity_decorator",
+    "jax.remat": "identity_decorator",
+    "functools.wraps": "wraps",
+}
+
+
+@functools.lru_cache(maxsize=1)
+def _python_stubs() -> nodes.Module:
+    return astroid.parse(_PYTHON_SOURCE, module_name="<pallas-lsp trace stubs>")
+
+
+def python_stub(interp: Any, qname: str) -> o.Closure:
+    cache = interp.__dict__.setdefault("_stub_closures", {})
+    found = cache.get(qname)
+    if found is None:
+        module = _python_stubs()
+        frame = interp.stub_frame if hasattr(interp, "stub_frame") else None
+        if frame is None:
+            from .interp import Frame
+
+            frame = interp.stub_frame = Frame()
+            frame.vars["_traced"] = o.Native("<traced>")
+        node = next(n for n in module.body if isinstance(n, nodes.FunctionDef) and n.name == PYTHON[qname])
+        found = cache[qname] = interp.define_function(node, frame, stub=True)
+    return found
+
+
+# ---------------------------------------------------------------------------
+# Signatures, from the one home of API signatures (`api.STUBS`).
+
+
+@functools.lru_cache(maxsize=None)
+def signature(qname: str) -> nodes.FunctionDef | None:
+    module_name, _, name = qname.rpartition(".")
+    source = api.STUBS.get(module_name)
+    if not source:
+        return None
+    module = _signature_module(module_name)
+    for node in module.body:
+        if isinstance(node, nodes.FunctionDef) and node.name == name:
+            return node
+        if isinstance(node, nodes.ClassDef) and node.name == name:
+            return next((n for n in node.body if isinstance(n, nodes.FunctionDef) and n.name == "__init__"), None)
+    return None
+
+
+@functools.lru_cache(maxsize=None)
+def _signature_module(module_name: str) -> nodes.Module:
+    return astroid.parse(api.STUBS[module_name], module_name=f"<pallas-lsp signatures {module_name}>")
+
+
+def bind_api(interp: Any, qname: str, args: list, kwargs: dict) -> dict | None:
+    """The arguments of an API call bound to its stub signature (defaults filled in)."""
+    node = signature(qname)
+    if node is None:
+        return None
+    closure = o.Closure(node, None, True)
+    object.__setattr__(closure, "defaults", _literal_defaults(node))
+    if isinstance(node.parent, nodes.ClassDef):  # __init__(self, ...)
+        args = [None] + args
+    bound = interp.bind(closure, args, kwargs)
+    if bound is not None:
+        bound.pop("self", None)
+    return bound
+
+
+@functools.lru_cache(maxsize=None)
+def _literal_defaults(node: nodes.FunctionDef) -> dict:
+    found = {}
+    arguments = node.args
+    positional = (arguments.posonlyargs or []) + arguments.args
+    pairs = list(zip(positional[len(positional) - len(arguments.defaults):], arguments.defaults))
+    pairs += [(a, d) for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults) if d is not None]
+    for arg, default in pairs:
+        found[arg.name] = default.value if isinstance(default, nodes.Const) else (
+            () if isinstance(default, nodes.Tuple) and not default.elts else UNKNOWN)
+    return found
+
+
+# ---------------------------------------------------------------------------
+# Names: modules, attributes, items.
+
+
+def resolve(qname: str) -> Any:
+    """What a qualified name of a library means to the tracer."""
+    for alias in (".MemorySpace.", ".GPUMemorySpace."):
+        if f"{MGPU}{alias}" in qname + ".":
+            qname = qname.replace(f"{MGPU}{alias}", f"{MGPU}.")
+    if qname in api.STUBS or qname in (f"{MGPU}.MemorySpace", f"{MGPU}.GPUMemorySpace"):
+        return o.Library(qname)  # a module, or the memory-space namespace
+    if qname in NATIVE:
+        return o.Native(qname)
+    if qname in PYTHON:
+        return o.Native("<python>" + qname)
+    dtype = api.dtype_named(qname)
+    if dtype is not None:
+        return dtype
+    value = api.api_value(qname)
+    if value is not None:
+        return value
+    return o.Library(qname)
+
+
+def library_call(callee: o.Library) -> Any:
+    made = api.api_value(callee.qname, called=True)
+    return made if made is not None else UNKNOWN
+
+
+def attribute(interp: Any, obj: Any, name: str) -> Any:  # noqa: C901 - one branch per object kind
+    if isinstance(obj, o.Free):
+        return obj.attribute(name)
+    if isinstance(obj, o.Library):
+        return resolve(f"{obj.qname}.{name}")
+    if isinstance(obj, (o.Alloc, o.Union, o.Member, o.View, o.Barrier)):
+        return o.At(obj) if name == "at" else UNKNOWN
+    if isinstance(obj, o.Instance):
+        return instance_attribute(interp, obj, name)
+    if isinstance(obj, o.ClassObj):
+        found = class_attribute(obj, name)
+        if isinstance(found, StaticMethod):
+            return found.func
+        if isinstance(found, ClassMethod):
+            return o.Bound(found.func, obj)
+        return UNKNOWN if found is _NOT_FOUND else found
+    if isinstance(obj, o.ModuleObj):
+        value = obj.env.vars.get(name, _NOT_FOUND)
+        if value is _NOT_FOUND:
+            return interp.resolver.submodule(interp, obj, name)
+        return value
+    if isinstance(obj, (dict, list)) and name in _CONTAINER_METHODS:
+        return Method(obj, name)
+    if isinstance(obj, o.Native) and obj.qname.startswith("<python>"):
+        return UNKNOWN
+    return UNKNOWN
+
+
+def item(interp: Any, obj: Any, key: Any) -> Any:  # noqa: C901
+    if isinstance(obj, o.At):
+        return o.View(obj.ref)
+    if isinstance(obj, (tuple, list)):
+        if isinstance(obj, list) and id(obj) in interp.poisoned:
+            return UNKNOWN
+        if isinstance(key, int) and not isinstance(key, bool):
+            return obj[key] if -len(obj) <= key < len(obj) else UNKNOWN
+        if isinstance(key, slice):
+            return obj[key]
+        return UNKNOWN
+    if isinstance(obj, dict):
+        if isinstance(key, (str, int, bool, float, type(None))) and key in obj:
+            return obj[key]
+        return UNKNOWN
+    if isinstance(obj, o.Union):
+        return _group(obj, key)
+    if isinstance(obj, o.Member) and isinstance(obj.ref, o.Union):
+        return _group(obj.ref, key)
+    if isinstance(obj, o.Free):
+        return obj.item(key) if isinstance(key, (str, int, bool)) else UNKNOWN
+    if isinstance(obj, (o.Alloc, o.Barrier, o.View)):
+        return o.View(obj)  # a 3-D TMEM `acc[1]`-style read keeps the allocation
+    return UNKNOWN
+
+
+def _group(union: o.Union, key: Any) -> Any:
+    if not isinstance(key, int) or isinstance(key, bool) or not -len(union.groups) <= key < len(union.groups):
+        return UNKNOWN
+    return members(union.groups[key], union)
+
+
+def members(group: Any, union: o.Union) -> Any:
+    if isinstance(group, o.Guarded):
+        return o.Guarded(tuple((g, members(v, union)) for g, v in group.alternatives))
+    if isinstance(group, (tuple, list)):
+        return type(group)(members(member, union) for member in group)
+    if isinstance(group, (o.Alloc, o.Union)):
+        return o.Member(group, union)
+    return group
+
+
+_NOT_FOUND: Any = object()
+
+
+def class_attribute(cls: o.ClassObj, name: str) -> Any:
+    for klass in cls.mro():
+        value = klass.env.vars.get(name, _NOT_FOUND)
+        if value is not _NOT_FOUND:
+            return value
+    return _NOT_FOUND
+
+
+def instance_attribute(interp: Any, instance: o.Instance, name: str) -> Any:
+    if name in instance.attributes:
+        return instance.attributes[name]
+    found = class_attribute(instance.cls, name)
+    if isinstance(found, Property):
+        return interp.invoke(found.func, [instance], {}, found.func.node)
+    if isinstance(found, StaticMethod):
+        return found.func
+    if isinstance(found, ClassMethod):
+        return o.Bound(found.func, instance.cls)
+    if isinstance(found, o.Closure):
+        return o.Bound(found, instance)
+    if found is not _NOT_FOUND:
+        return found
+    if instance.free is not None:
+        return instance.free.attribute(name)
+    return UNKNOWN
+
+
+@dataclass(frozen=True)
+class Property:
+    func: o.Closure
+
+
+@dataclass(frozen=True)
+class StaticMethod:
+    func: Any
+
+
+@dataclass(frozen=True)
+class ClassMethod:
+    func: Any
+
+
+METHOD_DECORATORS: dict[str, Callable[[Any], Any]] = {
+    "builtins.property": Property,
+    "functools.cached_property": Property,
+    "builtins.staticmethod": StaticMethod,
+    "builtins.classmethod": ClassMethod,
+}
+
+
+# ---------------------------------------------------------------------------
+# Containers and builtins.
+
+
+@dataclass(frozen=True, eq=False)
+class Method:
+    """A method of a list or dict: `scratch.append(...)`, `config.get(...)`."""
+
+    obj: Any
+    name: str
+
+
+_CONTAINER_METHODS = frozenset({"append", "extend", "insert", "get", "items", "keys", "values", "copy",
+                                "update", "setdefault", "pop"})
+
+
+def call_method(interp: Any, method: Method, args: list, kwargs: dict) -> Any:  # noqa: C901
+    obj, name = method.obj, method.name
+    if isinstance(obj, list):
+        if name == "append" and len(args) == 1:
+            obj.append(args[0])
+        elif name == "extend" and len(args) == 1:
+            items = interp.iterate(args[0])
+            if items is UNKNOWN:
+                interp.poisoned.add(id(obj))
+            else:
+                obj.extend(items)
+        elif name == "insert" and len(args) == 2 and isinstance(args[0], int):
+            obj.insert(args[0], args[1])
+        elif name == "copy":
+            return list(obj)
+        else:
+            interp.poisoned.add(id(obj))
+            return UNKNOWN
+        interp._grew(obj)
+        return None
+    if isinstance(obj, dict):
+        if name == "get" and args and isinstance(args[0], (str, int, bool)):
+            return obj.get(args[0], args[1] if len(args) > 1 else None)
+        if name == "items":
+            return [(key, value) for key, value in obj.items()]
+        if name == "keys":
+            return list(obj)
+        if name == "values":
+            return list(obj.values())
+        if name == "copy":
+            return dict(obj)
+        if name == "update" and not args:
+            obj.update(kwargs)
+            interp._grew(obj)
+            return None
+        if name == "update" and len(args) == 1 and isinstance(args[0], dict):
+            obj.update(args[0])
+            obj.update(kwargs)
+            interp._grew(obj)
+            return None
+        if name == "setdefault" and args and isinstance(args[0], (str, int)):
+            interp._grew(obj)
+            return obj.setdefault(args[0], args[1] if len(args) > 1 else None)
+        if name == "pop" and args and isinstance(args[0], (str, int)):
+            interp._grew(obj)
+            return obj.pop(args[0], args[1] if len(args) > 1 else UNKNOWN)
+    return UNKNOWN
+
+
+def _builtin(function: Callable[..., Any]) -> Callable[..., Any]:
+    return function
+
+
+def _b_range(interp: Any, args: list, kwargs: dict) -> Any:
+    if kwargs or not 1 <= len(args) <= 3 or not all(isinstance(a, int) and not isinstance(a, bool) for a in args):
+        return UNKNOWN
+    result = range(*args)
+    return result if len(result) <= 4096 else UNKNOWN
+
+
+def _b_len(interp: Any, args: list, kwargs: dict) -> Any:
+    if len(args) != 1:
+        return UNKNOWN
+    value = args[0]
+    if isinstance(value, o.Union):
+        return len(value.groups)
+    items = interp.iterate(value) if not isinstance(value, (str, bytes)) else value
+    return UNKNOWN if items is UNKNOWN else len(items)
+
+
+def _sequence(kind: type) -> Callable[..., Any]:
+    def build(interp: Any, args: list, kwargs: dict) -> Any:
+        if kwargs or len(args) > 1:
+            return UNKNOWN
+        if not args:
+            return kind()
+        items = interp.iterate(args[0])
+        return UNKNOWN if items is UNKNOWN else kind(items)
+    return build
+
+
+def _b_dict(interp: Any, args: list, kwargs: dict) -> Any:
+    if not args:
+        return dict(kwargs)
+    if len(args) == 1 and isinstance(args[0], dict):
+        return {**args[0], **kwargs}
+    if len(args) == 1:
+        items = interp.iterate(args[0])
+        if items is not UNKNOWN and all(isinstance(i, tuple) and len(i) == 2 and isinstance(i[0], (str, int))
+                                        for i in items):
+            return {**dict(items), **kwargs}
+    return UNKNOWN
+
+
+def _b_zip(interp: Any, args: list, kwargs: dict) -> Any:
+    columns = [interp.iterate(arg) for arg in args]
+    if any(column is UNKNOWN for column in columns) or kwargs:
+        return UNKNOWN
+    return list(zip(*columns))
+
+
+def _b_enumerate(interp: Any, args: list, kwargs: dict) -> Any:
+    if not args:
+        return UNKNOWN
+    items = interp.iterate(args[0])
+    start = args[1] if len(args) > 1 else kwargs.get("start", 0)
+    if items is UNKNOWN or not isinstance(start, int):
+        return UNKNOWN
+    return list(enumerate(items, start))
+
+
+def _b_reversed(interp: Any, args: list, kwargs: dict) -> Any:
+    items = interp.iterate(args[0]) if len(args) == 1 else UNKNOWN
+    return UNKNOWN if items is UNKNOWN else list(reversed(items))
+
+
+def _numeric(function: Callable[..., Any]) -> Callable[..., Any]:
+    def call(interp: Any, args: list, kwargs: dict) -> Any:
+        values = args[0] if len(args) == 1 and isinstance(args[0], (tuple, list)) else args
+        if kwargs or not values or not all(isinstance(v, (int, float, bool, str)) for v in values):
+            return UNKNOWN
+        try:
+            return function(*values) if function is not bool else bool(values[0])
+        except (TypeError, ValueError):
+            return UNKNOWN
+    return call
+
+
+def _b_getattr(interp: Any, args: list, kwargs: dict) -> Any:
+    if len(args) not in (2, 3) or not isinstance(args[1], str):
+        return UNKNOWN
+    value = interp.attribute(args[0], args[1])
+    if value is UNKNOWN and len(args) == 3 and isinstance(args[0], o.Instance) and args[0].free is None:
+        return args[2]
+    return value
+
+
+def _b_isinstance(interp: Any, args: list, kwargs: dict) -> Any:
+    if len(args) != 2:
+        return UNKNOWN
+    kinds = args[1] if isinstance(args[1], tuple) else (args[1],)
+    known = {"builtins.dict": dict, "builtins.list": list, "builtins.tuple": tuple, "builtins.int": int,
+             "builtins.str": str, "builtins.bool": bool}
+    wanted = []
+    for kind in kinds:
+        if not isinstance(kind, o.Native) or kind.qname not in known:
+            return UNKNOWN
+        wanted.append(known[kind.qname])
+    value = args[0]
+    if isinstance(value, (dict, list, tuple, int, str, bool)):
+        return isinstance(value, tuple(wanted))
+    return UNKNOWN
+
+
+def _b_super(interp: Any, args: list, kwargs: dict) -> Any:
+    return UNKNOWN
+
+
+BUILTIN_FUNCTIONS: dict[str, Callable[..., Any]] = {
+    "builtins.range": _b_range,
+    "builtins.len": _b_len,
+    "builtins.tuple": _sequence(tuple),
+    "builtins.list": _sequence(list),
+    "builtins.dict": _b_dict,
+    "builtins.zip": _b_zip,
+    "builtins.enumerate": _b_enumerate,
+    "builtins.reversed": _b_reversed,
+    "builtins.sorted": lambda interp, args, kwargs: UNKNOWN,
+    "builtins.min": _numeric(min),
+    "builtins.max": _numeric(max),
+    "builtins.abs": _numeric(abs),
+    "builtins.int": _numeric(int),
+    "builtins.bool": _numeric(bool),
+    "builtins.getattr": _b_getattr,
+    "builtins.isinstance": _b_isinstance,
+    "builtins.super": _b_super,
+    "builtins.print": lambda interp, args, kwargs: None,
+}
+BUILTINS: dict[str, Any] = {
+    name.rpartition(".")[2]: o.Native(name)
+    for name in [*BUILTIN_FUNCTIONS, *METHOD_DECORATORS, "builtins.str", "builtins.float", "builtins.object"]
+}
+BUILTINS["True"], BUILTINS["False"], BUILTINS["None"] = True, False, None
+
+
+# ---------------------------------------------------------------------------
+# The API's own calls.
+
+
+def call_native(interp: Any, callee: o.Native, args: list, kwargs: dict, node: nodes.NodeNG) -> Any:
+    qname = callee.qname
+    if qname.startswith("<python>"):
+        return interp.invoke(python_stub(interp, qname[len("<python>"):]), args, kwargs, node)
+    if qname == "<traced>":
+        return UNKNOWN
+    handler = NATIVE.get(qname) or BUILTIN_FUNCTIONS.get(qname)
+    if handler is None:
+        for value in list(args) + list(kwargs.values()):
+            interp.escape(value)
+        return UNKNOWN
+    return handler(interp, qname, node, args, kwargs) if qname in NATIVE else handler(interp, args, kwargs)
+
+
+def _bound_name(node: nodes.NodeNG) -> str:
+    from ..flow import _bound_name as name_of
+
+    return name_of(node) if isinstance(node, nodes.Call) else ""
+
+
+def _alloc(interp: Any, qname: str, node: nodes.Call, args: list, kwargs: dict) -> Any:
+    bound = bind_api(interp, qname, args, kwargs)
+    if bound is None:
+        return UNKNOWN
+    space = qname.rpartition(".")[2]
+    alloc = o.Alloc(node, space, tuple(bound.items()), _bound_name(node), tuple(interp.stack))
+    interp.record("alloc", node, bound, alloc)
+    return alloc
+
+
+def _ref_union(interp: Any, qname: str, node: nodes.Call, args: list, kwargs: dict) -> Any:
+    if kwargs:
+        return UNKNOWN
+    union = o.Union(node, tuple(args), _bound_name(node))
+    interp.record("union", node, {"groups": tuple(args)}, union)
+    return union
+
+
+def _barrier(interp: Any, qname: str, node: nodes.Call, args: list, kwargs: dict) -> Any:
+    bound = bind_api(interp, qname, args, kwargs)
+    if bound is None:
+        return UNKNOWN
+    return o.Barrier(node, qname.rpartition(".")[2], tuple(bound.items()))
+
+
+def _op(kind: str) -> Callable[..., Any]:
+    def record(interp: Any, qname: str, node: nodes.Call, args: list, kwargs: dict) -> Any:
+        bound = bind_api(interp, qname, args, kwargs)
+        if bound is not None:
+            interp.record(kind, node, bound)
+        return None
+    return record
+
+
+def _partial(interp: Any, qname: str, node: nodes.Call, args: list, kwargs: dict) -> Any:
+    if not args:
+        return UNKNOWN
+    return o.Partial(args[0], tuple(args[1:]), tuple(kwargs.items()))
+
+
+def _kernel(interp: Any, qname: str, node: nodes.Call, args: list, kwargs: dict) -> Any:
+    """`plgpu.kernel(body, ...)` / `pl.kernel(...)`, also as a decorator factory: the body
+    runs at once with unknown operands and the scratch refs in its last parameters."""
+    body = args[0] if args else kwargs.get("body")
+    if body is None:  # @plgpu.kernel(out_type=..., ...)
+        return o.Partial(o.Native(qname), (), tuple(kwargs.items()))
+    bound = bind_api(interp, qname, args, kwargs) or {}
+    scratch = next((bound[k] for k in ("scratch_types", "scratch_shapes") if bound.get(k) is not None), ())
+    interp.record("kernel", node, bound)
+    _run_body(interp, node, body, scratch, tail=True)
+    return o.Kernel(node)
+
+
+def _pallas_call(interp: Any, qname: str, node: nodes.Call, args: list, kwargs: dict) -> Any:
+    bound = bind_api(interp, qname, args, kwargs)
+    if bound is None:
+        return UNKNOWN
+    interp.record("kernel", node, bound)
+    _run_body(interp, node, bound["kernel"], bound.get("scratch_shapes") or (), tail=True)
+    return o.Kernel(node)
+
+
+def _core_map(interp: Any, qname: str, node: nodes.Call, args: list, kwargs: dict) -> Any:
+    bound = bind_api(interp, qname, args, kwargs)
+    if bound is None:
+        return UNKNOWN
+    return o.Partial(o.Native(qname + "#apply"), (bound.get("scratch_shapes") or (),), ())
+
+
+def _core_map_apply(interp: Any, qname: str, node: nodes.NodeNG, args: list, kwargs: dict) -> Any:
+    if len(args) != 2:
+        return UNKNOWN
+    scratch, body = args
+    _run_body(interp, node, body, scratch, tail=False, kernel=False)
+    return None
+
+
+def _run_scoped(interp: Any, qname: str, node: nodes.Call, args: list, kwargs: dict) -> Any:
+    if not args:
+        return UNKNOWN
+    body, types = args[0], args[1:]
+    kw_types = {k: v for k, v in kwargs.items() if k != "collective_axes"}
+    interp.record("run_scoped", node, {"types": tuple(types), "kw_types": kw_types,
+                                       "collective_axes": kwargs.get("collective_axes", ())})
+    return interp.invoke(body, list(types), kw_types, node)
+
+
+def _run_body(interp: Any, node: nodes.NodeNG, body: Any, scratch: Any, tail: bool, kernel: bool = True) -> None:
+    """Run a kernel body: scratch given as a sequence fills the last parameters (the operands
+    before them are unknown), as a mapping binds by name; anything else binds nothing."""
+    if kernel:
+        interp.kernels.append(node)
+    saved = interp.stack
+    interp.stack = interp.stack + [node]
+    try:
+        for guard, item in o.split(scratch):
+            for _, target in o.split(body):
+                _run_one_body(interp, node, target, item, tail)
+    finally:
+        interp.stack = saved
+        if kernel:
+            interp.kernels.pop()
+
+
+def _run_one_body(interp: Any, node: nodes.NodeNG, body: Any, scratch: Any, tail: bool) -> None:
+    func, lead, keywords = body, [], {}
+    while isinstance(func, o.Partial):
+        lead, keywords = list(func.args) + lead, {**dict(func.keywords), **keywords}
+        func = func.func
+    if isinstance(func, o.Bound):
+        func, lead = func.func, [func.self_value] + lead
+    if not isinstance(func, o.Closure):
+        interp.escape(body)
+        return
+    arguments = func.node.args
+    if arguments.args is None:
+        return
+    params = [arg.name for arg in (arguments.posonlyargs or []) + arguments.args]
+    preset = dict(zip(params, lead))
+    free = [p for p in params[len(lead):] if p not in keywords]
+    if isinstance(scratch, dict):
+        keywords = {**keywords, **scratch}
+    elif isinstance(scratch, (tuple, list)):
+        if arguments.vararg or len(scratch) > len(free):
+            preset.update({p: UNKNOWN for p in free})  # the refs land where we cannot tell
+        elif tail:
+            preset.update(zip(free[len(free) - len(scratch):], scratch))
+        else:
+            preset.update(zip(free, scratch))
+    elif scratch is UNKNOWN:
+        preset.update({p: UNKNOWN for p in free})
+    # anything else (a lone allocation): plgpu.kernel ignores it
+    preset.update(keywords)
+    interp.run(func, [], {}, node, preset=preset)
+
+
+def _dataclass(interp: Any, qname: str, node: nodes.NodeNG, args: list, kwargs: dict) -> Any:
+    if len(args) == 1 and isinstance(args[0], o.ClassObj):
+        cls = args[0]
+        return o.ClassObj(cls.node, cls.env, cls.bases, dataclass=True)
+    return o.Partial(o.Native(qname), (), ())
+
+
+def _field(interp: Any, qname: str, node: nodes.NodeNG, args: list, kwargs: dict) -> Any:
+    if "default" in kwargs:
+        return o.FieldSpec(kwargs["default"], True)
+    if "default_factory" in kwargs:
+        made = interp.invoke(kwargs["default_factory"], [], {}, node)
+        return o.FieldSpec(made, True)
+    return o.FieldSpec(UNKNOWN, False)
+
+
+def _replace(interp: Any, qname: str, node: nodes.NodeNG, args: list, kwargs: dict) -> Any:
+    if len(args) != 1 or not isinstance(args[0], o.Instance):
+        return UNKNOWN
+    original = args[0]
+    copy = o.Instance(original.cls, {**original.attributes, **kwargs}, original.free)
+    return copy
+
+
+NATIVE: dict[str, Callable[..., Any]] = {
+    **{f"{MGPU}.{space}": _alloc for space in ("TMEM", "SMEM", "GMEM", "REGS")},
+    f"{MGPU}.RefUnion": _ref_union,
+    f"{MGPU}.Barrier": _barrier,
+    f"{MGPU}.ClusterBarrier": _barrier,
+    f"{MGPU}.tcgen05_mma": _op("mma"),
+    f"{MGPU}.tcgen05_commit_arrive": _op("commit"),
+    f"{MGPU}.async_copy_smem_to_tmem": _op("copy"),
+    f"{MGPU}.async_copy_scales_to_tmem": _op("copy"),
+    f"{MGPU}.async_copy_sparse_metadata_to_tmem": _op("copy"),
+    f"{MGPU}.kernel": _kernel,
+    f"{PL}.kernel": _kernel,
+    f"{PL}.pallas_call": _pallas_call,
+    f"{PL}.core_map": _core_map,
+    f"{PL}.core_map#apply": _core_map_apply,
+    f"{PL}.run_scoped": _run_scoped,
+    "functools.partial": _partial,
+    "dataclasses.dataclass": _dataclass,
+    "dataclasses.field": _field,
+    "dataclasses.replace": _replace,
+}
+
+
+# ---------------------------------------------------------------------------
+# Classes.
+
+
+def class_decorator(interp: Any, wrapper: Any, cls: Any) -> Any:
+    if isinstance(wrapper, o.Native) and wrapper.qname == "dataclasses.dataclass" and isinstance(cls, o.ClassObj):
+        return o.ClassObj(cls.node, cls.env, cls.bases, dataclass=True)
+    if isinstance(wrapper, o.Partial) and isinstance(wrapper.func, o.Native) and \
+            wrapper.func.qname == "dataclasses.dataclass" and isinstance(cls, o.ClassObj):
+        return o.ClassObj(cls.node, cls.env, cls.bases, dataclass=True)
+    if isinstance(wrapper, o.Library) and wrapper.qname.rpartition(".")[2] in ("dataclass", "define", "frozen"):
+        if isinstance(cls, o.ClassObj):
+            return o.ClassObj(cls.node, cls.env, cls.bases, dataclass=True)
+    return cls  # most class decorators (registries, ...) return the class
+
+
+def _fields(cls: o.ClassObj) -> list[tuple[str, Any]]:
+    """A dataclass's fields in order (bases first), with their defaults (or _NOT_FOUND)."""
+    found: dict[str, Any] = {}
+    for klass in reversed(list(cls.mro())):
+        if not (klass.dataclass or _is_named_tuple(klass)):
+            continue
+        for statement in klass.node.body:
+            if isinstance(statement, nodes.AnnAssign) and isinstance(statement.target, nodes.AssignName):
+                name = statement.target.name
+                if "ClassVar" in statement.annotation.as_string():
+                    continue
+                default = klass.env.vars.get(name, _NOT_FOUND) if statement.value is not None else _NOT_FOUND
+                if isinstance(default, o.FieldSpec):
+                    default = default.default if default.has_default else _NOT_FOUND
+                found[name] = default
+    return list(found.items())
+
+
+def _is_named_tuple(cls: o.ClassObj) -> bool:
+    return any(isinstance(base, o.Library) and base.qname.endswith("NamedTuple") for base in cls.bases)
+
+
+def instantiate(interp: Any, cls: o.ClassObj, args: list, kwargs: dict, node: nodes.NodeNG) -> Any:
+    instance = o.Instance(cls)
+    if cls.dataclass or _is_named_tuple(cls):
+        fields = _fields(cls)
+        if len(args) > len(fields):
+            return UNKNOWN
+        for (name, _), value in zip(fields, args):
+            instance.attributes[name] = value
+        for name, value in kwargs.items():
+            instance.attributes[name] = value
+        for name, default in fields:
+            if name not in instance.attributes:
+                instance.attributes[name] = UNKNOWN if default is _NOT_FOUND else default
+        post_init = class_attribute(cls, "__post_init__")
+        if isinstance(post_init, o.Closure):
+            interp.run(post_init, [instance], {}, node)
+        return instance
+    init = class_attribute(cls, "__init__")
+    if isinstance(init, o.Closure):
+        interp.run(init, [instance] + args, kwargs, node)
+    elif init is not _NOT_FOUND or any(not isinstance(base, o.ClassObj) for base in cls.bases):
+        for value in list(args) + list(kwargs.values()):
+            interp.escape(value)
+    return instance
