@@ -339,6 +339,9 @@ class Interpreter:
 
     def unpack(self, targets: list, value: Any, frame: Frame) -> None:
         star = next((i for i, t in enumerate(targets) if isinstance(t, nodes.Starred)), None)
+        if isinstance(value, o.TailTuple):
+            self.unpack_tail(targets, star, value.suffix, frame)
+            return
         if star is None:
             for index, target in enumerate(targets):
                 self.assign(target, self.item(value, index), frame)
@@ -354,6 +357,16 @@ class Interpreter:
         self.assign(targets[star], list(items[star:len(items) - after]), frame)
         for index in range(after):
             self.assign(targets[star + 1 + index], items[len(items) - after + index], frame)
+
+    def unpack_tail(self, targets: list, star: int | None, suffix: tuple, frame: Frame) -> None:
+        """Unpack operands-then-scratch: the targets at the end take the scratch refs."""
+        after = len(targets) - (star + 1 if star is not None else 0)
+        if (star is None and len(targets) < len(suffix)) or after > len(suffix) and star is not None:
+            after = 0
+        ends = list(suffix[len(suffix) - after:]) if after else []
+        for index, target in enumerate(targets):
+            position = index - (len(targets) - len(ends))
+            self.assign(target, ends[position] if position >= 0 else UNKNOWN, frame)
 
     def _grew(self, container: Any) -> None:
         """A container changed: inside a loop we run only once, its contents are unknown."""
@@ -789,7 +802,7 @@ class Interpreter:
             return None
         for name, value in zip(free_positional, args):
             bound[name] = value
-        if arguments.vararg:
+        if arguments.vararg and arguments.vararg not in bound:
             bound[arguments.vararg] = tuple(args[len(free_positional):])
         for name, value in kwargs.items():
             if name in bound and name in positional[: len(args)]:
@@ -808,7 +821,7 @@ class Interpreter:
                     bound[name] = UNKNOWN  # kernel operands: not ours to know
                 else:
                     return None
-        if arguments.kwarg:
+        if arguments.kwarg and arguments.kwarg not in bound:
             bound[arguments.kwarg] = extra_kwargs
         return bound
 

@@ -264,6 +264,13 @@ class FieldSpec:
 
 
 @dataclass(frozen=True)
+class TailTuple:
+    """A `*refs` tuple of a kernel body: operands we do not count, then the scratch refs."""
+
+    suffix: tuple
+
+
+@dataclass(frozen=True)
 class Kernel:
     """What `plgpu.kernel(...)` returns: calling it runs nothing we need to see."""
 

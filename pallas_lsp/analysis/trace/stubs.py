@@ -260,6 +260,14 @@ def item(interp: Any, obj: Any, key: Any) -> Any:  # noqa: C901
         if isinstance(key, (str, int, bool, float, type(None))) and key in obj:
             return obj[key]
         return UNKNOWN
+    if isinstance(obj, o.TailTuple):
+        size = len(obj.suffix)
+        if isinstance(key, int) and not isinstance(key, bool) and -size <= key < 0:
+            return obj.suffix[key]
+        if isinstance(key, slice) and isinstance(key.start, int) and -size <= key.start < 0 and key.stop is None \
+                and key.step in (None, 1):
+            return obj.suffix[key]
+        return UNKNOWN
     if isinstance(obj, o.Union):
         return _group(obj, key)
     if isinstance(obj, o.Member) and isinstance(obj.ref, o.Union):
@@ -687,6 +695,9 @@ def _run_one_body(interp: Any, node: nodes.NodeNG, body: Any, scratch: Any, tail
     free = [p for p in params[len(lead):] if p not in keywords]
     if isinstance(scratch, dict):
         keywords = {**keywords, **scratch}
+    elif isinstance(scratch, (tuple, list)) and arguments.vararg and tail:
+        preset.update({p: UNKNOWN for p in free})  # operands come first
+        preset[arguments.vararg] = o.TailTuple(tuple(scratch))
     elif isinstance(scratch, (tuple, list)):
         if arguments.vararg or len(scratch) > len(free):
             preset.update({p: UNKNOWN for p in free})  # the refs land where we cannot tell
