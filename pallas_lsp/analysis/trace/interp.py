@@ -117,6 +117,7 @@ class Interpreter:
         self.poisoned: set[int] = set()  # containers grown by loops we did not unroll
         self.mutated: set[int] = set()
         self.loop_depth = 0
+        self.unrolled = 1  # iterations of the enclosing unrolled loops, multiplied
         self._memo: dict[tuple, Any] = {}
         self._active: dict[nodes.NodeNG, int] = {}
         self._steps = 0
@@ -272,20 +273,26 @@ class Interpreter:
         return outcomes or [(self.guard, True)]
 
     def for_loop(self, node: nodes.For, frame: Frame) -> None:
+        """A loop over known items is unrolled (nested loops up to MAX_UNROLL iterations in
+        all: a sweep over autotuning configs tells us nothing more per config)."""
         items = self.iterate(self.ev(node.iter, frame))
-        if items is UNKNOWN:
+        if items is UNKNOWN or self.unrolled * max(len(items), 1) > MAX_UNROLL:
             self.opaque_loop(node, node.target, frame)
             return
-        for item in items:
-            self.assign(node.target, item, frame)
-            try:
-                self.block(node.body, frame)
-            except _Signal as signal:
-                if signal.args == ("Break",):
-                    return
-                if signal.args != ("Continue",):
-                    raise
-        self.block(node.orelse, frame)
+        self.unrolled *= max(len(items), 1)
+        try:
+            for item in items:
+                self.assign(node.target, item, frame)
+                try:
+                    self.block(node.body, frame)
+                except _Signal as signal:
+                    if signal.args == ("Break",):
+                        return
+                    if signal.args != ("Continue",):
+                        raise
+            self.block(node.orelse, frame)
+        finally:
+            self.unrolled //= max(len(items), 1)
 
     def opaque_loop(self, node: nodes.NodeNG, target: nodes.NodeNG | None, frame: Frame,
                     bodies: list | None = None) -> None:
