@@ -17,7 +17,9 @@ def test_findings_match_markers(path: Path):
     expected = Counter((m.line, m.code) for m in parse_markers(path))
     result = analyze_file(str(path))
     assert result.error is None
-    got = Counter((f.line, f.code) for f in result.findings)
+    # a finding in a helper module (the MMA JAX's traceback names) is marked where this file
+    # leads to it: its anchor
+    got = Counter(((f.anchor or f.span).line, f.code) for f in result.findings)
     assert got == expected, "\n".join(f"{f.line}: {f.code} {f.message}" for f in result.findings)
 
 

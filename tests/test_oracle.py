@@ -154,3 +154,17 @@ def test_fixture_agrees_with_jax(path: Path, oracle_results):
         assert m.line in confirmed, (
             f"line {m.line}: {m.code} [lowering] marked, but no case with that line "
             f"failed lowering\n" + _describe(result))
+
+
+@pytest.mark.parametrize("path", [FIXTURES / "helper_module.py"], ids=lambda p: p.name)
+def test_findings_in_helper_modules_are_where_jax_points(path: Path, oracle_results):
+    """A finding whose MMA sits in a helper module is reported at that MMA, as JAX's traceback
+    names it (innermost frame), not only at the call in the analysed file."""
+    from pallas_lsp.analysis import analyze_file
+
+    result = oracle_results[path.name].result()
+    innermost = {(tuple(c["trace"]["innermost"]), c["trace"]["code"]) for c in result["cases"]
+                 if c["trace"] and c["trace"].get("innermost")}
+    foreign = {((os.path.relpath(f.span.path, path.parent), f.span.line), f.code)
+               for f in analyze_file(str(path)).findings if f.span.path is not None}
+    assert foreign and foreign <= innermost, (sorted(foreign), sorted(innermost))

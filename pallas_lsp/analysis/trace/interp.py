@@ -84,6 +84,7 @@ class Site:
     chain: tuple  # the calls of the analysed code that led here, outermost first
     kernel: nodes.Call | None  # the kernel entry (`plgpu.kernel(...)`) it runs in, if known
     value: Any = None  # what the call made (allocations)
+    meshes: tuple = ()  # the `pl.core_map(...)` calls whose bodies it runs in
 
 
 class _Signal(Exception):
@@ -109,6 +110,7 @@ class Interpreter:
         self.stack: list[nodes.NodeNG] = []  # call nodes of the analysed code
         self.calls: list[_Call] = []
         self.kernels: list[nodes.Call] = []
+        self.meshes: list[nodes.NodeNG] = []  # core_map bodies being run
         self.sites: list[Site] = []
         self.executed: set[nodes.NodeNG] = set()  # function nodes whose body ran
         self.closures: dict[nodes.NodeNG, list[o.Closure]] = {}
@@ -734,6 +736,10 @@ class Interpreter:
             return self.stubs.instantiate(self, callee, args, kwargs, node)
         if isinstance(callee, self.stubs.Method):
             return self.stubs.call_method(self, callee, args, kwargs)
+        if isinstance(callee, o.Instance):  # a callable object: its class's __call__
+            method = self.stubs.class_attribute(callee.cls, "__call__")
+            if isinstance(method, o.Closure):
+                return self.run(method, [callee] + args, kwargs, node, preset)
         for value in list(args) + list(kwargs.values()):
             self.escape(value)
         if isinstance(callee, o.Library):
@@ -832,6 +838,11 @@ class Interpreter:
             bound[arguments.kwarg] = extra_kwargs
         return bound
 
+    def forget(self, func: nodes.NodeNG) -> None:
+        """Drop what was memoized for calls of `func` (it is about to run with other inputs)."""
+        for key in [key for key in self._memo if key[0] is func]:
+            del self._memo[key]
+
     # -- where we are ----------------------------------------------------------------------
 
     def anchor(self) -> nodes.NodeNG | None:
@@ -844,7 +855,7 @@ class Interpreter:
 
     def record(self, kind: str, node: nodes.Call, arguments: dict, value: Any = None) -> None:
         self.sites.append(Site(kind, node, arguments, self.guard, tuple(self.stack),
-                               self.kernels[-1] if self.kernels else None, value))
+                               self.kernels[-1] if self.kernels else None, value, tuple(self.meshes)))
 
 
 def _load_of(target: nodes.AssignName) -> nodes.Name:

@@ -646,7 +646,11 @@ def _core_map_apply(interp: Any, qname: str, node: nodes.NodeNG, args: list, kwa
     if len(args) != 2:
         return UNKNOWN
     scratch, body = args
-    _run_body(interp, node, body, scratch, tail=False, kernel=False)
+    interp.meshes.append(node)
+    try:
+        _run_body(interp, node, body, scratch, tail=False, kernel=False)
+    finally:
+        interp.meshes.pop()
     return None
 
 
@@ -682,6 +686,9 @@ def _run_one_body(interp: Any, node: nodes.NodeNG, body: Any, scratch: Any, tail
     while isinstance(func, o.Partial):
         lead, keywords = list(func.args) + lead, {**dict(func.keywords), **keywords}
         func = func.func
+    if isinstance(func, o.Instance):  # a callable object as the body
+        method = class_attribute(func.cls, "__call__")
+        func = o.Bound(method, func) if isinstance(method, o.Closure) else func
     if isinstance(func, o.Bound):
         func, lead = func.func, [func.self_value] + lead
     if not isinstance(func, o.Closure):
