@@ -27,8 +27,9 @@ from typing import Callable, Iterable
 from . import api
 from .rules import RULES, Rule
 
-# The jax modules the brain serves with their API; every other `jax.*` module is empty there.
-MODELLED = tuple(name for name, source in api.STUBS.items() if source)
+# The jax modules whose stubs hold the primitives the rules judge (`jax.lax` and `jax` have
+# stubs too, but only higher-order functions that call back into the user's code).
+MODELLED = tuple(sorted({qname.rpartition(".")[0] for qname in api.KINDS if qname.startswith("jax.")}))
 
 
 def mentions_pallas(text: str | bytes, rules: Iterable[Rule] = RULES) -> bool:

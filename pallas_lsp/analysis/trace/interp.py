@@ -189,7 +189,9 @@ class Interpreter:
                 self.calls[-1].returns.append((self.guard, value))
             raise _Signal()
         elif isinstance(node, (nodes.FunctionDef, nodes.AsyncFunctionDef)):
-            frame.assign(node.name, self.define_function(node, frame))
+            native = self.stubs.stub_function(node)
+            frame.assign(node.name, native if native is not None else self.define_function(
+                node, frame, stub=hasattr(node.root(), "pallas_trace_stub")))
         elif isinstance(node, nodes.ClassDef):
             frame.assign(node.name, self.define_class(node, frame))
         elif isinstance(node, (nodes.Import, nodes.ImportFrom)):
