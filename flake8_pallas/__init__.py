@@ -13,9 +13,7 @@ import logging
 from typing import Any, ClassVar, Iterator
 
 from pallas_lsp import __version__
-from pallas_lsp.analysis import analyze_source
-from pallas_lsp.analysis.prefilter import mentions_pallas
-from pallas_lsp.analysis.settings import ConfigError, codes, settings_for
+from pallas_lsp.analysis import ConfigError, analyze_source, codes, mentions_pallas, settings_for
 
 log = logging.getLogger("flake8_pallas")
 

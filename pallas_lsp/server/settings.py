@@ -13,7 +13,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from pallas_lsp.analysis.settings import Settings, codes, settings_for
+from pallas_lsp.analysis import Settings, codes, settings_for
 
 DEFAULT_DEBOUNCE_MS = 250
 

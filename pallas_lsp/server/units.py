@@ -13,8 +13,7 @@ from typing import Callable
 from pygls.uris import to_fs_path
 from pygls.workspace.position_codec import PositionCodec
 
-from pallas_lsp.analysis.findings import Span
-from pallas_lsp.analysis.source import split_lines
+from pallas_lsp.analysis import Span, split_lines
 
 from .convert import Positions, Target, file_uri
 
