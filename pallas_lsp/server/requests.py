@@ -37,6 +37,7 @@ async def diagnostic(
     analysis = await ls.scheduler.current_analysis(ls.session.key_of(uri))
     if analysis is None:
         return t.RelatedFullDocumentDiagnosticReport(items=[])
+    await ls.scheduler.settle_reporters(uri)
     result_id = ls.scheduler.result_id(uri, analysis)
     if params.previous_result_id == result_id:
         return t.RelatedUnchangedDocumentDiagnosticReport(result_id=result_id)

@@ -44,13 +44,7 @@ class Analysis:
     diagnostics: dict[str, list[t.Diagnostic]]  # uri -> diagnostics: the unit's own documents, other files
     dependencies: tuple[str, ...]
     generation: int  # settings/dependency generation it was computed in
-    others: dict[str, int | None] = field(default_factory=dict)  # other open documents read: uri -> version
-
-    def version_seen(self, uri: str) -> int | None:
-        """The version of `uri` the analysis read (None: the file on disk)."""
-        if uri in self.snapshot.versions:
-            return self.snapshot.versions[uri]
-        return self.others.get(uri)
+    others: dict[str, str] = field(default_factory=dict)  # other files reported in: uri -> the text read
 
 
 @dataclass
@@ -148,18 +142,18 @@ class Scheduler:
             return
         generation = self.generation
         settings = self.session.settings_for(snapshot.path)
-        overlays, others = self.session.overlays(snapshot.path)
+        overlays, open_versions = self.session.overlays(snapshot.path)
         loop = asyncio.get_running_loop()
         try:
             result = await loop.run_in_executor(
                 self.executor, lambda: core.lint(snapshot.text, snapshot.path, settings, cancel=cancel,
                                                  overlays=overlays, want_facts=True, session=self.astroid))
-            self._take(unit, snapshot, result, cancel, generation, others)
+            self._take(unit, snapshot, result, cancel, generation, open_versions)
         finally:  # also when this task is cancelled: the collector must not stay off
             self.astroid.resume_collection()  # the garbage of the analysis, now that nobody waits
 
     def _take(self, unit: Unit, snapshot: Snapshot, result: core.Result, cancel: threading.Event,
-              generation: int, others: dict[str, int | None]) -> None:
+              generation: int, open_versions: dict[str, int | None]) -> None:
         """Publish a finished analysis, unless it is out of date."""
         if cancel.is_set():
             return  # whoever cancelled it has scheduled the next one
@@ -171,7 +165,7 @@ class Scheduler:
             log.info("%s: %s", snapshot.path or snapshot.key, result.error)
             if result.error == "cancelled":
                 return
-        unit.analysis = self._analysis(snapshot, result, generation, others)
+        unit.analysis = self._analysis(snapshot, result, generation, open_versions)
         unit.pending_version = None
         self._show(unit.key, unit.analysis)
         self._answer_waiters(unit, unit.analysis)
@@ -188,13 +182,21 @@ class Scheduler:
         return now is not None and now.versions == snapshot.versions
 
     def _analysis(self, snapshot: Snapshot, result: core.Result, generation: int,
-                  others: dict[str, int | None]) -> Analysis:
+                  open_versions: dict[str, int | None]) -> Analysis:
         """The result as diagnostics per document. (A result with `error` set has no findings:
         a diagnostic saying the file was not analysed would be added here.)"""
-        locate = snapshot.locator(self.server.workspace.position_codec, self.session.text_of)
+        read: dict[str, str] = {}
+
+        def text_of(path: str) -> str | None:  # what the ranges in another file are computed from
+            text = self.session.text_of(path)
+            if text is not None:
+                read[convert.file_uri(path)] = text
+            return text
+
+        locate = snapshot.locator(self.server.workspace.position_codec, text_of)
         own = snapshot.uris()
         diagnostics: dict[str, list[t.Diagnostic]] = {uri: [] for uri in own}
-        versions = {**others, **snapshot.versions}
+        versions = {**open_versions, **snapshot.versions}
         for finding in result.findings:
             target = locate(finding.span)
             if target is None:
@@ -205,9 +207,9 @@ class Scheduler:
             if converted is not None:
                 uri, diagnostic = converted
                 diagnostics.setdefault(uri, []).append(diagnostic)
-        read = {uri: others.get(uri) for uri in diagnostics if uri not in own}
+        texts = {uri: read[uri] for uri in diagnostics if uri not in own and uri in read}
         return Analysis(snapshot, result.findings, result.facts, diagnostics, result.dependencies, generation,
-                        read)
+                        texts)
 
     # -- publishing ------------------------------------------------------------------------
 
@@ -223,13 +225,19 @@ class Scheduler:
             unit = self.units.get(key)
             if unit is owner or unit is None or unit.analysis is None or uri not in unit.analysis.diagnostics:
                 continue
-            if unit.analysis.version_seen(uri) != self.session.version_of(uri):
+            if not self._same_text(uri, unit.analysis.others.get(uri)):
                 continue  # computed from another text of `uri`: its ranges would be wrong
             for diagnostic in unit.analysis.diagnostics[uri]:
                 if _identity(diagnostic) not in seen:
                     seen.add(_identity(diagnostic))
                     found.append(diagnostic)
         return found
+
+    def _same_text(self, uri: str, text: str | None) -> bool:
+        """Is `text` what the editor has of `uri`? (A file it does not have open: its disk
+        text, which the dependency watch keeps analysed.)"""
+        document = self.server.workspace.text_documents.get(uri)
+        return document is None or document.source == text
 
     def _show(self, key: str, analysis: Analysis | None) -> None:
         """Publish every document whose diagnostics `key`'s new analysis (None: none, the unit
@@ -295,6 +303,15 @@ class Scheduler:
         waiter: asyncio.Future[Analysis | None] = asyncio.get_running_loop().create_future()
         unit.waiters.append(waiter)
         return await waiter
+
+    async def settle_reporters(self, uri: str) -> None:
+        """Wait for the queued or running analyses of the other units that reported in `uri`,
+        so that a pulled report of `uri` says what they say now."""
+        own = self.session.key_of(uri)
+        for key, uris in list(self.shown.items()):
+            unit = self.units.get(key)
+            if key != own and uri in uris and unit is not None and unit.task is not None and not unit.task.done():
+                await self.current_analysis(key)
 
     def last_analysis(self, key: str) -> Analysis | None:
         unit = self.units.get(key)
