@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 from . import cache
-from .analysis.engine import lint
-from .analysis.findings import Finding
-from .analysis.fixing import Change, Plan, SourceFile, changes, fix_to_apply, plan_noqa, write
-from .analysis.prefilter import mentions_pallas
+from .analysis import (
+    Change, Finding, Plan, SourceFile, changes, fix_to_apply, lint, mentions_pallas, plan_noqa,
+)
+from .analysis import write_change as write
 from .files import Target
 
 # Below this much text to analyse, starting worker processes (each imports astroid and builds

@@ -23,8 +23,7 @@ import traceback
 from typing import Sequence, TextIO
 
 from . import __version__, batch, cache, report
-from .analysis.rules import BY_CODE, PROJECT_URL, RULES, Rule, docs_url
-from .analysis.settings import ConfigError, codes
+from .analysis import BY_CODE, PROJECT_URL, RULES, ConfigError, Rule, codes, docs_url
 from .files import Overrides, SettingsResolver, targets
 
 PROG = "pallas-lint"

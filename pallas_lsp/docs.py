@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from pallas_lsp.analysis.rules import RULES, Rule
+from pallas_lsp.analysis import RULES, Rule
 
 
 def page(rule: Rule) -> str:

@@ -13,10 +13,7 @@ from pathlib import Path
 from typing import Iterable
 
 from . import __version__
-from .analysis.findings import Applicability, Finding, Fix, Span
-from .analysis.fixing import fix_to_apply
-from .analysis.rules import BY_CODE, PROJECT_URL, RULES, docs_url
-from .analysis.source import Lines
+from .analysis import BY_CODE, PROJECT_URL, RULES, Applicability, Finding, Fix, Lines, Span, docs_url, fix_to_apply
 from .batch import FileReport
 
 FORMATS = ("concise", "full", "json", "sarif", "github")
