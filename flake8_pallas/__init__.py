@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import ast
 import logging
-from typing import Any, ClassVar, Iterator
+from collections.abc import Iterator
+from typing import Any, ClassVar
 
 from pallas_lsp import __version__
 from pallas_lsp.analysis import ConfigError, analyze_source, codes, mentions_pallas, settings_for
@@ -50,7 +51,7 @@ class PallasChecker:
     def run(self) -> Iterator[tuple[int, int, str, type]]:
         try:
             findings = self._findings()
-        except Exception:  # noqa: BLE001 - never take flake8 down
+        except Exception:  # never take flake8 down
             log.debug("pallas-lsp failed on %s", self.filename, exc_info=True)
             return
         for finding in findings:

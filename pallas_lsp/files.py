@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator
 
 from .analysis import ConfigError, Settings, settings_for
 from .analysis import load_settings as load

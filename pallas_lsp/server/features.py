@@ -5,7 +5,8 @@ registered on a server by `register`."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from pygls.lsp.server import LanguageServer
 
@@ -31,7 +32,6 @@ def feature(method: str, options: Any = None) -> Callable[[Handler], Handler]:
 
 
 def register(server: LanguageServer) -> None:
-    from . import notifications, requests  # noqa: F401 - their handlers fill FEATURES
-
+    """Register every handler marked so far (`server.py` imports the handler modules)."""
     for entry in FEATURES:
         server.feature(entry.method, entry.options)(entry.handler)

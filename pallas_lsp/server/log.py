@@ -46,7 +46,7 @@ class ClientLogHandler(logging.Handler):
                 self.server.window_log_message(params)
             else:
                 self.loop.call_soon_threadsafe(self.server.window_log_message, params)
-        except Exception:  # noqa: BLE001 - logging must never raise
+        except Exception:  # noqa: BLE001, S110 - logging must never raise
             pass
 
 

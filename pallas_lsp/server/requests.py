@@ -4,6 +4,7 @@ turns it into the answer."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from lsprotocol import types as t
@@ -79,7 +80,7 @@ async def hover(ls: PallasServer, params: t.HoverParams) -> t.Hover | None:
     return t.Hover(contents=t.MarkupContent(kind=t.MarkupKind.Markdown, value=markdown))
 
 
-def _wants(only: list[str] | None, kind: str, explicit: bool = False) -> bool:
+def _wants(only: Sequence[str] | None, kind: str, explicit: bool = False) -> bool:
     """Does the request's `only` filter admit `kind`? (`source.fixAll` admits ours.) With
     `explicit`, an absent filter does not count: fix-all is offered only when asked for, as
     editors ask for it on save."""

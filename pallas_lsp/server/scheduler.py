@@ -130,7 +130,7 @@ class Scheduler:
             await self._analyse(unit, delay, cancel)
         except asyncio.CancelledError:
             raise
-        except Exception:  # noqa: BLE001 - one document's failure must not stop the server
+        except Exception:  # one document's failure must not stop the server
             log.exception("analysing %s failed", unit.key)
             self._answer_waiters(unit, unit.analysis)  # a pull or hover must not wait forever
 
@@ -201,7 +201,7 @@ class Scheduler:
             target = locate(finding.span)
             if target is None:
                 continue
-            # a `# noqa` silences only findings of the analysed text
+            # a no-QA comment silences only findings of the analysed text
             converted = convert.diagnostic(finding, locate, versions, self.session.related_support,
                                            snapshot.text, noqa=target.uri in own)
             if converted is not None:

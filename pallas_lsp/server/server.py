@@ -16,12 +16,13 @@ from pygls.lsp.server import LanguageServer
 
 from pallas_lsp import __version__
 
-from . import features
+from . import features, notifications, requests
 from . import log as client_log
 from .scheduler import Scheduler
 from .session import Session
 
 log = logging.getLogger("pallas_lsp.server")
+HANDLERS = (notifications, requests)  # importing them fills `features.FEATURES`
 
 
 class PallasServer(LanguageServer):

@@ -126,7 +126,9 @@ class Session:
         answers = list(answers or [])
         # a client without a `pallas` section answers null: initializationOptions stand
         self.set_global(self._editor(answers[0] if answers else None))
-        self.folder_settings = {folder: self._editor(answer) for folder, answer in zip(paths, answers[1:])}
+        # (a short answer leaves the remaining folders with the global settings)
+        self.folder_settings = {folder: self._editor(answer)
+                                for folder, answer in zip(paths, answers[1:], strict=False)}
 
     def _editor(self, answer: Any) -> EditorSettings:
         return EditorSettings.parse(answer) if isinstance(answer, dict) else self.initial_settings

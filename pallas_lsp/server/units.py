@@ -7,8 +7,8 @@ holding the line, or to another file for fixes that edit a helper module.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from pygls.uris import to_fs_path
 from pygls.workspace.position_codec import PositionCodec
