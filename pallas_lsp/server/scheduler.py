@@ -68,7 +68,8 @@ class Scheduler:
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pallas-analysis")
         # The collector runs once an analysis is published (see `_analyse`), not inside `lint`.
         self.astroid = core.Session(collect_after_analysis=False)
-        self.shown: dict[str, set[str]] = {}  # unit key -> the uris its analysis says something about
+        # unit key -> (its own documents, every document its analysis says something about)
+        self.shown: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
         self.revisions: dict[str, int] = {}  # uri -> how often another unit changed what it says there
 
     # -- scheduling ------------------------------------------------------------------------
@@ -115,7 +116,7 @@ class Scheduler:
     def relint_reporters(self, uri: str) -> None:
         """Analyse again the units that report in `uri`: it was opened, and what they said
         about it was computed from another text (the file on disk)."""
-        for key, uris in list(self.shown.items()):
+        for key, (_, uris) in list(self.shown.items()):
             if uri in uris and key != uri and key in self.units:
                 self.schedule(key)
 
@@ -239,23 +240,27 @@ class Scheduler:
         document = self.server.workspace.text_documents.get(uri)
         return document is None or document.source == text
 
-    def _show(self, key: str, analysis: Analysis | None) -> None:
+    def _show(self, key: str, analysis: Analysis | None) -> set[str]:
         """Publish every document whose diagnostics `key`'s new analysis (None: none, the unit
-        is gone) may have changed: those it reports in now and those it reported in before."""
-        before = self.shown.pop(key, set())
-        now = set(analysis.diagnostics) if analysis is not None else set()
-        if now:
-            self.shown[key] = now
-        own = set(analysis.snapshot.uris()) if analysis is not None else set()
+        is closed) may have changed: its own, and the others it reports in now or did before.
+        Returns the documents published."""
+        own_before, before = self.shown.pop(key, (frozenset(), frozenset()))
+        if analysis is not None:
+            own, now = frozenset(analysis.snapshot.uris()), frozenset(analysis.diagnostics)
+            self.shown[key] = (own, now)
+        else:
+            own, now = own_before, frozenset()
         others = (before | now) - own
         for uri in others:
             self.revisions[uri] = self.revisions.get(uri, 0) + 1
         if self.session.pull:
             if others:
-                self.refresh_client()
-            return
-        for uri in sorted(own) + sorted(others):
+                self.refresh_client()  # pulled reports of other documents are out of date
+            return set()
+        published = sorted(own) + sorted(others)
+        for uri in published:
             self.publish(uri)
+        return set(published)
 
     def publish(self, uri: str) -> None:
         """Push the diagnostics of `uri` (clients that pull are never pushed to)."""
@@ -308,7 +313,7 @@ class Scheduler:
         """Wait for the queued or running analyses of the other units that reported in `uri`,
         so that a pulled report of `uri` says what they say now."""
         own = self.session.key_of(uri)
-        for key, uris in list(self.shown.items()):
+        for key, (_, uris) in list(self.shown.items()):
             unit = self.units.get(key)
             if key != own and uri in uris and unit is not None and unit.task is not None and not unit.task.done():
                 await self.current_analysis(key)
@@ -338,10 +343,10 @@ class Scheduler:
             self._answer_waiters(unit, None)
             if not closed and unit.analysis is not None:
                 closed = unit.analysis.snapshot.uris()
-        closed = closed or [key]
-        self._show(key, None)
-        for uri in closed:
-            self.publish(uri)
+        published = self._show(key, None)
+        for uri in closed or [key]:
+            if uri not in published:
+                self.publish(uri)
 
     def shutdown(self) -> None:
         for unit in self.units.values():
