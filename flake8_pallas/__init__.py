@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import ast
 import logging
-from typing import Any, ClassVar, Iterator
+from collections.abc import Iterator
+from typing import Any, ClassVar
 
 from pallas_lsp import __version__
-from pallas_lsp.analysis import analyze_source
-from pallas_lsp.analysis.prefilter import mentions_pallas
-from pallas_lsp.analysis.settings import ConfigError, codes, settings_for
+from pallas_lsp.analysis import ConfigError, analyze_source, codes, mentions_pallas, settings_for
 
 log = logging.getLogger("flake8_pallas")
 
@@ -52,7 +51,7 @@ class PallasChecker:
     def run(self) -> Iterator[tuple[int, int, str, type]]:
         try:
             findings = self._findings()
-        except Exception:  # noqa: BLE001 - never take flake8 down
+        except Exception:  # never take flake8 down
             log.debug("pallas-lsp failed on %s", self.filename, exc_info=True)
             return
         for finding in findings:

@@ -9,16 +9,16 @@ from __future__ import annotations
 import multiprocessing
 import os
 import sys
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
 
 from . import cache
-from .analysis.engine import lint
-from .analysis.findings import Finding
-from .analysis.fixing import Change, Plan, SourceFile, changes, fix_to_apply, plan_noqa, write
-from .analysis.prefilter import mentions_pallas
+from .analysis import (
+    Change, Finding, Plan, SourceFile, changes, fix_to_apply, lint, mentions_pallas, plan_noqa,
+)
+from .analysis import write_change as write
 from .files import Target
 
 # Below this much text to analyse, starting worker processes (each imports astroid and builds
@@ -106,7 +106,9 @@ def _analyse(targets: list[Target], jobs: int, progress: Progress) -> Iterator[F
             for future in as_completed(futures):
                 reports[futures[future]] = future.result()
                 progress(1)
-    yield from reports
+    for settled in reports:
+        assert settled is not None  # settled above, or analysed
+        yield settled
 
 
 def _size(path: str) -> int:
@@ -134,7 +136,7 @@ class FixOutcome:
     warnings: list[tuple[str, str]] = field(default_factory=list)  # (path, what went wrong)
 
 
-def fix(targets: list[Target], reports: list[FileReport], *, unsafe: bool, apply: bool,
+def fix(targets: list[Target], reports: list[FileReport], *, unsafe: bool, apply: bool,  # noqa: C901 - the rounds
         jobs: int = 1, progress: Progress | None = None) -> FixOutcome:
     """Apply the fixes of `reports` in rounds, analysing again after each, until nothing more
     changes. Without `apply`, one round is computed and nothing is written (`--diff`)."""
@@ -158,7 +160,7 @@ def fix(targets: list[Target], reports: list[FileReport], *, unsafe: bool, apply
         for change in round_changes:
             try:
                 write(change)
-            except OSError as error:
+            except OSError as error:  # noqa: PERF203 - each file that cannot be written is reported
                 outcome.warnings.append((change.path, f"fix not written: {error.strerror or error}"))
         before = _keys(outcome.reports)
         outcome.reports = analyse(targets, jobs, progress)

@@ -17,8 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from pallas_lsp import __version__
-from pallas_lsp.analysis.findings import Applicability, Edit, Finding, Fix, Related, Severity, Span
-from pallas_lsp.analysis.settings import Settings
+from pallas_lsp.analysis import Applicability, Edit, Finding, Fix, Related, Settings, Severity, Span
 
 DIRECTORY = ".pallas_lint_cache"
 

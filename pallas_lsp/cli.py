@@ -20,12 +20,15 @@ import json
 import os
 import sys
 import traceback
-from typing import Sequence, TextIO
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, NoReturn, TextIO
 
 from . import __version__, batch, cache, report
-from .analysis.rules import BY_CODE, PROJECT_URL, RULES, Rule, docs_url
-from .analysis.settings import ConfigError, codes
+from .analysis import BY_CODE, PROJECT_URL, RULES, ConfigError, Rule, codes, docs_url
 from .files import Overrides, SettingsResolver, targets
+
+if TYPE_CHECKING:
+    from tqdm import tqdm
 
 PROG = "pallas-lint"
 USAGE_ERROR = 2
@@ -204,7 +207,7 @@ def _warn(message: str) -> None:
     print(f"warning: {message}", file=sys.stderr)
 
 
-def check(args: argparse.Namespace) -> int:
+def check(args: argparse.Namespace) -> int:  # noqa: C901 - one branch per mode of `check`
     if args.output_format not in report.FORMATS:  # from PALLAS_LINT_OUTPUT_FORMAT
         raise UsageError(f"unknown output format {args.output_format!r}; "
                          f"choose from {', '.join(report.FORMATS)}")
@@ -243,6 +246,7 @@ def check(args: argparse.Namespace) -> int:
             warn(f"{report.display(item.path)}: not analysed: {item.error}")
 
     if args.diff:
+        assert outcome is not None  # --diff computes the fixes
         return _diff(outcome, args)
     if args.add_noqa:
         added, problems = batch.add_noqa(reports)
@@ -317,20 +321,20 @@ class _progress:
     def __init__(self, total: int, enabled: bool) -> None:
         self.total = total
         self.enabled = enabled and total > 1 and sys.stderr.isatty()
-        self.bar = None
+        self.bar: tqdm[NoReturn] | None = None
 
     def __enter__(self):
         if not self.enabled:
             return lambda done: None
-        from tqdm import tqdm
+        from tqdm import tqdm  # noqa: PLC0415 - only when a bar is shown (the server never needs it)
 
-        self.bar = tqdm(total=self.total, unit="file", desc=PROG, file=sys.stderr, leave=False,
-                        delay=0.5, dynamic_ncols=True)
+        bar = self.bar = tqdm(total=self.total, unit="file", desc=PROG, file=sys.stderr, leave=False,
+                              delay=0.5, dynamic_ncols=True)
 
         def advance(done: int) -> None:
-            if self.bar.n + done > self.bar.total:  # a --fix round analyses everything again
-                self.bar.reset(total=self.total)
-            self.bar.update(done)
+            if bar.n + done > self.total:  # a --fix round analyses everything again
+                bar.reset(total=self.total)
+            bar.update(done)
 
         return advance
 

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator
 
-from .analysis.settings import ConfigError, Settings, load, settings_for
+from .analysis import ConfigError, Settings, settings_for
+from .analysis import load_settings as load
 
 PYTHON_SUFFIXES = (".py", ".pyi")
 

@@ -9,14 +9,12 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
+from typing import Any
 
 from . import __version__
-from .analysis.findings import Applicability, Finding, Fix, Span
-from .analysis.fixing import fix_to_apply
-from .analysis.rules import BY_CODE, PROJECT_URL, RULES, docs_url
-from .analysis.source import Lines
+from .analysis import BY_CODE, PROJECT_URL, RULES, Applicability, Finding, Fix, Lines, Span, docs_url, fix_to_apply
 from .batch import FileReport
 
 FORMATS = ("concise", "full", "json", "sarif", "github")
@@ -209,7 +207,7 @@ def sarif(reports: list[FileReport]) -> str:
     index = {rule.code: position for position, rule in enumerate(RULES)}
     results = []
     for path, finding in _findings(reports):
-        result = {
+        result: dict[str, Any] = {
             "ruleId": finding.code,
             "level": _LEVEL[finding.severity.value],
             "message": {"text": finding.message},

@@ -385,7 +385,8 @@ def test_select_and_ignore(tree, run):
     only_002 = parsed(run("check", "--select", "PLS002")[1])
     assert only_002 and {code for _, _, code in only_002} == {"PLS002"}
     assert parsed(run("check", "--ignore", "PLS002")[1]) == markers(tree) - only_002
-    assert run("check", "--select", "PLS002", "--extend-select", "PLS001")[1] == run("check", "--select", "PLS001,PLS002")[1]
+    extended = run("check", "--select", "PLS002", "--extend-select", "PLS001")[1]
+    assert extended == run("check", "--select", "PLS001,PLS002")[1]
 
 
 def test_per_file_ignores_on_the_command_line(tree, run):

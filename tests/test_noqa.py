@@ -26,7 +26,7 @@ def test_directives():
         "f = 6  # noqa:PLS\n"
     )
     marks = directives(text)
-    # a code prefix needs a digit, as in flake8; `# noqa:PLS` is read as a bare `# noqa`
+    # a code prefix needs a digit, as in flake8; "noqa:PLS" with no digit is read as a bare noqa
     assert marks.lines == {1: ALL, 2: frozenset({"PLS001", "PLS002"}), 3: frozenset({"PLS0"}),
                            5: frozenset({"PLS002"}), 6: ALL}
     assert marks.file == frozenset()

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
-from pallas_lsp.analysis.settings import Settings, codes, settings_for
+from pallas_lsp.analysis import Settings, codes, settings_for
 
 DEFAULT_DEBOUNCE_MS = 250
 
@@ -34,7 +34,8 @@ class EditorSettings:
         """Lenient: a value of the wrong type keeps its default (an editor must not break)."""
         if not isinstance(raw, dict):
             return cls()
-        lint = raw.get("lint") if isinstance(raw.get("lint"), dict) else {}
+        nested = raw.get("lint")
+        lint: dict[str, Any] = nested if isinstance(nested, dict) else {}
         run = lint.get("run", raw.get("run"))
         debounce = lint.get("debounce", raw.get("debounce"))
         level = raw.get("logLevel")
@@ -59,5 +60,5 @@ def _codes(value: Any) -> tuple[str, ...] | None:
     return codes(value)
 
 
-def _is_number(value: Any) -> bool:
+def _is_number(value: Any) -> TypeGuard[int | float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
