@@ -193,7 +193,9 @@ def add_noqa(reports: Iterable[FileReport]) -> tuple[int, list[tuple[str, str]]]
             continue
         try:
             source = SourceFile.read(report.path)
-            plan = plan_noqa(report.path, source.text, report.findings)
+            # a helper module's finding is silenced at the call of this file that leads to it
+            findings = [finding.in_analysed_file() for finding in report.findings]
+            plan = plan_noqa(report.path, source.text, findings)
             for change in changes(plan, {os.path.abspath(report.path): source}):
                 write(change)
                 added += len(plan.edits[change.path])

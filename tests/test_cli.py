@@ -362,7 +362,8 @@ def test_fixed_files_are_byte_faithful(tmp_path, run, monkeypatch, variant):
 
 
 def test_add_noqa_round_trip(tree, run):
-    lines = len({(path, line) for path, line, _ in markers(tree)})
+    # one comment per marked line (a helper module's finding is silenced at its marked call)
+    lines = len({(path, marker.line) for path in tree.glob("*.py") for marker in parse_markers(path)})
     code, out, err = run("check", "--add-noqa")
     assert (code, out) == (0, "") and err == f"Added {lines} noqa directives.\n"
     assert run("check") == (0, "All checks passed!\n", "")

@@ -109,8 +109,18 @@ def lint(text: str, path: str | None, settings: Settings, **options) -> Result:
         text, path, select=settings.select, ignore=settings.ignored_for(path), budget=settings.budget,
         **options,
     )
-    result.findings, result.silenced = noqa.unsilenced(result.findings, text)
+    overlays = options.get("overlays") or {}
+    result.findings, result.silenced = noqa.unsilenced(
+        result.findings, text, lambda other: overlays.get(other) if other in overlays else _disk_text(other))
     return result
+
+
+def _disk_text(path: str) -> str | None:
+    try:
+        with open(path, "rb") as file:
+            return decode(file.read())
+    except (OSError, SyntaxError, UnicodeDecodeError, LookupError):
+        return None
 
 
 @dataclass

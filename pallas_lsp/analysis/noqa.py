@@ -12,7 +12,7 @@ import io
 import re
 import tokenize
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Callable, Iterable
 
 from .findings import Edit, Finding, Span
 from .source import Lines
@@ -76,13 +76,29 @@ def code_at(line: str, column: int) -> str | None:
     return None
 
 
-def unsilenced(findings: Iterable[Finding], text: str) -> tuple[list[Finding], int]:
-    """The findings no noqa comment silences, and how many were silenced."""
+def unsilenced(findings: Iterable[Finding], text: str,
+               text_of: Callable[[str], str | None] | None = None) -> tuple[list[Finding], int]:
+    """The findings no noqa comment silences, and how many were silenced. A finding in another
+    file (a helper module's MMA) is silenced by a comment there, or at its anchor here;
+    `text_of(path)` reads that file."""
     findings = list(findings)
-    if not findings or "noqa" not in text.lower():
+    if not findings:
         return findings, 0
-    marks = directives(text)
-    kept = [finding for finding in findings if not marks.silences(finding)]
+    marks = directives(text) if "noqa" in text.lower() else Directives()
+    others: dict[str, Directives] = {}
+
+    def silenced(finding: Finding) -> bool:
+        path = finding.span.path
+        if path is None:
+            return marks.silences(finding)
+        if finding.anchor is not None and marks.silences(finding.in_analysed_file()):
+            return True
+        if path not in others:
+            other = text_of(path) if text_of is not None else None
+            others[path] = directives(other) if other and "noqa" in other.lower() else Directives()
+        return others[path].silences(finding)
+
+    kept = [finding for finding in findings if not silenced(finding)]
     return kept, len(findings) - len(kept)
 
 
