@@ -33,6 +33,7 @@ import dataclasses
 import hashlib
 import json
 import random
+import re
 import sys
 from pathlib import Path
 
@@ -45,27 +46,30 @@ BUGS = ("acc", "lhs", "mixed_union", "member")
 # axis -> variants; the first variant of each axis is the plain default.
 AXES: dict[str, tuple[str, ...]] = {
     # how the Pallas modules and names are imported
-    "imports": ("plgpu", "import_as", "renamed", "from_names", "from_renamed"),
+    "imports": ("plgpu", "import_as", "renamed", "from_names", "from_renamed", "attr_alias"),
     # API names bound to other names
-    "alias": ("none", "mma_alias", "tmem_partial", "tmem_factory", "union_alias", "partial_mma"),
+    "alias": ("none", "mma_alias", "tmem_partial", "tmem_factory", "union_alias", "partial_mma",
+              "tmem_closure"),
     # how the allocations reach the kernel body
-    "scratch": ("list", "tuple", "dict", "nested", "append", "run_scoped", "run_scoped_kwargs",
-                "with_scoped"),
+    "scratch": ("list", "tuple", "dict", "nested", "nested_dict", "append", "rebuilt_if",
+                "run_scoped", "run_scoped_kwargs", "with_scoped"),
     # functions an API calls, between the body and the MMA (stacked, outermost first)
     "path": ("direct", "fori", "fori_carry", "pl_loop", "nd_loop", "core_map", "cond", "switch",
-             "when", "fori_in_core_map", "loop_in_cond"),
+             "when", "fori_in_core_map", "loop_in_cond", "cond_in_fori", "named_scope"),
     # a function boundary around the MMA
     "helper": ("none", "local", "module", "other_module", "kwargs_forward", "star_forward",
                "method"),
     # how the body function reaches plgpu.kernel
     "factory": ("none", "closure_factory", "partial_axis", "method_body"),
     # how the kernel is built
-    "entry": ("call", "decorator", "partial_kernel", "wrapper_method", "two_returns"),
+    "entry": ("call", "decorator", "partial_kernel", "wrapper_method", "two_returns",
+              "test_method", "jit_wrapped", "pl_kernel"),
     # argument plumbing into the MMA
-    "plumbing": ("none", "mma_kwargs", "star_refs", "star_refs_if", "loop_tuple", "axis_const"),
+    "plumbing": ("none", "mma_kwargs", "star_refs", "star_refs_if", "loop_tuple", "axis_const",
+                 "barrier_at", "select_operand"),
     # where the flag that is flipped between the twins comes from
     "config": ("literal", "omitted", "module_const", "param", "dataclass", "dict",
-               "local_alias"),
+               "local_alias", "nested_dataclass"),
     # .at slicing of the accumulator
     "slicing": ("none", "ds_half", "colon", "batch_index", "alias_slice"),
     # RefUnion member unpacking (union bugs only)
@@ -73,14 +77,26 @@ AXES: dict[str, tuple[str, ...]] = {
     # one flag configuring the whole kernel, the kernel built in each configuration
     "flags": ("fixed", "correlated", "property", "arith_cluster", "literal_flag"),
     # several kernels in one file, names shadowed between them
-    "multi": ("single", "shadowed"),
+    "multi": ("single", "shadowed", "shadowed_collective"),
     # allocation through a helper whose parameter decides the verdict
-    "callers": ("none", "alloc_helper", "alloc_helper_module", "two_callers"),
+    "callers": ("none", "alloc_helper", "alloc_helper_module", "two_callers",
+                "shared_mma_helper"),
+    # the refs handed to a JAX library building block that issues the MMA
+    # (`blackwell_ragged_dot_mgpu.do_matmul(..., **refs)`); acc bugs only, a program family
+    # of its own (the other axes stay at their defaults except `config` and `flags`)
+    "library": ("none", "do_matmul_run_scoped", "do_matmul_scratch", "do_matmul_from_import"),
 }
+
+# Share of acc pairs that are library programs (their tracing and lowering is slow).
+LIBRARY_SHARE = 0.125
+
+# `callers` variants that allocate through a helper taking the flag.
+ALLOC_CALLERS = ("alloc_helper", "alloc_helper_module", "two_callers")
 
 # Which bugs an axis applies to (default: all).
 _ONLY = {
     "unpack": {"mixed_union", "member"},
+    "library": {"acc"},
 }
 
 M, K, N = 128, 64, 64
@@ -100,9 +116,12 @@ class Program:
 
     @property
     def digest(self) -> str:
+        """Hash of the program's code: the files without their markers (JAX's verdict does
+        not depend on the labels, so relabelling keeps the truth)."""
         h = hashlib.sha256()
         for path in sorted(self.files):
-            h.update(path.encode() + b"\0" + self.files[path].encode() + b"\0")
+            code = _MARKER_COMMENT.sub("", self.files[path])
+            h.update(path.encode() + b"\0" + code.encode() + b"\0")
         return h.hexdigest()[:20]
 
     @property
@@ -140,6 +159,9 @@ class Program:
 def _indent(lines: list[str], n: int = 1) -> list[str]:
     return [("  " * n + line) if line else line for line in lines]
 
+
+# A marker comment at the end of a line (the generator writes no other comments there).
+_MARKER_COMMENT = re.compile(r"[ \t]*#[ \t]*PLS\d{3}[^\n]*$", re.MULTILINE)
 
 MMA_MARK = "⟦M⟧"
 UNION_MARK = "⟦U⟧"
@@ -192,6 +214,9 @@ class _Builder:
                  "from jax.experimental import pallas as pl"]
         if imp == "import_as":
             lines.append("import jax.experimental.pallas.mosaic_gpu as plgpu")
+        elif imp == "attr_alias":
+            lines += ["import jax.experimental.pallas.mosaic_gpu", "",
+                      "plgpu = jax.experimental.pallas.mosaic_gpu"]
         elif imp == "renamed":
             lines.append("from jax.experimental.pallas import mosaic_gpu as mgpu")
         else:
@@ -222,9 +247,6 @@ class _Builder:
                 "OUT = jax.ShapeDtypeStruct((M, N), jnp.float16)",
                 f"SWIZZLED = ({self.pg}.TilingTransform((8, 64)), {self.pg}.SwizzleTransform(128))"]
 
-    def header(self) -> list[str]:
-        return self.imports() + [""] + self.aliases() + [""] + self.constants()
-
     # -- flags ------------------------------------------------------------------------------
     # The builder function's scope has `collective` (a bool) when the program is correlated.
     # For fixed programs, the flipped flag has the value `self.flip_value()`.
@@ -251,7 +273,8 @@ class _Builder:
             return repr(value)
         if cfg == "omitted":
             return None if not value else "True"
-        if cfg in ("module_const", "param", "dataclass", "dict", "local_alias"):
+        if cfg in ("module_const", "param", "dataclass", "dict", "local_alias",
+                   "nested_dataclass"):
             return self.cfg_flag()
         raise AssertionError(cfg)
 
@@ -266,6 +289,8 @@ class _Builder:
     def cfg_flag(self) -> str:
         """Expression of the configuration's flag inside the builder."""
         cfg = self.axes["config"]
+        if cfg == "nested_dataclass":
+            return "config.mma.collective"
         if self.correlated:
             if cfg == "dataclass" or self.axes["flags"] == "property":
                 return "config.collective"
@@ -286,6 +311,8 @@ class _Builder:
 
     def builder_params(self) -> str:
         cfg = self.axes["config"]
+        if cfg == "nested_dataclass":
+            return "config: Config"
         if self.correlated:
             if cfg == "dataclass" or self.axes["flags"] == "property":
                 return "config: Config"
@@ -304,6 +331,12 @@ class _Builder:
     def config_defs(self) -> list[str]:
         cfg = self.axes["config"]
         flags = self.axes["flags"]
+        if cfg == "nested_dataclass":
+            return ["", "", "@dataclasses.dataclass(frozen=True)", "class MmaConfig:",
+                    "  collective: bool = True", "", "",
+                    "@dataclasses.dataclass(frozen=True)", "class Config:",
+                    "  tile_m: int = M",
+                    "  mma: MmaConfig = dataclasses.field(default_factory=MmaConfig)"]
         if not self.correlated:
             if cfg == "module_const":
                 return [f"COLLECTIVE = {self.flip_value()!r}"]
@@ -327,6 +360,11 @@ class _Builder:
     def case_args(self) -> list[tuple[str, str]]:
         """(case suffix, builder argument text) for every configuration built."""
         cfg = self.axes["config"]
+        if cfg == "nested_dataclass":
+            off = "Config(mma=MmaConfig(collective=False))"
+            if self.correlated:
+                return [("collective", "Config()"), ("single", off)]
+            return [("main", "Config()" if self.flip_value() else off)]
         if self.correlated:
             if cfg == "dataclass" or self.axes["flags"] == "property":
                 return [("collective", "Config()"), ("single", "Config(collective=False)")]
@@ -373,9 +411,13 @@ class _Builder:
 
     # -- allocations ------------------------------------------------------------------------
     def tmem(self, shape: str, dtype: str, flag: str | None, extra: str = "",
-             mark: bool = False) -> str:
+             mark: bool = False, flipped: bool = False) -> str:
         kw = "" if flag is None else f", collective={flag}"
         al = self.axes["alias"]
+        if dtype == "jnp.float32" and al == "tmem_closure" and flipped:
+            # a local factory of the builder that closes over the flag
+            self.closure_flag = flag
+            return f"tmem({shape}{extra})"
         if dtype == "jnp.float32" and al == "tmem_partial":
             text = f"tmem({shape}{extra}{kw})"
         elif dtype == "jnp.float32" and al == "tmem_factory":
@@ -388,7 +430,18 @@ class _Builder:
         return f"{self.pg}.SMEM({shape}, jnp.float16, transforms=SWIZZLED)"
 
     def barrier(self) -> str:
+        if self.axes["plumbing"] == "barrier_at":
+            return f"{self.pg}.Barrier(num_barriers=2, orders_tensor_core=True)"
         return f"{self.pg}.Barrier(orders_tensor_core=True)"
+
+    def clean_relevant_alloc(self) -> str:
+        """The relevant allocation as the clean twin writes it (no marker)."""
+        buggy, self.buggy = self.buggy, False
+        try:
+            alloc = self.relevant_alloc()[1]
+        finally:
+            self.buggy = buggy
+        return alloc.replace(UNION_MARK, "")
 
     def acc_shape(self) -> str:
         w = self.acc_width()
@@ -411,7 +464,7 @@ class _Builder:
     def alloc_call(self, what: str) -> str:
         """The allocation of the bug's TMEM (through the `callers` helper if chosen)."""
         callers = self.axes["callers"]
-        if callers != "none":
+        if callers in ALLOC_CALLERS:
             flag = self.flag_expr(flipped=True)
             arg = "False" if flag is None else flag
             if what == "lhs":
@@ -422,7 +475,7 @@ class _Builder:
     def alloc_expr(self, what: str, flipped_flag: str | None, mark: bool = True,
                    first_flag: str | None = "") -> str:
         if what == "acc":
-            return self.tmem(self.acc_shape(), "jnp.float32", flipped_flag)
+            return self.tmem(self.acc_shape(), "jnp.float32", flipped_flag, flipped=True)
         if what == "lhs":
             return self.tmem("(M, K)", "jnp.float16", flipped_flag, extra=", packed=True")
         # union
@@ -430,17 +483,19 @@ class _Builder:
             first_flag = self.flag_expr(flipped=False) if self.bug == "mixed_union" else flipped_flag
         second_flag = flipped_flag
         w = self.acc_width()
-        first = self.tmem(self.acc_shape(), "jnp.float32", first_flag)
-        second = self.tmem("(M, N)", "jnp.float32", second_flag)
+        first = self.tmem(self.acc_shape(), "jnp.float32", first_flag,
+                          flipped=self.bug != "mixed_union")
+        second = self.tmem("(M, N)", "jnp.float32", second_flag, flipped=True)
         m = UNION_MARK if mark else ""
         if self.axes["unpack"] == "group":
-            return f"{self.union_call}([{first}, {second}], {self.tmem('(M, N)', 'jnp.float32', second_flag)}){m}"
+            third = self.tmem("(M, N)", "jnp.float32", second_flag, flipped=True)
+            return f"{self.union_call}([{first}, {second}], {third}){m}"
         return f"{self.union_call}({first}, {second}){m}"
 
     def alloc_helpers(self) -> tuple[list[str], bool]:
         """Module-level allocation helpers for the `callers` axis: (lines, in other module)."""
         callers = self.axes["callers"]
-        if callers == "none":
+        if callers not in ALLOC_CALLERS:
             return [], False
         what = {"acc": "acc", "lhs": "lhs", "mixed_union": "union", "member": "union"}[self.bug]
         self.width_override = "width"
@@ -463,8 +518,6 @@ class _Builder:
     def scratch_params(self) -> list[tuple[str, str]]:
         rel = self.relevant_alloc()
         others = self.other_allocs()
-        if self.bug == "lhs" and self.axes["plumbing"] == "loop_tuple":
-            rel = (rel[0], rel[1])
         items = others + [rel] + [("barrier", self.barrier())]
         if self.axes["plumbing"] == "loop_tuple" and self.bug in ("acc", "lhs"):
             name, alloc = rel
@@ -505,13 +558,27 @@ class _Builder:
 # Composition
 
 
-def _choose_axes(rng: random.Random, bug: str) -> dict[str, str]:
+def _stream(seed: int, pair: int, purpose: str) -> random.Random:
+    """Each decision has its own random stream, so that adding a variant to one axis changes
+    only the programs that set that axis."""
+    return random.Random(f"pallas-corpus-{seed}-{pair}-{purpose}")
+
+
+def _choose_axes(seed: int, pair: int, bug: str, library: bool = False) -> dict[str, str]:
     axes = {a: v[0] for a, v in AXES.items()}
-    candidates = [a for a in AXES if bug in _ONLY.get(a, set(BUGS))]
+    rng = _stream(seed, pair, "library-axes")
+    if library:
+        axes["library"] = rng.choice(AXES["library"][1:])
+        axes["flags"] = rng.choice(("fixed", "correlated"))
+        axes["config"] = rng.choice(("literal", "omitted", "param") if axes["flags"] == "fixed"
+                                    else ("dataclass",))
+        return axes
+    candidates = [a for a in AXES if bug in _ONLY.get(a, set(BUGS)) and a != "library"]
+    rng = _stream(seed, pair, "axes")
     k = rng.choice((1, 1, 2, 2, 3, 3, 4))
     for axis in rng.sample(candidates, k):
-        axes[axis] = rng.choice(AXES[axis][1:])
-    _fix_conflicts(axes, bug, rng)
+        axes[axis] = _stream(seed, pair, axis).choice(AXES[axis][1:])
+    _fix_conflicts(axes, bug, _stream(seed, pair, "conflicts"))
     return axes
 
 
@@ -521,7 +588,7 @@ def _fix_conflicts(axes: dict[str, str], bug: str, rng: random.Random) -> None:
     if not union:
         axes["unpack"] = AXES["unpack"][0]
     if axes["plumbing"] in ("star_refs", "star_refs_if") and axes["scratch"] in (
-            "dict", "nested", "run_scoped", "run_scoped_kwargs", "with_scoped"):
+            "dict", "nested", "nested_dict", "run_scoped", "run_scoped_kwargs", "with_scoped"):
         axes["plumbing"] = "none"
     if axes["plumbing"] == "loop_tuple" and (union or axes["scratch"] in (
             "run_scoped", "run_scoped_kwargs", "with_scoped", "nested")):
@@ -535,6 +602,23 @@ def _fix_conflicts(axes: dict[str, str], bug: str, rng: random.Random) -> None:
         axes["config"] = rng.choice(("param", "dataclass", "dict"))
     if axes["flags"] == "property":
         axes["config"] = "dataclass"
+    if axes["plumbing"] == "select_operand" and bug != "lhs":
+        axes["plumbing"] = "none"
+    if axes["alias"] == "tmem_closure" and (axes["callers"] in ALLOC_CALLERS or bug == "lhs"
+                                            or axes["scratch"] == "rebuilt_if"
+                                            or axes["factory"] == "method_body"):
+        axes["alias"] = "none"
+    if axes["entry"] == "decorator" and axes["scratch"] == "rebuilt_if":
+        axes["scratch"] = "list"
+    if axes["entry"] == "test_method" and axes["factory"] == "method_body":
+        axes["factory"] = "none"
+    if axes["entry"] == "pl_kernel":
+        if axes["scratch"] not in ("run_scoped", "run_scoped_kwargs", "with_scoped"):
+            axes["scratch"] = rng.choice(("run_scoped", "run_scoped_kwargs", "with_scoped"))
+        if axes["plumbing"] in ("star_refs", "star_refs_if", "loop_tuple"):
+            axes["plumbing"] = "none"
+        if axes["factory"] == "method_body":
+            axes["factory"] = "none"
     if axes["entry"] == "decorator" and axes["factory"] != "none":
         axes["factory"] = "none"
     if axes["entry"] == "decorator" and axes["scratch"] == "append":
@@ -545,16 +629,23 @@ def _fix_conflicts(axes: dict[str, str], bug: str, rng: random.Random) -> None:
         axes["slicing"] = "none"
     if axes["helper"] == "method" and axes["factory"] == "method_body":
         axes["helper"] = "module"
-    if axes["callers"] != "none" and bug == "mixed_union":
+    if axes["callers"] == "shared_mma_helper":
+        # the MMA helper of a module, called by this kernel and by a non-collective one
+        if axes["helper"] not in ("module", "other_module"):
+            axes["helper"] = rng.choice(("module", "other_module"))
+        axes["multi"] = "shadowed"
+        if axes["plumbing"] == "mma_kwargs":
+            axes["plumbing"] = "none"
+    if axes["callers"] in ALLOC_CALLERS and bug == "mixed_union":
         axes["flags"] = "fixed"
-    if axes["callers"] != "none" and axes["config"] == "omitted":
+    if axes["callers"] in ALLOC_CALLERS and axes["config"] == "omitted":
         axes["config"] = "literal"
     if axes["factory"] == "method_body" and axes["scratch"] in (
             "run_scoped", "run_scoped_kwargs", "with_scoped"):
         axes["scratch"] = "list"
 
 
-def _body_lines(b: _Builder, scratch_inside: bool) -> tuple[list[str], list[str]]:
+def _body_lines(b: _Builder) -> tuple[list[str], list[str]]:
     """(params, lines) of the kernel body: unpacking, in-body allocation, path, helper, MMA."""
     a = b.axes
     items = b.scratch_params()
@@ -577,10 +668,25 @@ def _body_lines(b: _Builder, scratch_inside: bool) -> tuple[list[str], list[str]
         rest = [n for n, _ in body_items if n not in smem]
         params += ["staged"] + rest
         lines.append(f"{', '.join(smem)}, = staged" if len(smem) == 1 else f"{', '.join(smem)} = staged")
+    elif a["scratch"] == "nested_dict":
+        smem = [n for n, _ in body_items if n.endswith("_smem")]
+        rest = [n for n, _ in body_items if n not in smem]
+        params += ["smem"] + rest
+        lines.append(", ".join(smem) + " = " + ", ".join(f'smem["{n}"]' for n in smem))
+    elif a["entry"] == "pl_kernel":
+        pass  # the body allocates everything (below)
     else:
         params += [n for n, _ in body_items]
 
+    if a["plumbing"] == "barrier_at":
+        names = names.but(bar="barrier.at[i]")
+    if a["plumbing"] == "select_operand" and b.bug == "lhs":
+        names = names.but(lhs="lhs_ref")
     inner = _path_lines(b, names)
+    if a["plumbing"] == "barrier_at":
+        inner = ["for i in range(2):"] + _indent(inner)
+    if a["plumbing"] == "select_operand" and b.bug == "lhs":
+        inner = ["lhs_ref = lhs_tmem if LHS_IN_TMEM else b_smem"] + inner
 
     # unpacking of the union (inside the scope where `aliased` exists)
     if b.bug in ("mixed_union", "member"):
@@ -605,6 +711,9 @@ def _body_lines(b: _Builder, scratch_inside: bool) -> tuple[list[str], list[str]
 
     if in_body:
         inner = _scoped_lines(b, rel_name, rel_alloc, inner)
+    if a["entry"] == "pl_kernel":  # pl.kernel takes no scratch here: a run_scoped for the rest
+        inner = ([f"def allocated({', '.join(n for n, _ in body_items)}):"] + _indent(inner)
+                 + ["", f"pl.run_scoped(allocated, {', '.join(al for _, al in body_items)})"])
     lines += inner
     return params, lines
 
@@ -657,6 +766,12 @@ def _path_lines(b: _Builder, names: _Names) -> list[str]:
             "", "lax.fori_loop(0, 2, loop_body, None)"]
         return [f'@pl.core_map({b.pg}.WarpMesh(axis_name="warp"))', "def _per_warp():"] + _indent(
             ['@pl.when(lax.axis_index("warp") == 0)', "def _():"] + _indent(loop))
+    if path == "named_scope":
+        return ['with jax.named_scope("mma"):'] + _indent(stmt)
+    if path == "cond_in_fori":
+        cond = ["def branch():"] + _indent(stmt) + ["", "lax.cond(i == 0, branch, lambda: None)"]
+        return ["def loop_body(i, carry):"] + _indent(cond + ["return carry"]) + [
+            "", "lax.fori_loop(0, 2, loop_body, None)"]
     if path == "loop_in_cond":
         loop = ["@pl.loop(0, 2)", "def _step(i):"] + _indent(stmt)
         return ["def branch():"] + _indent(loop) + ["", "lax.cond(True, branch, lambda: None)"]
@@ -708,14 +823,19 @@ def _helper_lines(b: _Builder, names: _Names) -> list[str]:
 def _kernel_text(b: _Builder, builder_name: str = "build") -> list[str]:
     """The builder function: flags, body, entry."""
     a = b.axes
-    params, body = _body_lines(b, False)
+    params, body = _body_lines(b)
     items = b.scratch_params()
     rel_name, rel_alloc = b.relevant_alloc()
     in_body = a["scratch"] in ("run_scoped", "run_scoped_kwargs", "with_scoped")
     scratch_items = [it for it in items if not (in_body and it[0] == rel_name)]
     sc = a["scratch"]
     pre: list[str] = []
-    if sc == "dict":
+    if sc == "nested_dict":
+        smem = [(n, al) for n, al in scratch_items if n.endswith("_smem")]
+        rest = [(n, al) for n, al in scratch_items if not n.endswith("_smem")]
+        scratch = ("dict(\n    smem=dict(" + ", ".join(f"{n}={al}" for n, al in smem) + "),\n"
+                   + "".join(f"    {n}={al},\n" for n, al in rest) + "  )")
+    elif sc == "dict":
         order = scratch_items[:]
         b.rng.shuffle(order)
         scratch = "dict(\n" + "".join(f"    {n}={al},\n" for n, al in order) + "  )"
@@ -726,6 +846,11 @@ def _kernel_text(b: _Builder, builder_name: str = "build") -> list[str]:
         rest = [al for n, al in scratch_items if not (n.endswith("_smem") or n == "acc_tmem")]
         scratch = "[\n    (" + ", ".join(smem) + (",)" if len(smem) == 1 else ")") + ",\n" + "".join(
             f"    {al},\n" for al in rest) + "  ]"
+    elif sc == "rebuilt_if":
+        alt = [(n, b.clean_relevant_alloc() if n == rel_name else al) for n, al in scratch_items]
+        pre = ["if M >= 128:", "  scratch = [" + ", ".join(al for _, al in scratch_items) + "]",
+               "else:", "  scratch = [" + ", ".join(al for _, al in alt) + "]"]
+        scratch = "scratch"
     elif sc == "append":
         first, rest = scratch_items[:2], scratch_items[2:]
         pre = ["scratch = [" + ", ".join(al for _, al in first) + "]"]
@@ -739,9 +864,11 @@ def _kernel_text(b: _Builder, builder_name: str = "build") -> list[str]:
     fac = a["factory"]
     lines: list[str] = []
     lines += b.builder_prologue()
-    body_axis = axis
+    if getattr(b, "closure_flag", False) is not False:
+        kw = "" if b.closure_flag is None else f", collective={b.closure_flag}"
+        lines += ["def tmem(shape, **kw):", f"  return {b.tmem_name}(shape, jnp.float32{kw}, **kw)", ""]
     if fac == "none":
-        body = ([f"axis = {axis}"] + body) if True else body
+        body = [f"axis = {axis}"] + body
         lines += [f"def kernel({', '.join(params)}):"] + _indent(body)
         fn_expr = "kernel"
     elif fac == "closure_factory":
@@ -759,7 +886,6 @@ def _kernel_text(b: _Builder, builder_name: str = "build") -> list[str]:
         fn_expr = f"Kernel({axis})"
     else:
         raise AssertionError(fac)
-    _ = body_axis
 
     entry = a["entry"]
     kw = f"out_type=OUT, {b.cluster_kwargs()}, scratch_types={scratch}"
@@ -780,6 +906,13 @@ def _kernel_text(b: _Builder, builder_name: str = "build") -> list[str]:
                           "  def kernel(self, body, **kwargs):",
                           f"    return {b.pg}.kernel(body, out_type=OUT, **kwargs)"])
         lines += [f"return KernelFactory().kernel({fn_expr}, {b.cluster_kwargs()}, scratch_types={scratch})"]
+    elif entry == "jit_wrapped":
+        lines += [f"kern = {b.pg}.kernel({fn_expr}, {kw})", "return jax.jit(lambda a: kern(a))"]
+    elif entry == "pl_kernel":
+        lines += [f"mesh = {b.pg}.Mesh({b.cluster_kwargs()})",
+                  "return pl.kernel(" + fn_expr + ", out_type=OUT, mesh=mesh)"]
+    elif entry == "test_method":
+        lines += [f"return self.kernel({fn_expr}, {kw})"]
     elif entry == "two_returns":
         lines += [f"scratch_types = {scratch}"]
         kw = f"out_type=OUT, {b.cluster_kwargs()}, scratch_types=scratch_types"
@@ -788,6 +921,11 @@ def _kernel_text(b: _Builder, builder_name: str = "build") -> list[str]:
                   f"return {b.pg}.kernel({fn_expr}, {kw})"]
     else:
         raise AssertionError(entry)
+    if entry == "test_method":
+        params = ", ".join(x for x in ("self", b.builder_params()) if x)
+        return ["", "", "class KernelTest:", "", "  def kernel(self, body, **kwargs):",
+                f"    return {b.pg}.kernel(body, **kwargs)", "",
+                f"  def {builder_name}({params}):"] + _indent(lines, 2)
     return ["", "", f"def {builder_name}({b.builder_params()}):"] + _indent(lines)
 
 
@@ -815,14 +953,45 @@ def _finish(text: str, bug: str, buggy: bool, axes: dict[str, str]) -> str:
     return "\n".join(out)
 
 
-def _decoy(b: _Builder) -> list[str]:
-    """A second, clean kernel with the same inner names (shadowing): non-collective."""
+def _decoy(b: _Builder, collective: bool, shared: bool = False) -> list[str]:
+    """A second, clean kernel with the same inner names (shadowing): non-collective, or
+    collective with every flag right."""
     pg = b.pg
+    if collective:
+        return ["", "", "def build_pair():",
+                "  def kernel(a_gmem, out_gmem, a_smem, b_smem, acc_tmem, barrier):",
+                "    del a_gmem, out_gmem",
+                "    acc = acc_tmem",
+                "    axis = \"x\"",
+                f"    {pg}.tcgen05_mma(acc, a_smem, b_smem, barrier, accumulate=False, collective_axis=axis)",
+                "",
+                f"  return {pg}.kernel(",
+                "      kernel,",
+                "      out_type=OUT,",
+                "      cluster=(2,),",
+                "      cluster_names=(\"x\",),",
+                "      scratch_types=[",
+                f"          {b.smem('(M, K)')},",
+                f"          {b.smem('(K, N)')},",
+                f"          {pg}.TMEM((M, 2 * N), jnp.float32, collective=True),",
+                f"          {pg}.Barrier(orders_tensor_core=True),",
+                "      ],",
+                "  )",
+                "",
+                "",
+                "def case_pair():",
+                "  return build_pair(), (A,)"]
+    mma = f"    {pg}.tcgen05_mma(acc, a_smem, b_smem, barrier, accumulate=False)"
+    acc_shape = "(M, N)"
+    if shared:  # the same helper as the main kernel, with a non-collective accumulator
+        mma = "    issue_mma(acc, a_smem, b_smem, barrier, None)"
+        acc_shape = {"ds_half": "(M, 2 * N)", "batch_index": "(2, M, N)"}.get(
+            b.axes["slicing"], "(M, N)")
     return ["", "", "def build_single_block():",
             "  def kernel(a_gmem, out_gmem, a_smem, b_smem, acc_tmem, barrier):",
             "    del a_gmem, out_gmem",
             "    acc = acc_tmem",
-            f"    {pg}.tcgen05_mma(acc, a_smem, b_smem, barrier, accumulate=False)",
+            mma,
             "",
             f"  return {pg}.kernel(",
             "      kernel,",
@@ -830,8 +999,8 @@ def _decoy(b: _Builder) -> list[str]:
             "      scratch_types=[",
             f"          {b.smem('(M, K)')},",
             f"          {b.smem('(K, N)')},",
-            f"          {pg}.TMEM((M, N), jnp.float32),",
-            f"          {b.barrier()},",
+            f"          {pg}.TMEM({acc_shape}, jnp.float32),",
+            f"          {pg}.Barrier(orders_tensor_core=True),",
             "      ],",
             "  )",
             "",
@@ -840,10 +1009,127 @@ def _decoy(b: _Builder) -> list[str]:
             "  return build_single_block(), (A,)"]
 
 
+_LIBRARY = '''"""Generated corpus program {name}: bug acc ({kind}).
+
+Axes: {axes}
+
+The refs go to a JAX library building block, blackwell_ragged_dot_mgpu.do_matmul, which
+issues the MMA (with collective_axis when config.collective is set)."""
+
+import functools
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import mosaic_gpu as plgpu
+from jax.experimental.pallas.ops.gpu import blackwell_matmul_mgpu, ragged_dot_mgpu
+{import_line}
+
+TILE_M, TILE_N, TILE_K, STEPS, GROUPS = 128, 128, 64, 2, 2
+M, K, N = 512, 256, 512
+ARGS = (jax.ShapeDtypeStruct((M, K), jnp.float16),
+        jax.ShapeDtypeStruct((GROUPS, K, N), jnp.float16),
+        jax.ShapeDtypeStruct((GROUPS,), jnp.int32))
+SWIZZLED = (plgpu.TilingTransform((8, 64)), plgpu.SwizzleTransform(128))
+
+
+def make_config(collective=True):
+  return {lib}.TuningConfig(
+      tile_m=TILE_M, tile_n=TILE_N, tile_k=TILE_K, max_concurrent_steps=STEPS,
+      collective=collective, grid_tile_width=1,
+      grid_minor_dim=blackwell_matmul_mgpu.MatmulDimension.N)
+
+
+def build(config{extra_param}):
+  collective = config.collective
+  scratch = dict(
+      a_smem=plgpu.SMEM((STEPS, TILE_M, TILE_K), jnp.float16, transforms=SWIZZLED),
+      b_smem=plgpu.SMEM((STEPS, TILE_K, TILE_N), jnp.float16, transforms=SWIZZLED),
+      acc_smem=plgpu.SMEM((TILE_M, config.epilogue_tile_n), jnp.float16),
+      a_tma_barrier=plgpu.Barrier(num_arrivals=1, num_barriers=STEPS),
+      b_tma_barrier=plgpu.Barrier(num_arrivals=1, num_barriers=STEPS),
+      store_done_barrier=plgpu.Barrier(num_arrivals=1, num_barriers=2, orders_tensor_core=True),
+      mma_done_barrier=plgpu.Barrier(num_arrivals=1, num_barriers=2, orders_tensor_core=True),
+      consumed_barrier=plgpu.Barrier(num_arrivals=1, num_barriers=STEPS, orders_tensor_core=True),
+      acc_tmem=plgpu.TMEM((TILE_M, TILE_N * (1 + collective) * 2), jnp.float32{acc_flag}),
+  )
+
+  def matmul(a_gmem, b_gmem, out_gmem, group_sizes, **refs):
+    cluster_idx = lax.axis_index("x") if collective else 0
+    info = ragged_dot_mgpu.GroupInfo.create(group_sizes, TILE_M * (1 + collective), 0)
+    {call}(  {marker}
+        a_gmem, b_gmem.at[info.group_id], out_gmem,
+        grid_indices=(info.block, 0, cluster_idx) if collective else (info.block, 0),
+        wg_axis="wg", collective_axes=("x",) if collective else (), local_index=0,
+        config=config, group_info=info, **refs)
+
+{kernel}
+
+  return plgpu.kernel(
+      kernel,
+      out_type=jax.ShapeDtypeStruct((M, N), jnp.float16),
+      grid=(2,), grid_names=("sm",), num_threads=2, thread_name="wg",
+      cluster=(2,) if collective else (), cluster_names=("x",) if collective else (),{scratch_kw}
+      compiler_params=plgpu.CompilerParams(lowering_semantics=plgpu.LoweringSemantics.Warpgroup),
+  )
+{cases}'''
+
+_LIB_KERNEL_SCOPED = '''  def kernel(a_gmem, b_gmem, group_sizes_gmem, out_gmem):
+    group_sizes = [group_sizes_gmem[i] for i in range(GROUPS)]
+
+    @functools.partial(pl.run_scoped, **scratch, collective_axes=("wg",))
+    def _scoped(**refs):
+      matmul(a_gmem, b_gmem, out_gmem, group_sizes, **refs)'''
+
+_LIB_KERNEL_SCRATCH = '''  def kernel(a_gmem, b_gmem, group_sizes_gmem, out_gmem, **refs):
+    group_sizes = [group_sizes_gmem[i] for i in range(GROUPS)]
+    matmul(a_gmem, b_gmem, out_gmem, group_sizes, **refs)'''
+
+
+def _library_program(name: str, buggy: bool, axes: dict[str, str]) -> Program:
+    lib_variant = axes["library"]
+    if lib_variant == "do_matmul_from_import":
+        import_line = "from jax.experimental.pallas.ops.gpu.blackwell_ragged_dot_mgpu import TuningConfig, do_matmul"
+        call, lib = "do_matmul", None
+    else:
+        import_line = "from jax.experimental.pallas.ops.gpu import blackwell_ragged_dot_mgpu as ragged"
+        call, lib = "ragged.do_matmul", "ragged"
+    correlated = axes["flags"] != "fixed"
+    extra_param = ""
+    if correlated:
+        acc_flag = "" if buggy else ", collective=collective"  # near miss: wrong when collective
+        cases = [("collective", "make_config()"), ("single", "make_config(collective=False)")]
+    else:
+        cfg = axes["config"]
+        cases = [("main", "make_config()")]
+        if cfg == "literal":
+            acc_flag = f", collective={not buggy!r}"
+        elif cfg == "omitted":
+            acc_flag = "" if buggy else ", collective=True"
+        else:  # param
+            acc_flag = ", collective=acc_collective"
+            extra_param = ", acc_collective"
+            cases = [("main", f"make_config(), {not buggy!r}")]
+    case_text = "".join(f"\n\ndef case_{sfx}():\n  return build({arg}), ARGS\n" for sfx, arg in cases)
+    text = _LIBRARY.format(
+        name=name, kind="buggy" if buggy else "clean twin",
+        axes=", ".join(f"{k}={v}" for k, v in axes.items() if v != AXES[k][0]),
+        import_line=import_line, lib=lib or "", extra_param=extra_param, acc_flag=acc_flag,
+        call=call, marker="# PLS001" if buggy else "",
+        kernel=_LIB_KERNEL_SCRATCH if lib_variant == "do_matmul_scratch" else _LIB_KERNEL_SCOPED,
+        scratch_kw="\n      scratch_types=scratch," if lib_variant == "do_matmul_scratch" else "",
+        cases=case_text)
+    if lib is None:
+        text = text.replace("return .TuningConfig(", "return TuningConfig(")
+    return Program(name=name, bug="acc", buggy=buggy, axes=dict(axes), files={"kernel.py": _tidy(text)})
+
+
 def build_program(name: str, bug: str, buggy: bool, axes: dict[str, str],
                   rng: random.Random) -> Program:
+    if axes.get("library", "none") != "none":
+        return _library_program(name, buggy, axes)
     b = _Builder(bug, buggy, axes, rng)
-    header = b.header()
     config = b.config_defs()
     kernel = _kernel_text(b)
     alloc_lines, alloc_other = b.alloc_helpers()
@@ -862,9 +1148,12 @@ def build_program(name: str, bug: str, buggy: bool, axes: dict[str, str],
         module_consts.append('MMA_KWARGS = dict(collective_axis="x")')
     if axes["plumbing"] == "axis_const":
         module_consts.append('AXIS = "x"')
+    if axes["plumbing"] == "select_operand":
+        module_consts.append("LHS_IN_TMEM = True")
     cases = []
     for suffix, arg in b.case_args():
-        cases += ["", "", f"def case_{suffix}():", f"  return build({arg}), (A,)"]
+        call = "KernelTest().build" if axes["entry"] == "test_method" else "build"
+        cases += ["", "", f"def case_{suffix}():", f"  return {call}({arg}), (A,)"]
     if axes["callers"] == "two_callers":
         what = {"acc": "acc", "lhs": "lhs", "mixed_union": "union", "member": "union"}[bug]
         arg = "True" if what == "lhs" else "2 * N, True"
@@ -878,8 +1167,9 @@ def build_program(name: str, bug: str, buggy: bool, axes: dict[str, str],
     for t in b.top:
         body_lines += t
     body_lines += kernel
-    if axes["multi"] == "shadowed":
-        body_lines += _decoy(b)
+    if axes["multi"] != "single":
+        body_lines += _decoy(b, collective=axes["multi"] == "shadowed_collective",
+                             shared=axes["callers"] == "shared_mma_helper")
     body_lines += cases
     files = {"kernel.py": _finish(_tidy("\n".join(body_lines)), bug, buggy, axes)}
     if b.helper_top:
@@ -916,9 +1206,10 @@ def generate(seed: int = 0, n: int = 400) -> list[Program]:
     programs: list[Program] = []
     pair = 0
     while len(programs) < n:
-        rng = random.Random(f"pallas-corpus-{seed}-{pair}")
         bug = BUGS[pair % len(BUGS)]
-        axes = _choose_axes(rng, bug)
+        library = bug == "acc" and _stream(seed, pair, "library").random() < LIBRARY_SHARE
+        axes = _choose_axes(seed, pair, bug, library)
+        rng = _stream(seed, pair, "build")
         state = rng.getstate()
         for buggy in (True, False):
             rng.setstate(state)

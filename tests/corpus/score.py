@@ -63,12 +63,17 @@ def load_truth(path: Path = TRUTH_FILE) -> dict:
 
 
 def save_truth(truth: dict, path: Path = TRUTH_FILE) -> None:
-    truth["programs"] = dict(sorted(truth["programs"].items()))
-    text = json.dumps(truth, indent=0, sort_keys=False, separators=(",", ":"))
-    path.write_text(text + "\n", encoding="utf-8")
+    """One program a line, sorted by hash (small diffs when the generator changes)."""
+    programs = sorted(truth["programs"].items())
+    lines = ['{"format": 1,', f'"jax": {json.dumps(truth["jax"], sort_keys=True)},', '"programs": {']
+    lines += [f"{json.dumps(d)}: {json.dumps(e, sort_keys=True, separators=(',', ':'))}"
+              + ("," if i < len(programs) - 1 else "") for i, (d, e) in enumerate(programs)]
+    lines += ["}}"]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-def _judge_batch(python: str, dirs: list[Path], lower: bool = True) -> list[dict]:
+def _judge_batch(python: str, dirs: list[Path], lower: bool = True, log=None) -> list[dict]:
+    """JAX's verdict on each program directory, judged by one process of ``python``."""
     with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
         f.write("\n".join(str(d) for d in dirs))
         listing = f.name
@@ -76,18 +81,26 @@ def _judge_batch(python: str, dirs: list[Path], lower: bool = True) -> list[dict
     env.setdefault("JAX_PLATFORMS", "cpu")
     env.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     cmd = [python, str(JUDGE), "--from", listing] + ([] if lower else ["--no-lower"])
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=3600)
-    finally:
-        os.unlink(listing)
-    results = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
-    if proc.returncode != 0 or len(results) != len(dirs):
-        raise RuntimeError(f"judge {python} failed ({proc.returncode}), {len(results)} of "
-                           f"{len(dirs)} results:\n{proc.stderr[-4000:]}")
+    results = []
+    with tempfile.TemporaryFile("w+") as err:
+        try:
+            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, text=True, env=env)
+            for line in proc.stdout:
+                if line.startswith("{"):
+                    results.append(json.loads(line))
+                    if log and len(results) % 250 == 0:
+                        log(f"  {Path(python).parent.parent.name}: {len(results)} of {len(dirs)}")
+            proc.wait()
+        finally:
+            os.unlink(listing)
+        if proc.returncode != 0 or len(results) != len(dirs):
+            err.seek(0)
+            raise RuntimeError(f"judge {python} failed ({proc.returncode}), {len(results)} of "
+                               f"{len(dirs)} results:\n{err.read()[-4000:]}")
     return results
 
 
-def judge_live(programs, root: Path, pythons: list[str], jobs: int = 2) -> dict:
+def judge_live(programs, root: Path, pythons: list[str], jobs: int = 2, log=None) -> dict:
     """{minor version: {digest: {"findings": [...], "errors": [...], "jax": version}}}"""
     out: dict[str, dict] = {}
     batches = []
@@ -96,7 +109,7 @@ def judge_live(programs, root: Path, pythons: list[str], jobs: int = 2) -> dict:
         for i in range(0, len(programs), chunk):
             batches.append((python, programs[i:i + chunk]))
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        futures = [(pool.submit(_judge_batch, py, [root / p.name for p in ps]), ps)
+        futures = [(pool.submit(_judge_batch, py, [root / p.name for p in ps], True, log), ps)
                    for py, ps in batches]
         for future, ps in futures:
             for p, result in zip(ps, future.result()):
@@ -271,10 +284,30 @@ def format_disagreements(reports: dict[str, dict], root: Path, limit: int) -> st
 # ---------------------------------------------------------------------------------------------
 
 
+def selected(programs, only: list[str]) -> list:
+    """Programs matching every ``axis=variant`` / ``bug=name`` / ``buggy`` / ``clean`` filter."""
+    def keep(p) -> bool:
+        for f in only:
+            if f == "buggy" and not p.buggy or f == "clean" and p.buggy:
+                return False
+            if "=" in f:
+                key, value = f.split("=", 1)
+                have = p.bug if key == "bug" else p.axes.get(key)
+                if have != value:
+                    return False
+        return True
+    return [p for p in programs if keep(p)]
+
+
 def run(seed: int, n: int, out: Path, judges: list[str], truth_path: Path, refresh: bool,
-        jobs: int, lint: bool = True, log=print) -> tuple[list, dict, dict, dict]:
+        jobs: int, lint: bool = True, log=print, update: bool = False, only=()
+        ) -> tuple[list, dict, dict, dict]:
     t0 = time.perf_counter()
     programs = generator.generate(seed, n)
+    if only:
+        if refresh or update:
+            raise SystemExit("--only cannot be combined with --refresh or --update")
+        programs = selected(programs, list(only))
     for p in programs:
         p.write(out)
     truth = load_truth(truth_path)
@@ -287,10 +320,12 @@ def run(seed: int, n: int, out: Path, judges: list[str], truth_path: Path, refre
                 todo.append(p)
         if todo:
             log(f"judging {len(todo)} programs with {len(judges)} JAX installs ...")
-            judged = judge_live(todo, out, judges, jobs)
+            judged = judge_live(todo, out, judges, jobs, log)
             merge_truth(truth, judged)
-            if refresh:
-                save_truth(truth, truth_path)
+        if refresh or update:  # the file holds exactly this sample
+            keep = {p.digest for p in programs}
+            truth["programs"] = {d: e for d, e in truth["programs"].items() if d in keep}
+            save_truth(truth, truth_path)
         del have
     t1 = time.perf_counter()
     linted = lint_all(programs, out) if lint else {}
@@ -322,13 +357,18 @@ def main(argv=None) -> int:
     parser.add_argument("--truth", type=Path, default=TRUTH_FILE)
     parser.add_argument("--refresh", action="store_true",
                         help="judge every program again and write the truth file")
+    parser.add_argument("--update", action="store_true",
+                        help="judge the programs the truth file lacks and write it")
     parser.add_argument("--out", type=Path, help="where the programs are written")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--disagreements", type=int, default=40)
+    parser.add_argument("--only", action="append", default=[],
+                        help="score only programs with this axis=variant (or bug=..., buggy, "
+                             "clean); repeat to narrow")
     ns = parser.parse_args(argv)
     out = ns.out or Path(tempfile.mkdtemp(prefix="pallas-corpus-"))
     programs, truth, reports, timing = run(ns.seed, ns.n, out, ns.judge, ns.truth, ns.refresh,
-                                           ns.jobs)
+                                           ns.jobs, update=ns.update, only=ns.only)
     print(f"{len(programs)} programs (seed {ns.seed}) in {out}; "
           f"linter: {timing['lint_s']:.1f} s; JAX: " + ", ".join(
               f"{v} = {truth['jax'][v]}" for v in reports))
@@ -339,3 +379,27 @@ def main(argv=None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+def format_markdown(reports: dict[str, dict], rows: str = "summary") -> str:
+    """A Markdown table: recall and precision per JAX version (PLS001+PLS002 findings).
+
+    ``rows="summary"``: all, codes, bugs, stack depths and one row per axis; ``"full"``: also
+    one row per axis variant."""
+    vers = list(reports)
+    keys = sorted({k for r in reports.values() for k in r["rows"]}, key=_row_order)
+    if rows == "summary":
+        keys = [k for k in keys if k.split("=")[0] in ("all", "code", "bug", "stack")
+                and ":" not in k or k.endswith("=*")]
+    head = "| row | programs | " + " | ".join(
+        f"jax {v} recall | jax {v} precision | jax {v} missed / wrong / other version"
+        for v in vers) + " |"
+    lines = [head, "|" + "---|" * (2 + 3 * len(vers))]
+    for key in keys:
+        first = reports[vers[0]]["rows"].get(key, Counts())
+        cells = [f"`{key}`", str(first.programs)]
+        for v in vers:
+            c = reports[v]["rows"].get(key, Counts())
+            cells += [_fmt(c.recall()), _fmt(c.precision()), f"{c.fn} / {c.fp} / {c.other}"]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
