@@ -2,8 +2,9 @@
 
 Every program is an ordinary kernel file in the fixture format (``tests/fixtures/README.md``):
 top-level ``case_<name>()`` functions returning ``(fn, args)``, markers such as ``# PLS001``
-on the line JAX names.  A program that needs a helper module is a directory with more files;
-the main file is always ``kernel.py``.
+on the line JAX names (``[in helpers_mod.py:LINE]`` on the call leading there when that line
+is in the helper module).  A program that needs a helper module is a directory with more
+files; the main file is always ``kernel.py``.
 
 Each program shows one core bug, or its clean twin (the same program with one argument
 changed):
@@ -142,9 +143,18 @@ class Program:
 
         out = set()
         for rel, text in self.files.items():
-            for m in parse_markers_source(text):
+            # `[in FILE:LINE]`: the finding is at that line of a helper module (read here, so
+            # that any version of markers.py parses the rest)
+            where = {}
+            lines = text.split("\n")
+            for i, line in enumerate(lines):
+                match = _IN_FILE.search(line)
+                if match and "#" in line[:match.start()]:
+                    where[i + 1] = (match.group(1), int(match.group(2)))
+                    lines[i] = line[:match.start()].rstrip() + line[match.end():]
+            for m in parse_markers_source("\n".join(lines)):
                 if jax_version is None or m.applies(jax_version):
-                    out.add((rel, m.line, m.code))
+                    out.add((*where.get(m.line, (rel, m.line)), m.code))
         return out
 
     def meta(self) -> dict:
@@ -163,8 +173,14 @@ def _indent(lines: list[str], n: int = 1) -> list[str]:
 # A marker comment at the end of a line (the generator writes no other comments there).
 _MARKER_COMMENT = re.compile(r"[ \t]*#[ \t]*PLS\d{3}[^\n]*$", re.MULTILINE)
 
-MMA_MARK = "⟦M⟧"
-UNION_MARK = "⟦U⟧"
+MMA_MARK = "⟦M⟧"  # the MMA call JAX names (acc, lhs, member bugs)
+UNION_MARK = "⟦U⟧"  # the RefUnion call JAX names (mixed_union)
+# Calls in kernel.py into helpers_mod.py that lead to the MMA / the RefUnion there: the marker
+# goes on that call with `[in helpers_mod.py:LINE]` (tests/fixtures/README.md).
+CALL_MMA = "⟦CM⟧"
+CALL_UNION = "⟦CU⟧"
+_PLACEHOLDERS = (MMA_MARK, UNION_MARK, CALL_MMA, CALL_UNION)
+_IN_FILE = re.compile(r"\[in\s+([^\]:\s]+):(\d+)\]")
 
 
 class _Names:
@@ -441,7 +457,7 @@ class _Builder:
             alloc = self.relevant_alloc()[1]
         finally:
             self.buggy = buggy
-        return alloc.replace(UNION_MARK, "")
+        return alloc.replace(UNION_MARK, "").replace(CALL_UNION, "")
 
     def acc_shape(self) -> str:
         w = self.acc_width()
@@ -467,9 +483,10 @@ class _Builder:
         if callers in ALLOC_CALLERS:
             flag = self.flag_expr(flipped=True)
             arg = "False" if flag is None else flag
+            call = CALL_UNION if callers == "alloc_helper_module" else ""
             if what == "lhs":
-                return f"make_{what}({arg})"
-            return f"make_{what}({self.acc_width()}, {arg})"
+                return f"make_{what}({arg}){call}"
+            return f"make_{what}({self.acc_width()}, {arg}){call}"
         return self.alloc_expr(what, self.flag_expr(flipped=True))
 
     def alloc_expr(self, what: str, flipped_flag: str | None, mark: bool = True,
@@ -800,6 +817,7 @@ def _helper_lines(b: _Builder, names: _Names) -> list[str]:
         else:
             b.helper_top.append(fn)
             b.main_imports.add("from helpers_mod import issue_mma")
+            return [f"issue_mma({', '.join(args)}){CALL_MMA}"]
         return [f"issue_mma({', '.join(args)})"]
     if helper == "kwargs_forward":
         fn = ["", "", "def issue_mma(*, acc, lhs, rhs, bar, axis):"] + _indent(body)
@@ -929,28 +947,37 @@ def _kernel_text(b: _Builder, builder_name: str = "build") -> list[str]:
     return ["", "", f"def {builder_name}({b.builder_params()}):"] + _indent(lines)
 
 
-def _finish(text: str, bug: str, buggy: bool, axes: dict[str, str]) -> str:
+def _finish(files: dict[str, str], bug: str, buggy: bool, axes: dict[str, str]) -> dict[str, str]:
+    """Placeholders to markers: on the line JAX names in kernel.py, or, when that line is in
+    helpers_mod.py, on kernel.py's call leading there, with ``[in helpers_mod.py:LINE]``."""
     # JAX fact (0.12, checked by the judge): a RefUnion member used collectively inside a
     # `pl.core_map(plgpu.WarpMesh(...))` body lowers without error; JAX reports nothing.
     if bug == "member" and "core_map" in axes["path"]:
         buggy = False
-    out = []
-    for line in text.split("\n"):
-        if MMA_MARK in line or UNION_MARK in line:
-            marker = None
-            if buggy:
-                if bug in ("acc", "lhs") and MMA_MARK in line:
-                    marker = "# PLS001"
-                elif bug == "member" and MMA_MARK in line:
-                    marker = "# PLS001 [lowering jax>=0.11]"
-                elif bug == "mixed_union" and UNION_MARK in line:
-                    marker = "# PLS002"
-            line = line.replace(f"  {MMA_MARK}", "").replace(f"  {UNION_MARK}", "")
-            line = line.replace(MMA_MARK, "").replace(UNION_MARK, "")
-            if marker:
-                line = f"{line}  {marker}"
-        out.append(line)
-    return "\n".join(out)
+    mark, call = (UNION_MARK, CALL_UNION) if bug == "mixed_union" else (MMA_MARK, CALL_MMA)
+    marker = {"acc": "# PLS001", "lhs": "# PLS001", "member": "# PLS001 [lowering jax>=0.11]",
+              "mixed_union": "# PLS002"}[bug]
+    split = {rel: text.split("\n") for rel, text in files.items()}
+    elsewhere = None
+    for rel, lines in split.items():
+        if rel != "kernel.py":
+            hits = [i for i, line in enumerate(lines) if mark in line]
+            if hits:
+                elsewhere = f"[in {rel}:{hits[0] + 1}]"
+    in_kernel = any(mark in line for line in split["kernel.py"])
+    out = {}
+    for rel, lines in split.items():
+        done = []
+        for line in lines:
+            here = rel == "kernel.py" and buggy and (
+                mark in line if in_kernel else elsewhere is not None and call in line)
+            for token in _PLACEHOLDERS:
+                line = line.replace(token, "")
+            if here:
+                line = f"{line}  {marker}" + ("" if in_kernel else f" {elsewhere}")
+            done.append(line)
+        out[rel] = "\n".join(done)
+    return out
 
 
 def _decoy(b: _Builder, collective: bool, shared: bool = False) -> list[str]:
@@ -1171,13 +1198,14 @@ def build_program(name: str, bug: str, buggy: bool, axes: dict[str, str],
         body_lines += _decoy(b, collective=axes["multi"] == "shadowed_collective",
                              shared=axes["callers"] == "shared_mma_helper")
     body_lines += cases
-    files = {"kernel.py": _finish(_tidy("\n".join(body_lines)), bug, buggy, axes)}
+    files = {"kernel.py": _tidy("\n".join(body_lines))}
     if b.helper_top:
         hl = ['"""Helpers of a generated corpus program."""', ""] + b.imports() + [""] + b.aliases() + [
             ""] + b.constants() + module_consts
         for t in b.helper_top:
             hl += t
-        files["helpers_mod.py"] = _finish(_tidy("\n".join(hl)), bug, buggy, axes)
+        files["helpers_mod.py"] = _tidy("\n".join(hl))
+    files = _finish(files, bug, buggy, axes)
     return Program(name=name, bug=bug, buggy=buggy, axes=dict(axes), files=files)
 
 
