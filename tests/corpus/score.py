@@ -1,14 +1,16 @@
 """Score the linter on the generated corpus, with real JAX as the judge.
 
-    python tests/corpus/score.py --seed 0 -n 400 [--judge PYTHON ...] [--truth FILE]
-                                 [--refresh] [--out DIR] [--jobs 2] [--disagreements 40]
+    python tests/corpus/score.py [--seed 0] [-n 400] [--judge PYTHON ...] [--truth FILE]
+                                 [--update | --refresh] [--only AXIS=VARIANT ...] [--out DIR]
+                                 [--jobs 2] [--disagreements 40]
 
 The linter scored is the ``pallas_lsp`` that this Python imports (run it with a checkout's
 own environment to score that checkout).  Truth comes from the committed truth file
-(``truth.json`` beside this script: JAX's findings per program text hash and JAX version);
+(``truth.json`` beside this script: JAX's findings per program code hash and JAX version);
 programs missing from it are judged live by each ``--judge`` Python (one with JAX 0.10.x,
-one with 0.12.x: ``judge.py`` runs in batches there), and ``--refresh`` writes what was
-judged back into the truth file.
+one with 0.12.x: ``judge.py`` runs in batches there).  ``--update`` writes the truth file
+for exactly this sample (judging only what it lacks), ``--refresh`` judges everything again.
+``--only`` scores a subset (``path=fori``, ``bug=member``, ``buggy``, ``clean``).
 
 Printed: per JAX version, recall and precision per axis variant, per bug and per code; the
 programs where JAX disagrees with the generator's intent (generator bugs); the programs
