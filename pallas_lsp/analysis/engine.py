@@ -30,7 +30,7 @@ from .facts import Fact, facts
 from .findings import Finding
 from .prefilter import Bindings, applicable, mentions_pallas
 from .rules import RULES, Rule
-from .settings import Settings
+from .settings import Settings, prefixes
 from .solve import BudgetExceeded, Cancelled
 from .source import Lines, decode
 
@@ -49,9 +49,10 @@ class Result:
 
 
 def select_rules(select: Iterable[str] | None = None, ignore: Iterable[str] | None = None) -> list[Rule]:
-    """Rules whose code starts with a `select` prefix and with no `ignore` prefix."""
-    select = tuple(select or ("PLS",))
-    ignore = tuple(ignore or ())
+    """Rules whose code starts with a `select` prefix and with no `ignore` prefix (`ALL`
+    is the prefix of every code)."""
+    select = prefixes(select or ("PLS",))
+    ignore = prefixes(ignore or ())
     return [
         rule for rule in RULES
         if rule.code.startswith(select) and not (ignore and rule.code.startswith(ignore))
