@@ -18,7 +18,7 @@ from xml.sax.saxutils import escape, quoteattr
 from . import __version__
 from .analysis.findings import Applicability, Finding, Fix, Span
 from .analysis.fixing import fix_to_apply
-from .analysis.rules import BY_CODE, PROJECT_URL, REGISTRY, docs_url
+from .analysis.rules import BY_CODE, FILE_NOT_ANALYSED, PROJECT_URL, REGISTRY, docs_url
 from .analysis.source import Lines
 from .batch import FileReport
 
@@ -203,7 +203,7 @@ def finding_json(finding: Finding, path: str) -> dict:
         "filename": os.path.abspath(finding.span.path or path),
         "location": _location(finding.span.line, finding.span.col),
         "end_location": _location(finding.span.end_line, finding.span.end_col),
-        "noqa_row": finding.span.line,
+        "noqa_row": None if finding.code == FILE_NOT_ANALYSED else finding.span.line,
         "url": docs_url(finding.code),
         "fix": _fix_json(fix, path) if fix is not None else None,
         "fixes": [_fix_json(each, path) for each in finding.fixes],

@@ -111,10 +111,11 @@ def test_documents_are_cached_by_modification_time(tmp_path, monkeypatch):
     assert reads == [1]
 
 
-def test_per_file_ignores_match_relative_paths_names_and_directories(tmp_path):
+def test_per_file_ignores_match_as_ruffs_globs(tmp_path):
+    # ruff's (globset's) semantics: `*` crosses `/`, a pattern without `/` also matches the name
     s = Settings(ignore=("PLS009",), root=str(tmp_path),
                  per_file_ignores=(("tests/*", ("PLS001",)), ("legacy.py", ("PLS002",)),
-                                   ("generated", ("PLS",))))
+                                   ("generated/**", ("PLS",))))
     assert s.ignored_for(str(tmp_path / "tests" / "unit" / "k.py")) == ("PLS009", "PLS001")
     assert s.ignored_for(str(tmp_path / "src" / "legacy.py")) == ("PLS009", "PLS002")
     assert s.ignored_for(str(tmp_path / "generated" / "deep" / "k.py")) == ("PLS009", "PLS")

@@ -91,11 +91,15 @@ class Settings:
         path = os.path.abspath(path)
         root = os.path.abspath(self.root or os.getcwd())
         candidates = [path]
-        if parents:
+        if parents:  # the directories below the root (all of them for a path outside it)
+            inside = path.startswith(os.path.join(root, ""))
             directory = os.path.dirname(path)
-            while directory.startswith(os.path.join(root, "")) and directory != root:
+            while directory != root and (not inside or directory.startswith(os.path.join(root, ""))):
                 candidates.append(directory)
-                directory = os.path.dirname(directory)
+                parent = os.path.dirname(directory)
+                if parent == directory:
+                    break
+                directory = parent
         matchers = [Matcher.of(pattern, root) for pattern in self.exclude + self.extend_exclude]
         return any(matcher.matches(candidate) for matcher in matchers for candidate in candidates)
 
