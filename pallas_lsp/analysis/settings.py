@@ -168,6 +168,22 @@ def settings_for(path: str | None, base: Settings | None = None) -> Settings:
     return load(pyproject, base)
 
 
+def resolve(path: str | None, *, select: Iterable[str] | None = None, ignore: Iterable[str] | None = None,
+            budget: float | None = None, where: str = "settings") -> Settings:
+    """The one settings loader of the frontends (flake8, the server; the CLI layers its
+    options the same way): the pyproject's table for `path`, then the frontend's own values,
+    validated against the rule registry. Raises ConfigError, whose message names the file (or
+    `where`) and the key; a frontend shows it and does not guess defaults."""
+    settings = settings_for(path)
+    if budget is not None and (isinstance(budget, bool) or not isinstance(budget, (int, float)) or budget <= 0):
+        raise ConfigError(f"{where}: the analysis budget must be a positive number of seconds")
+    return settings.merged(
+        select=validate_codes(select, f"{where}: select") if select is not None else None,
+        ignore=validate_codes(ignore, f"{where}: ignore") if ignore is not None else None,
+        budget=float(budget) if budget is not None else None,
+    )
+
+
 def load(pyproject: Path, base: Settings | None = None) -> Settings:
     table = _table(pyproject)
     return parse(table, base or Settings(), source=str(pyproject), root=str(pyproject.parent))

@@ -25,11 +25,11 @@ from pallas_lsp.analysis.facts import Fact
 from pallas_lsp.analysis.findings import Finding
 from pallas_lsp.analysis.fixing import plan_fixes
 from pallas_lsp.analysis.rules import BY_CODE
-from pallas_lsp.analysis.settings import ConfigError, Settings
+from pallas_lsp.analysis.settings import Settings
 from pallas_lsp.analysis.source import Lines, decode
 
 from . import convert
-from .settings import EditorSettings
+from .settings import EditorSettings, not_analysed_result
 from .units import Snapshot, notebook_snapshot, path_of, text_snapshot
 
 log = logging.getLogger("pallas_lsp.server")
@@ -70,6 +70,7 @@ class PallasServer(LanguageServer):
         self.global_settings = EditorSettings()
         self.initial_settings = EditorSettings()  # from initializationOptions
         self.folder_settings: dict[str, EditorSettings] = {}
+        self.shown_errors: set[str] = set()  # configuration errors already shown to the user
         self.generation = 0
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pallas-analysis")
         engine.COLLECT_AFTER_ANALYSIS = False  # `_analyse` collects once it has published
@@ -108,13 +109,16 @@ class PallasServer(LanguageServer):
                     best = (folder, settings)
         return best[1] if best else self.global_settings
 
-    def settings_for(self, path: str | None) -> Settings:
-        editor = self.editor_settings(path)
-        try:
-            return editor.for_file(path)
-        except ConfigError as error:
-            log.warning("%s; using the defaults", error)
-            return Settings().merged(select=editor.select, ignore=editor.ignore)
+    def settings_for(self, path: str | None) -> tuple[Settings | None, str | None]:
+        """The file's settings, or None and the configuration error (shown to the user once)."""
+        settings, error = self.editor_settings(path).resolve(path)
+        if error is not None:
+            log.error("invalid configuration: %s", error)
+            if error not in self.shown_errors:
+                self.shown_errors.add(error)
+                self.window_show_message(t.ShowMessageParams(type=t.MessageType.Error,
+                                                             message=f"pallas-lsp: {error}"))
+        return settings, error
 
     async def load_configuration(self) -> None:
         caps = self.client_capabilities.workspace
@@ -131,6 +135,7 @@ class PallasServer(LanguageServer):
             log.warning("workspace/configuration failed: %s", error)
             return
         answers = list(answers or [])
+        self.shown_errors.clear()  # a configuration still wrong after a change is shown again
         # a client without a `pallas` section answers null: initializationOptions stand
         self.global_settings = self._editor(answers[0] if answers else None)
         self.folder_settings = {
@@ -223,14 +228,17 @@ class PallasServer(LanguageServer):
         if snapshot is None or cancel.is_set():
             return
         generation = self.generation
-        settings = self.settings_for(snapshot.path)
+        settings, error = self.settings_for(snapshot.path)
         overlays = self.overlays(snapshot.path)
         loop = asyncio.get_running_loop()
         try:
-            result = await loop.run_in_executor(
-                self.executor, lambda: lint(snapshot.text, snapshot.path, settings, cancel=cancel,
-                                            overlays=overlays, want_facts=True))
-            self._take(unit, snapshot, result, cancel, generation)
+            if settings is None:  # an invalid configuration: shown, and PLS000, never defaults
+                result = engine.Result(error=f"invalid configuration: {error}")
+            else:
+                result = await loop.run_in_executor(
+                    self.executor, lambda: lint(snapshot.text, snapshot.path, settings, cancel=cancel,
+                                                overlays=overlays, want_facts=True))
+            self._take(unit, snapshot, not_analysed_result(result, settings, snapshot.path), cancel, generation)
         finally:  # also when this task is cancelled: the collector must not stay off
             engine.resume_collection()  # the garbage of the analysis, now that nobody waits
 
@@ -243,7 +251,7 @@ class PallasServer(LanguageServer):
                 self.schedule(unit.key)
             return
         if result.error:
-            log.info("%s: %s", snapshot.path or snapshot.key, result.error)
+            log.warning("%s: not analysed: %s", snapshot.path or snapshot.key, result.error)
             if result.error == "cancelled":
                 return
         unit.analysis = self._analysis(snapshot, result, generation)

@@ -4,7 +4,9 @@ merged with `[tool.pallas-lint]` from the file's `pyproject.toml` through the co
 Keys: `select`, `ignore` (code prefixes), `lint.run` ("onType" | "onSave"), `lint.debounce`
 (milliseconds), `logLevel` ("error" | "warning" | "info" | "debug"). A flat `run` or `debounce`
 is accepted too. Editor `select`/`ignore`, when given, win over the pyproject's (ruff's
-`editorFirst`).
+`editorFirst`). Codes are validated against the rule registry, as everywhere: an unknown one,
+like an invalid `[tool.pallas-lint]`, is a configuration error the server shows to the user
+(`window/showMessage`) and reports on each file as PLS000; it never guesses defaults.
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from pallas_lsp.analysis.settings import Settings, codes, settings_for
+from pallas_lsp.analysis.rules import FILE_NOT_ANALYSED, not_analysed
+from pallas_lsp.analysis.settings import ConfigError, Settings, codes, resolve, validate_codes
 
 DEFAULT_DEBOUNCE_MS = 250
 
@@ -28,6 +31,7 @@ class EditorSettings:
     run: str = "onType"
     debounce_ms: float = DEFAULT_DEBOUNCE_MS
     log_level: int = logging.WARNING
+    error: str | None = None  # why the editor's own values cannot be used
 
     @classmethod
     def parse(cls, raw: Any) -> EditorSettings:
@@ -38,9 +42,17 @@ class EditorSettings:
         run = lint.get("run", raw.get("run"))
         debounce = lint.get("debounce", raw.get("debounce"))
         level = raw.get("logLevel")
+        select, ignore, error = _codes(raw.get("select")), _codes(raw.get("ignore")), None
+        try:
+            for key, value in (("select", select), ("ignore", ignore)):
+                if value is not None:
+                    validate_codes(value, f"editor setting pallas.{key}")
+        except ConfigError as problem:
+            error = str(problem)
         return cls(
-            select=_codes(raw.get("select")),
-            ignore=_codes(raw.get("ignore")),
+            select=select,
+            ignore=ignore,
+            error=error,
             run=run if run in ("onType", "onSave") else "onType",
             debounce_ms=float(debounce) if _is_number(debounce) and debounce >= 0 else DEFAULT_DEBOUNCE_MS,
             log_level=_LOG_LEVELS.get(str(level).lower(), logging.WARNING) if level else logging.WARNING,
@@ -48,7 +60,24 @@ class EditorSettings:
 
     def for_file(self, path: str | None) -> Settings:
         """The core settings for `path`: its pyproject's, then these on top. Raises ConfigError."""
-        return settings_for(path).merged(select=self.select, ignore=self.ignore)
+        if self.error is not None:
+            raise ConfigError(self.error)
+        return resolve(path, select=self.select, ignore=self.ignore, where="editor settings")
+
+    def resolve(self, path: str | None) -> tuple[Settings | None, str | None]:
+        """`for_file`, or None and the configuration error to show the user."""
+        try:
+            return self.for_file(path), None
+        except ConfigError as error:
+            return None, str(error)
+
+
+def not_analysed_result(result: Any, settings: Settings | None, path: str | None) -> Any:
+    """`result` with its PLS000 finding first when the file was not analysed (unless the
+    settings ignore PLS000); a cancelled analysis is not a verdict."""
+    if result.error and result.error != "cancelled" and (settings is None or settings.enables(FILE_NOT_ANALYSED, path)):
+        result.findings = [not_analysed(result.error), *result.findings]
+    return result
 
 
 def _codes(value: Any) -> tuple[str, ...] | None:
