@@ -265,6 +265,8 @@ def check(args: argparse.Namespace) -> int:
                          f"choose from {', '.join(report.FORMATS)}")
     if args.add_noqa and (args.fix or args.diff or args.fix_only):
         raise UsageError("--add-noqa cannot be combined with --fix, --fix-only or --diff")
+    if args.exit_non_zero_on_fix and args.exit_zero:
+        raise UsageError("--exit-non-zero-on-fix cannot be used with --exit-zero")
     stdin = args.stdin_filename is not None or args.paths == ["-"]
     if args.watch and (stdin or args.fix or args.fix_only or args.diff or args.add_noqa):
         raise UsageError("--watch cannot be combined with stdin, --fix, --fix-only, --diff or --add-noqa")

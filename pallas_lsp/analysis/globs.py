@@ -100,8 +100,7 @@ def compile_glob(pattern: str) -> re.Pattern:
 def absolute(pattern: str, root: str) -> str:
     """`pattern` joined to `root` and normalised (`./`, `..`), as ruff's `normalize_path_to`."""
     joined = pattern if pattern.startswith("/") else posixpath.join(_posix(root), pattern)
-    normal = posixpath.normpath(joined)
-    return normal + "/" if pattern.endswith("/") and not normal.endswith("/") else normal
+    return posixpath.normpath(joined)  # a trailing `/` goes, as in ruff
 
 
 def _posix(path: str) -> str:
