@@ -35,18 +35,19 @@ class EditorSettings:
 
     @classmethod
     def parse(cls, raw: Any) -> EditorSettings:
-        """Lenient: a value of the wrong type keeps its default (an editor must not break)."""
+        """Lenient for how the editor runs us (a bad `lint.run` keeps its default), strict for
+        what decides the verdict: an unknown code, or `select`/`ignore` of the wrong type, is
+        an `error` the server shows instead of guessing."""
         if not isinstance(raw, dict):
             return cls()
         lint = raw.get("lint") if isinstance(raw.get("lint"), dict) else {}
         run = lint.get("run", raw.get("run"))
         debounce = lint.get("debounce", raw.get("debounce"))
         level = raw.get("logLevel")
-        select, ignore, error = _codes(raw.get("select")), _codes(raw.get("ignore")), None
+        select = ignore = error = None
         try:
-            for key, value in (("select", select), ("ignore", ignore)):
-                if value is not None:
-                    validate_codes(value, f"editor setting pallas.{key}")
+            select = _codes(raw.get("select"), "select")
+            ignore = _codes(raw.get("ignore"), "ignore")
         except ConfigError as problem:
             error = str(problem)
         return cls(
@@ -80,12 +81,17 @@ def not_analysed_result(result: Any, settings: Settings | None, path: str | None
     return result
 
 
-def _codes(value: Any) -> tuple[str, ...] | None:
+def _codes(value: Any, key: str) -> tuple[str, ...] | None:
+    """The codes of an editor setting (a list, or one string); None when not set (absent, null
+    or empty). Raises ConfigError for another type or an unknown code."""
+    if value is None or value == []:
+        return None
     if isinstance(value, str):
         value = [value]
-    if not isinstance(value, list) or not value or not all(isinstance(item, str) for item in value):
-        return None
-    return codes(value)
+    where = f"editor setting pallas.{key}"
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ConfigError(f"{where} must be a list of rule codes")
+    return validate_codes(codes(value), where) or None
 
 
 def _is_number(value: Any) -> bool:
