@@ -20,7 +20,8 @@ from pallas_lsp import __version__
 from pallas_lsp.analysis import analyze_source
 from pallas_lsp.analysis.prefilter import mentions_pallas
 from pallas_lsp.analysis.rules import FILE_NOT_ANALYSED, not_analysed
-from pallas_lsp.analysis.settings import ConfigError, codes, resolve, validate_codes
+from pallas_lsp.analysis.config import check_selectors, resolve
+from pallas_lsp.analysis.settings import ConfigError, codes
 
 log = logging.getLogger("flake8_pallas")
 
@@ -52,9 +53,9 @@ class PallasChecker:
 
         try:
             cls.overrides = {
-                "select": validate_codes(codes(options.pallas_select), "--pallas-select")
+                "select": check_selectors(codes(options.pallas_select), "--pallas-select")
                 if options.pallas_select is not None else None,
-                "ignore": validate_codes(codes(options.pallas_ignore), "--pallas-ignore")
+                "ignore": check_selectors(codes(options.pallas_ignore), "--pallas-ignore")
                 if options.pallas_ignore is not None else None,
                 "budget": options.pallas_budget,
             }

@@ -26,11 +26,11 @@ from collections import Counter
 from typing import Sequence, TextIO
 
 from . import __version__, batch, cache, report
-from .analysis.findings import Finding
 from .analysis.fixes import apply_edits
 from .analysis.fixing import Plan, fix_to_apply
 from .analysis.rules import BY_CODE, PROJECT_URL, REGISTRY, Rule, docs_url, not_analysed
-from .analysis.settings import OPTIONS, ConfigError, codes, settings_text, validate_codes, validate_globs
+from .analysis.config import check_selectors
+from .analysis.settings import OPTIONS, ConfigError, codes, settings_text, validate_globs
 from .analysis.source import decode
 from .files import Overrides, SettingsResolver, Target, targets
 
@@ -48,7 +48,7 @@ class UsageError(Exception):
 def _codes(value: str) -> tuple[str, ...]:
     """Selectors checked against the rule registry (`ALL` included), as ruff checks them."""
     try:
-        return validate_codes(codes(value) or (), "rule selection")
+        return check_selectors(codes(value) or (), "rule selection")
     except ConfigError as error:
         raise argparse.ArgumentTypeError(str(error).removeprefix("rule selection: ")) from None
 
@@ -586,7 +586,9 @@ def rule(args: argparse.Namespace) -> int:
     else:
         code = args.code.upper()
         if code not in BY_CODE:
-            raise UsageError(f"unknown rule {args.code!r}; the rules are {', '.join(BY_CODE)}")
+            nearest = (difflib.get_close_matches(code, list(BY_CODE), n=1, cutoff=0.0) or ["PLS001"])[0]
+            raise UsageError(f"unknown rule {args.code!r}; the nearest rule code is {nearest} "
+                             f"(`pallas-lint rule --all` lists them)")
         chosen = [BY_CODE[code]]
     if args.output_format == "json":
         data = [{"code": r.code, "name": r.name, "summary": r.summary, "severity": r.severity.value,

@@ -23,7 +23,8 @@ from typing import Callable, Iterator
 
 import pathspec
 
-from .analysis.settings import ConfigError, Settings, load, settings_for
+from .analysis.config import load, settings_for
+from .analysis.settings import ConfigError, Settings
 
 PYTHON_SUFFIXES = (".py", ".pyi")
 

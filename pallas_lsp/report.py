@@ -301,7 +301,8 @@ def gitlab(reports: list[FileReport], **_) -> str:
 
 def pylint(reports: list[FileReport], **_) -> str:
     """pylint's parseable format, as ruff writes it: `path:line: [CODE] message`."""
-    return "".join(f"{display(f.span.path or path)}:{f.line}: [{f.code}] {f.message}\n" for path, f in _findings(reports))
+    return "".join(f"{display(f.span.path or path)}:{f.line}: [{f.code}] {f.message}\n"
+                   for path, f in _findings(reports))
 
 
 def _rd_range(span: Span) -> dict:

@@ -19,7 +19,7 @@ import pytest
 from conftest import ROOT
 from oracle.markers import parse_markers
 from pallas_lsp import __version__, batch, cli
-from pallas_lsp.analysis.rules import BY_CODE, REGISTRY, RULES, docs_url
+from pallas_lsp.analysis.rules import BY_CODE, REGISTRY, docs_url
 
 FIXTURES = ROOT / "tests" / "fixtures"
 SCHEMAS = ROOT / "tests" / "schemas"

@@ -8,7 +8,6 @@ import os
 import pty
 import re
 import select
-import shutil
 import subprocess
 import sys
 import time
@@ -19,7 +18,7 @@ import pytest
 
 from conftest import ROOT
 from pallas_lsp import cache, cli
-from pallas_lsp.analysis.rules import BY_CODE, REGISTRY
+from pallas_lsp.analysis.rules import BY_CODE
 from pallas_lsp.analysis.settings import OPTIONS
 
 EXAMPLE = ROOT / "examples" / "collective_matmul.py"
@@ -504,8 +503,8 @@ def both(tmp_path):
 
 def _pair(fmt: str, root: Path, here) -> tuple[str, str]:
     """Our output and ruff's in one format; ours in this process but for json and junit."""
-    ours = (lint if fmt in ("json", "junit") else here)("check", "--no-cache", "--output-format", fmt, "k.py",
-                                                           cwd=root)
+    run = lint if fmt in ("json", "junit") else here
+    ours = run("check", "--no-cache", "--output-format", fmt, "k.py", cwd=root)
     theirs = ruff("check", "--no-cache", "--isolated", "--output-format", fmt, "r.py", cwd=root)
     assert ours.returncode == theirs.returncode == 1, ours.stderr + theirs.stderr
     return ours.stdout, theirs.stdout
@@ -528,7 +527,8 @@ def test_junit_has_ruffs_structure(both, tmp_path, here):
     ours, theirs = _pair("junit", both, here)
 
     def structure(text: str) -> list[tuple[str, tuple[str, ...]]]:
-        return [(element.tag, tuple(sorted(element.attrib))) for element in ElementTree.fromstring(text.encode()).iter()]
+        root = ElementTree.fromstring(text.encode())
+        return [(element.tag, tuple(sorted(element.attrib))) for element in root.iter()]
 
     assert structure(ours) == structure(theirs)
     case = ElementTree.fromstring(ours.encode()).find("testsuite/testcase")

@@ -58,9 +58,11 @@ analysis-budget = 2.5
     ("respect-gitignore = 1", "respect-gitignore must be true or false"),
 ])
 def test_bad_tables_name_the_file_and_the_key(tmp_path, table, message):
+    from pallas_lsp.analysis import config
+
     path = pyproject(tmp_path, table)
     with pytest.raises(ConfigError) as error:
-        settings_for(str(tmp_path / "kernel.py"))
+        config.settings_for(str(tmp_path / "kernel.py"))  # the frontends' loader
     assert str(path) in str(error.value) and message in str(error.value)
 
 
@@ -149,20 +151,21 @@ def test_codes():
 
 
 def test_selectors_are_checked_against_the_registry():
-    from pallas_lsp.analysis.settings import prefixes, validate_codes
+    from pallas_lsp.analysis.config import check_selectors
+    from pallas_lsp.analysis.settings import prefixes
 
-    assert validate_codes(["pls", "PLS0", "pls001", "PLS100", "all", " PLS000 "], "x") == (
+    assert check_selectors(["pls", "PLS0", "pls001", "PLS100", "all", " PLS000 "], "x") == (
         "PLS", "PLS0", "PLS001", "PLS100", "ALL", "PLS000")
     for bad in ("FOO123", "PLS999", "PLS2", "E", ""):
         with pytest.raises(ConfigError, match=r"^where: unknown rule selector .*the nearest rule code is PLS\d{3}"):
-            validate_codes([bad], "where")
+            check_selectors([bad], "where")
     assert prefixes(("ALL", "PLS001")) == ("", "PLS001")
     assert Settings(select=("ALL",)).enables("PLS100") and not Settings(ignore=("ALL",)).enables("PLS000")
     assert not Settings(per_file_ignores=(("k.py", ("PLS000",)),)).enables("PLS000", "/r/k.py")
 
 
 def test_one_loader_for_the_frontends(tmp_path):
-    from pallas_lsp.analysis.settings import resolve
+    from pallas_lsp.analysis.config import resolve
     from pallas_lsp.server.settings import EditorSettings
 
     pyproject(tmp_path, 'ignore = ["PLS002"]')

@@ -1,7 +1,8 @@
 """`[tool.pallas-lint]` in `pyproject.toml`: which rules apply to which file.
 
 The nearest `pyproject.toml` above a file that has a `[tool.pallas-lint]` table wins (as ruff
-finds its configuration). Every frontend reads it through `settings_for()`; command-line options,
+finds its configuration). Every frontend reads it through `config.py`, which wraps
+`settings_for()`; command-line options,
 flake8's `--pallas-*` options and editor settings are layered on top with `Settings.merged()`.
 
 ```toml
@@ -15,9 +16,10 @@ respect-gitignore = true         # a directory walk skips what .gitignore ignore
 analysis-budget = 10             # seconds per file; past it the file gets PLS000
 ```
 
-Codes are checked against the rule registry wherever they are written (`validate_codes`): an
-unknown selector is a ConfigError naming it and the nearest real code. `ALL` selects (or
-ignores) every code. Globs follow ruff's semantics (`globs.py`).
+This module checks the table's shape and types. The codes in it are checked against the rule
+registry one floor up, in `config.py` (the loader the frontends use): an unknown selector is a
+ConfigError naming it and the nearest real code. `ALL` selects (or ignores) every code. Globs
+follow ruff's semantics (`globs.py`).
 """
 
 from __future__ import annotations
@@ -32,7 +34,6 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from .globs import GlobError, Matcher, check as check_glob
-from .rules import BY_CODE
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -114,21 +115,18 @@ def prefixes(selectors: Iterable[str]) -> tuple[str, ...]:
     return tuple("" if selector == "ALL" else selector for selector in selectors)
 
 
-def _nearest(selector: str) -> str:
-    known = list(BY_CODE)
-    return (difflib.get_close_matches(selector, known, n=1, cutoff=0.0) or known)[0]
+def validate_codes(values: Iterable[str], where: str, known: Iterable[str]) -> tuple[str, ...]:
+    """`values` as selectors (upper case), each `ALL` or the prefix of a code in `known`.
 
-
-def validate_codes(values: Iterable[str], where: str) -> tuple[str, ...]:
-    """`values` as selectors (upper case), each the prefix of a registered code or `ALL`.
-
-    Raises ConfigError naming the first unknown one, the nearest real code, and `where`."""
+    Raises ConfigError naming the first unknown one, the nearest known code, and `where`."""
+    known = list(known)
     result = []
     for value in values:
         selector = value.strip().upper()
-        if selector != "ALL" and not (selector and any(code.startswith(selector) for code in BY_CODE)):
+        if selector != "ALL" and not (selector and any(code.startswith(selector) for code in known)):
+            nearest = (difflib.get_close_matches(selector, known, n=1, cutoff=0.0) or known or ["?"])[0]
             raise ConfigError(f"{where}: unknown rule selector {value.strip()!r}; the nearest rule code is "
-                              f"{_nearest(selector)} (`pallas-lint rule --all` lists them)")
+                              f"{nearest} (`pallas-lint rule --all` lists them)")
         result.append(selector)
     return tuple(result)
 
@@ -168,22 +166,6 @@ def settings_for(path: str | None, base: Settings | None = None) -> Settings:
     return load(pyproject, base)
 
 
-def resolve(path: str | None, *, select: Iterable[str] | None = None, ignore: Iterable[str] | None = None,
-            budget: float | None = None, where: str = "settings") -> Settings:
-    """The one settings loader of the frontends (flake8, the server; the CLI layers its
-    options the same way): the pyproject's table for `path`, then the frontend's own values,
-    validated against the rule registry. Raises ConfigError, whose message names the file (or
-    `where`) and the key; a frontend shows it and does not guess defaults."""
-    settings = settings_for(path)
-    if budget is not None and (isinstance(budget, bool) or not isinstance(budget, (int, float)) or budget <= 0):
-        raise ConfigError(f"{where}: the analysis budget must be a positive number of seconds")
-    return settings.merged(
-        select=validate_codes(select, f"{where}: select") if select is not None else None,
-        ignore=validate_codes(ignore, f"{where}: ignore") if ignore is not None else None,
-        budget=float(budget) if budget is not None else None,
-    )
-
-
 def load(pyproject: Path, base: Settings | None = None) -> Settings:
     table = _table(pyproject)
     return parse(table, base or Settings(), source=str(pyproject), root=str(pyproject.parent))
@@ -205,7 +187,8 @@ def _strings(key: str, value: Any, source: str) -> tuple[str, ...]:
 
 
 def _codes(key: str, value: Any, source: str) -> tuple[str, ...]:
-    return validate_codes(_strings(key, value, source), f"{source}: {key}")
+    """Code selectors, upper case; `config.py` checks them against the registry."""
+    return tuple(code.strip().upper() for code in _strings(key, value, source))
 
 
 def _globs(key: str, value: Any, source: str) -> tuple[str, ...]:

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from pallas_lsp.analysis.rules import FILE_NOT_ANALYSED, not_analysed
-from pallas_lsp.analysis.settings import ConfigError, Settings, codes, resolve, validate_codes
+from pallas_lsp.analysis.config import check_selectors, resolve
+from pallas_lsp.analysis.settings import ConfigError, Settings, codes
 
 DEFAULT_DEBOUNCE_MS = 250
 
@@ -91,7 +92,7 @@ def _codes(value: Any, key: str) -> tuple[str, ...] | None:
     where = f"editor setting pallas.{key}"
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
         raise ConfigError(f"{where} must be a list of rule codes")
-    return validate_codes(codes(value), where) or None
+    return check_selectors(codes(value), where) or None
 
 
 def _is_number(value: Any) -> bool:
