@@ -250,10 +250,11 @@ class PallasServer(LanguageServer):
             if unit.waiters:  # the text moved on while nobody scheduled its analysis (onSave)
                 self.schedule(unit.key)
             return
-        if result.error:
+        if result.error == "cancelled":
+            log.info("%s: %s", snapshot.path or snapshot.key, result.error)
+            return
+        if result.error:  # the diagnostic is PLS000; the log says it too
             log.warning("%s: not analysed: %s", snapshot.path or snapshot.key, result.error)
-            if result.error == "cancelled":
-                return
         unit.analysis = self._analysis(snapshot, result, generation)
         unit.pending_version = None
         self._publish(unit.analysis)
