@@ -1,4 +1,4 @@
-"""Generate `docs/rules/PLS00N.md` from each rule's own documentation and examples.
+"""Generate `docs/rules/PLSNNN.md` from each rule's own documentation and examples.
 
     python -m pallas_lsp.docs [OUTPUT_DIR]
     python -m pallas_lsp.docs --check [OUTPUT_DIR]   # exit 1 when a page is missing or stale
@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from pallas_lsp.analysis import RULES, Rule
+from pallas_lsp.analysis import REGISTRY, Rule
 
 
 def page(rule: Rule) -> str:
@@ -23,12 +23,15 @@ def page(rule: Rule) -> str:
         "",
         rule.documentation(),
         "",
-        "## Complete examples",
-        "",
-        "Each example is a whole program; the tests run the linter on it and trace its",
-        "`case_*` functions with JAX on the CPU (the oracle test), so what it claims is what JAX does.",
-        "",
     ]
+    if rule.INVALID or rule.VALID:
+        parts += [
+            "## Complete examples",
+            "",
+            "Each example is a whole program; the tests run the linter on it and trace its",
+            "`case_*` functions with JAX on the CPU (the oracle test), so what it claims is what JAX does.",
+            "",
+        ]
     for example in rule.INVALID:
         parts += ["### Invalid", "", "```python", example.code.rstrip(), "```", ""]
         if example.fixed:
@@ -42,7 +45,7 @@ def page(rule: Rule) -> str:
 def write(directory: Path) -> list[Path]:
     directory.mkdir(parents=True, exist_ok=True)
     written = []
-    for rule in RULES:
+    for rule in REGISTRY:
         target = directory / f"{rule.code}.md"
         target.write_text(page(rule), encoding="utf-8")
         written.append(target)

@@ -30,7 +30,7 @@ from .findings import Finding
 from .prefilter import Bindings, applicable, mentions_pallas
 from .rules import RULES, Rule
 from .session import DEFAULT_SESSION, Session
-from .settings import Settings
+from .settings import Settings, prefixes
 from .solve import BudgetExceeded, Cancelled
 from .source import Lines, decode
 
@@ -49,9 +49,10 @@ class Result:
 
 
 def select_rules(select: Iterable[str] | None = None, ignore: Iterable[str] | None = None) -> list[Rule]:
-    """Rules whose code starts with a `select` prefix and with no `ignore` prefix."""
-    select = tuple(select or ("PLS",))
-    ignore = tuple(ignore or ())
+    """Rules whose code starts with a `select` prefix and with no `ignore` prefix (`ALL`
+    is the prefix of every code)."""
+    select = prefixes(select or ("PLS",))
+    ignore = prefixes(ignore or ())
     return [
         rule for rule in RULES
         if rule.code.startswith(select) and not (ignore and rule.code.startswith(ignore))
@@ -113,6 +114,11 @@ def lint(text: str, path: str | None, settings: Settings, **options) -> Result:
     result.findings, result.silenced = noqa.unsilenced(
         result.findings, text, lambda other: overlays.get(other) if other in overlays else _disk_text(other))
     return result
+
+
+def read_text(path: str) -> str | None:
+    """A file's text from the disk (None when it cannot be read or decoded)."""
+    return _disk_text(path)
 
 
 def _disk_text(path: str) -> str | None:

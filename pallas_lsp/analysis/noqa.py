@@ -14,7 +14,7 @@ import tokenize
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
-from .findings import Edit, Finding, Span
+from .findings import Applicability, Edit, Finding, Fix, Severity, Span
 from .source import Lines
 
 _NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
@@ -150,3 +150,70 @@ def add_noqa(text: str, findings: Iterable[Finding]) -> list[Edit]:
     marks = directives(text)
     edits = (noqa_edit(text, line, codes, marks) for line, codes in sorted(by_line.items()))
     return [edit for edit in edits if edit is not None]
+
+
+def unused(text: str, findings: Iterable[Finding], enabled: Callable[[str], bool],
+           known: Iterable[str]) -> list[Finding]:
+    """PLS100 findings (ruff's RUF100) for the `# noqa: ...` comments of `text` whose `PLS`
+    codes silence none of `findings` (every finding of the file, before noqa comments are
+    applied). Codes of other tools and bare `# noqa` are not ours to judge; codes that
+    `enabled` says are not selected are left alone (ruff's "non-enabled"); codes starting with
+    `PLS` that prefix no code in `known` are reported as unknown."""
+    lowered = text.lower()
+    if "noqa" not in lowered or "pls" not in lowered:
+        return []
+    known = tuple(known)
+    by_line: dict[int, set[str]] = {}
+    for finding in findings:
+        by_line.setdefault(finding.line, set()).add(finding.code)
+    lines = Lines(text)
+    result = []
+    for line, col, comment in _comments(text):
+        if _FILE_NOQA.search(comment):
+            continue
+        match = _NOQA.search(comment)
+        if match is None or not match.group("codes"):
+            continue
+        written = [code.group(0).upper() for code in _CODE.finditer(match.group("codes"))]
+        if any(UNUSED_CODE.startswith(code) for code in written if code.startswith("PLS")):
+            continue  # `# noqa: PLS100` keeps this comment as it is
+        codes_here = by_line.get(line, set())
+        unused_codes, unknown_codes = [], []
+        for code in written:
+            if not code.startswith("PLS") or any(c.startswith(code) for c in codes_here):
+                continue
+            if not any(c.startswith(code) for c in known):
+                unknown_codes.append(code)
+            elif any(enabled(c) for c in known if c.startswith(code)):
+                unused_codes.append(code)
+        if not unused_codes and not unknown_codes:
+            continue
+        start, end = col + match.start(), col + match.end()
+        parts = ([f"unused: {', '.join(f'`{c}`' for c in unused_codes)}"] if unused_codes else []) + \
+                ([f"unknown: {', '.join(f'`{c}`' for c in unknown_codes)}"] if unknown_codes else [])
+        dropped = set(unused_codes) | set(unknown_codes)
+        kept = [code for code in written if code not in dropped]
+        result.append(Finding(
+            UNUSED_CODE, f"Unused `noqa` directive ({'; '.join(parts)})", Span(line, start, line, end),
+            Severity.WARNING,
+            fixes=(Fix("Remove unused `noqa` directive" if not kept else "Remove the unused codes",
+                       Applicability.SAFE, (_removal(lines.text(line), line, start, end, match, col, kept),),
+                       preferred=True),),
+        ))
+    return result
+
+
+UNUSED_CODE = "PLS100"
+
+
+def _removal(content: str, line: int, start: int, end: int, match: re.Match, col: int,
+             kept: list[str]) -> Edit:
+    if kept:  # rewrite the code list only
+        codes_start, codes_end = col + match.start("codes"), col + match.end("codes")
+        return Edit(Span(line, codes_start, line, codes_end), ", ".join(kept))
+    before = content[:start]
+    stripped = before.rstrip()
+    if end >= len(content.rstrip("\r\n")) or not content[end:].strip():
+        # the directive ends the line: remove it with the blanks before it
+        return Edit(Span(line, len(stripped) if stripped else start, line, end), "")
+    return Edit(Span(line, start, line, end), "")

@@ -26,6 +26,7 @@ from lsprotocol import types as t
 from pallas_lsp import analysis as core
 
 from . import convert
+from .settings import not_analysed_result
 from .units import Snapshot
 
 if TYPE_CHECKING:
@@ -142,14 +143,18 @@ class Scheduler:
         if snapshot is None or cancel.is_set():
             return
         generation = self.generation
-        settings = self.session.settings_for(snapshot.path)
+        settings, error = self.session.settings_for(snapshot.path)
         overlays, open_versions = self.session.overlays(snapshot.path)
         loop = asyncio.get_running_loop()
         try:
-            result = await loop.run_in_executor(
-                self.executor, lambda: core.lint(snapshot.text, snapshot.path, settings, cancel=cancel,
-                                                 overlays=overlays, want_facts=True, session=self.astroid))
-            self._take(unit, snapshot, result, cancel, generation, open_versions)
+            if settings is None:  # an invalid configuration: shown, and PLS000, never defaults
+                result = core.Result(error=f"invalid configuration: {error}")
+            else:
+                result = await loop.run_in_executor(
+                    self.executor, lambda: core.lint(snapshot.text, snapshot.path, settings, cancel=cancel,
+                                                     overlays=overlays, want_facts=True, session=self.astroid))
+            self._take(unit, snapshot, not_analysed_result(result, settings, snapshot.path), cancel, generation,
+                       open_versions)
         finally:  # also when this task is cancelled: the collector must not stay off
             self.astroid.resume_collection()  # the garbage of the analysis, now that nobody waits
 
@@ -162,10 +167,11 @@ class Scheduler:
             if unit.waiters:  # the text moved on while nobody scheduled its analysis (onSave)
                 self.schedule(unit.key)
             return
-        if result.error:
+        if result.error == "cancelled":
             log.info("%s: %s", snapshot.path or snapshot.key, result.error)
-            if result.error == "cancelled":
-                return
+            return
+        if result.error:  # the diagnostic is PLS000; the log says it too
+            log.warning("%s: not analysed: %s", snapshot.path or snapshot.key, result.error)
         unit.analysis = self._analysis(snapshot, result, generation, open_versions)
         unit.pending_version = None
         self._show(unit.key, unit.analysis)

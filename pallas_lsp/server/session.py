@@ -31,6 +31,7 @@ class Session:
         self.global_settings = EditorSettings()
         self.initial_settings = EditorSettings()  # from initializationOptions
         self.folder_settings: dict[str, EditorSettings] = {}
+        self.shown_errors: set[str] = set()  # configuration errors already shown to the user
 
     # -- capabilities ----------------------------------------------------------------------
 
@@ -80,15 +81,17 @@ class Session:
                     best = (folder, settings)
         return best[1] if best else self.global_settings
 
-    def settings_for(self, path: str | None) -> Settings:
-        """The core settings for `path`: its pyproject's with the editor's on top. A bad
-        pyproject gives the defaults (the place to tell the user about it)."""
-        editor = self.editor_settings(path)
-        try:
-            return editor.for_file(path)
-        except ConfigError as error:
-            log.warning("%s; using the defaults", error)
-            return Settings().merged(select=editor.select, ignore=editor.ignore)
+    def settings_for(self, path: str | None) -> tuple[Settings | None, str | None]:
+        """The core settings for `path` (its pyproject's with the editor's on top), or None and
+        the configuration error, which is shown to the user once: never guessed defaults."""
+        settings, error = self.editor_settings(path).resolve(path)
+        if error is not None:
+            log.error("invalid configuration: %s", error)
+            if error not in self.shown_errors:
+                self.shown_errors.add(error)
+                self.server.window_show_message(t.ShowMessageParams(type=t.MessageType.Error,
+                                                                    message=f"pallas-lsp: {error}"))
+        return settings, error
 
     def take_initialization_options(self, options: Any) -> None:
         """`initializationOptions`: `{"settings": {...}}`, `{"pallas": {...}}` or the settings."""
@@ -124,6 +127,7 @@ class Session:
             log.warning("workspace/configuration failed: %s", error)
             return
         answers = list(answers or [])
+        self.shown_errors.clear()  # a configuration still wrong after a change is shown again
         # a client without a `pallas` section answers null: initializationOptions stand
         self.set_global(self._editor(answers[0] if answers else None))
         # (a short answer leaves the remaining folders with the global settings)
