@@ -54,8 +54,7 @@ def test_generator_is_deterministic_and_twinned():
         assert (bug.bug, bug.axes) == (ok.bug, ok.axes) and bug.buggy and not ok.buggy
         assert not ok.intent(), ok.name  # a clean twin carries no marker
     assert {p.bug for p in a} == set(generator.BUGS)
-    assert len(generator.AXES) >= 12 and all(len(v) >= 3 for v in generator.AXES.values()
-                                             if v != generator.AXES["multi"])
+    assert len(generator.AXES) >= 12 and all(len(v) >= 3 for v in generator.AXES.values())
 
 
 def test_truth_covers_the_sample(sample, truth):
