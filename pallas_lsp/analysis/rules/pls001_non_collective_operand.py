@@ -188,7 +188,7 @@ class NonCollectiveOperand(Rule):
 
     def _finding(self, ctx: Context, occurrences: Occurrences, verdict: decide.Verdicts,
                  uses: dict) -> Iterator[Finding]:
-        span = ctx.span(occurrences.call)
+        span = ctx.span(decide.shown_at(occurrences.call, occurrences.anchor))
         if span is None:
             return
         anchor = ctx.span(occurrences.anchor) if span.path is not None else None

@@ -74,7 +74,7 @@ class MixedCollectiveUnion(Rule):
                     continue
                 (bad if sides else decided).append((guard, site.chain, sides))
         for union, (bad, decided, reported) in found.items():
-            span = ctx.span(union)
+            span = ctx.span(decide.shown_at(union, reported))
             if not bad or span is None:
                 continue
             anchor = ctx.span(reported) if span.path is not None else None

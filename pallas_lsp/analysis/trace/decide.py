@@ -198,6 +198,13 @@ def reported_at(site: Site, root: nodes.Module) -> nodes.NodeNG | None:
     return None
 
 
+def shown_at(node: nodes.NodeNG, anchor: nodes.NodeNG) -> nodes.NodeNG:
+    """Where a finding about the call `node` goes: at the call (in a helper module of the
+    project, if it is there), but inside an installed library, which the user does not edit,
+    at the analysed file's call into it (`anchor`)."""
+    return anchor if getattr(node.root(), "pallas_library", None) else node
+
+
 def context(chain: tuple) -> nodes.NodeNG | None:
     """The outermost call on the way: which use of the code led here."""
     for node in chain:

@@ -743,6 +743,10 @@ class Interpreter:
             method = self.stubs.class_attribute(callee.cls, "__call__")
             if isinstance(method, o.Closure):
                 return self.run(method, [callee] + args, kwargs, node, preset)
+        if isinstance(callee, o.Library) and self.resolver.readable(callee.qname):
+            function = self.resolver.library_function(self, callee.qname)  # JAX's kernel building blocks
+            if function is not None:
+                return self.invoke(function, args, kwargs, node, preset)
         for value in list(args) + list(kwargs.values()):
             self.escape(value)
         if isinstance(callee, o.Library):
@@ -860,6 +864,20 @@ class Interpreter:
     def record(self, kind: str, node: nodes.Call, arguments: dict, value: Any = None) -> None:
         self.sites.append(Site(kind, node, arguments, self.guard, tuple(self.stack),
                                self.kernels[-1] if self.kernels else None, value, tuple(self.meshes)))
+
+
+def _carries_refs(values: list, depth: int = 0) -> bool:
+    """Does any of these values hold a ref (an allocation, a union, a barrier)?"""
+    for value in values:
+        if isinstance(value, (o.Alloc, o.Union, o.Member, o.View, o.Barrier)):
+            return True
+        if depth < 3 and isinstance(value, (tuple, list)) and _carries_refs(list(value), depth + 1):
+            return True
+        if depth < 3 and isinstance(value, dict) and _carries_refs(list(value.values()), depth + 1):
+            return True
+        if isinstance(value, o.Guarded) and _carries_refs([v for _, v in value.alternatives], depth + 1):
+            return True
+    return False
 
 
 def _load_of(target: nodes.AssignName) -> nodes.Name:

@@ -3,10 +3,14 @@ stubs know what they mean), the project's own modules by running them."""
 
 from __future__ import annotations
 
+import functools
+import os
 from typing import Any, Iterator
 
 import astroid
-from astroid import nodes
+from astroid import modutils, nodes
+
+from .. import api
 
 from . import objects as o
 from . import stubs
@@ -18,6 +22,7 @@ _KNOWN_ROOTS = ("jax", "functools", "dataclasses", "builtins", "typing", "math")
 class Resolver:
     def __init__(self, flow: Any) -> None:
         self.flow = flow  # knows what is the project (flow._from_project)
+        self._library: dict[str, Any] = {}
 
     def imported(self, interp: Any, node: nodes.Import | nodes.ImportFrom) -> Iterator[tuple[str, Any]]:
         if isinstance(node, nodes.Import):
@@ -78,7 +83,57 @@ class Resolver:
         return tree
 
 
+    @staticmethod
+    def readable(qname: str) -> bool:
+        return qname.startswith(_LIBRARY_ROOTS)
+
+    def library_function(self, interp: Any, qname: str) -> Any:
+        """A function of an installed library that a kernel hands its refs to (JAX's own
+        `blackwell_ragged_dot_mgpu.do_matmul(..., **refs)`), read from its source, never
+        imported; None when it cannot be found."""
+        if qname in self._library:
+            return self._library[qname]
+        found = self._library[qname] = None
+        parts = qname.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            modname = ".".join(parts[:cut])
+            if modname in api.STUBS:
+                break  # the stubs say what these are
+            tree = _library_module(modname)
+            if tree is None:
+                continue
+            value: Any = interp.module(tree)
+            for attribute in parts[cut:]:
+                value = value.env.vars.get(attribute) if isinstance(value, o.ModuleObj) else None
+            found = value if isinstance(value, (o.Closure, o.ClassObj)) else None
+            break
+        self._library[qname] = found
+        return found
+
+
 _MISSING: Any = object()
+_LIBRARY_ROOTS = stubs.LIBRARY_PACKAGES  # kernel building blocks worth reading
+_MAX_LIBRARY_BYTES = 400_000
+
+
+@functools.lru_cache(maxsize=64)
+def _library_module(modname: str) -> nodes.Module | None:
+    if not modname.startswith(_LIBRARY_ROOTS):
+        return None
+    try:
+        path = modutils.file_from_modpath(modname.split("."))
+    except (ImportError, SyntaxError, AttributeError, astroid.AstroidError):
+        return None
+    if not path or not path.endswith(".py") or os.path.getsize(path) > _MAX_LIBRARY_BYTES:
+        return None
+    try:
+        with open(path, encoding="utf-8") as file:
+            text = file.read()
+        tree = astroid.parse(text, module_name=f"<pallas-lsp library {modname}>", path=path)
+    except (OSError, UnicodeDecodeError, SyntaxError, astroid.AstroidError, RecursionError, ValueError):
+        return None
+    tree.pallas_library = modname
+    return tree
 
 
 def _known(modname: str) -> bool:

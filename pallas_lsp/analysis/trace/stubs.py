@@ -23,6 +23,7 @@ from . import objects as o
 
 MGPU = api.MOSAIC_GPU
 PL = api.PALLAS
+LIBRARY_PACKAGES = (f"{PL}.ops.",)  # installed modules a kernel may hand its refs to
 
 def python_stub(interp: Any, qname: str) -> Any:
     """The executable stub of `qname` (`api.STUBS`), as the interpreter defined it."""
@@ -128,6 +129,8 @@ def resolve(qname: str) -> Any:
     dtype = api.dtype_named(qname)
     if dtype is not None:
         return dtype
+    if qname.startswith(LIBRARY_PACKAGES):
+        return o.Library(qname)  # JAX's kernel building blocks: read when called
     value = api.api_value(qname)
     if value is not None:
         return value
@@ -651,8 +654,7 @@ def _run_one_body(interp: Any, node: nodes.NodeNG, body: Any, scratch: Any, tail
     elif scratch is UNKNOWN:
         preset.update({p: UNKNOWN for p in free})
     # anything else (a lone allocation): plgpu.kernel ignores it
-    preset.update(keywords)
-    interp.run(func, [], {}, node, preset=preset)
+    interp.run(func, [], keywords, node, preset=preset)  # by name, also into **refs
 
 
 def _dataclass(interp: Any, qname: str, node: nodes.NodeNG, args: list, kwargs: dict) -> Any:
