@@ -729,7 +729,7 @@ class Interpreter:
             return self.stubs.call_method(self, callee, args, kwargs)
         for value in list(args) + list(kwargs.values()):
             self.escape(value)
-        if isinstance(callee, o.Library):
+        if isinstance(callee, (o.Library, api.ApiValue)):
             return self.stubs.library_call(callee)
         return UNKNOWN
 

@@ -212,8 +212,12 @@ def resolve(qname: str) -> Any:
     return o.Library(qname)
 
 
-def library_call(callee: o.Library) -> Any:
-    made = api.api_value(callee.qname, called=True)
+def library_call(callee: Any) -> Any:
+    """A library function called (or an API object: `plgpu.TilingTransform((8, 64))`)."""
+    qname = callee.qualified if isinstance(callee, api.ApiValue) else callee.qname
+    if qname.endswith("()"):
+        return UNKNOWN
+    made = api.api_value(qname, called=True)
     return made if made is not None else UNKNOWN
 
 
@@ -222,6 +226,8 @@ def attribute(interp: Any, obj: Any, name: str) -> Any:  # noqa: C901 - one bran
         return obj.attribute(name)
     if isinstance(obj, o.Library):
         return resolve(f"{obj.qname}.{name}")
+    if isinstance(obj, api.ApiValue) and not obj.qualified.endswith("()"):
+        return resolve(f"{obj.qualified}.{name}")  # plgpu.TMEMLayout.SCALES_LAYOUT
     if isinstance(obj, (o.Alloc, o.Union, o.Member, o.View, o.Barrier)):
         return o.At(obj) if name == "at" else UNKNOWN
     if isinstance(obj, o.Instance):
