@@ -69,6 +69,23 @@ class Picker:
         """One alternative of `value` (a plain value, an object, a `Free` input or UNKNOWN)."""
         return self._choose(decide.alternatives(value, self.guard))
 
+    def holds(self, guard: o.Guard) -> bool:
+        """Does `guard` hold (decided both ways when the guard so far leaves it open)?"""
+        open_literals = [literal for literal in guard if literal not in self.guard]
+        if not open_literals:
+            return True
+        options: list[tuple[o.Guard, bool]] = []
+        both = o.conjoin(self.guard, frozenset(open_literals))
+        if both is not None:
+            options.append((both, True))
+        prefix: list = []
+        for var, value in sorted(open_literals, key=lambda literal: literal[0].label):
+            negated = o.conjoin(self.guard, frozenset(prefix), frozenset({(var, not value)}))
+            if negated is not None:
+                options.append((negated, False))
+            prefix.append((var, value))
+        return self._choose(options)
+
     def given(self, value: Any) -> Any:
         """Is the value not None? UNKNOWN for inputs and values we cannot follow."""
         item = self.pick(value)

@@ -756,7 +756,7 @@ class Interpreter:
             return UNKNOWN
         frame.vars.update(bound)
         anchor = self.anchor()
-        key = _memo_key(func, closure.env, bound, self.guard, anchor, self.kernels[-1] if self.kernels else None)
+        key = _memo_key(func, closure.env, bound, self.guard, anchor, self.kernel_run())
         if key is not None and key in self._memo:
             return self._memo[key]
         self.executed.add(func)
@@ -834,6 +834,17 @@ class Interpreter:
             if node.root() is self.root:
                 return node
         return None
+
+    def kernel_run(self) -> tuple | None:
+        """The kernel invocation we are in: the calls up to its `plgpu.kernel(...)` (a kernel
+        made by a factory called twice runs twice, and each run records its own sites)."""
+        if not self.kernels:
+            return None
+        kernel = self.kernels[-1]
+        for index in range(len(self.stack) - 1, -1, -1):
+            if self.stack[index] is kernel:
+                return tuple(self.stack[: index + 1])
+        return (kernel,)
 
     def record(self, kind: str, node: nodes.Call, arguments: dict, value: Any = None) -> None:
         self.sites.append(Site(kind, node, arguments, self.guard, tuple(self.stack),
