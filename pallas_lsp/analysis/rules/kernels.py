@@ -227,6 +227,34 @@ def _account(pick: Picker, ref: Any, accounted: set) -> bool:
     return all(_account(pick, leaf, accounted) for leaf in leaves)
 
 
+def pallas_call_scratch(ctx: Context) -> set:
+    """The allocation calls found in any `pl.pallas_call`'s scratch, in any setting."""
+    found: set = set()
+    for site in ctx.trace.sites("kernel"):
+        if api_function(site) == PALLAS_CALL:
+            _alloc_nodes(site.arguments.get("scratch_shapes"), found, 0)
+    return found
+
+
+def _alloc_nodes(value: Any, found: set, depth: int) -> None:
+    if depth > 16:
+        return
+    for _, item in o.split(value):
+        item = o.base_ref(item)
+        if isinstance(item, o.Member):
+            item = item.ref
+        if isinstance(item, o.Alloc):
+            found.add(item.node)
+        elif isinstance(item, o.Union):
+            _alloc_nodes(item.groups, found, depth + 1)
+        elif isinstance(item, (tuple, list)):
+            for element in item:
+                _alloc_nodes(element, found, depth + 1)
+        elif isinstance(item, dict):
+            for element in item.values():
+                _alloc_nodes(element, found, depth + 1)
+
+
 def fails_tracing_first(pick: Picker, run: KernelRun, plain: list[Allocation]) -> bool:
     """Does a collective MMA of this run use one of the `plain` (non-collective) TMEM
     allocations as accumulator or LHS? JAX then stops at trace time (PLS001), before lowering

@@ -1,6 +1,6 @@
 """Abstract tracing of a kernel file: what every API call in it receives, in every context.
 
-`Trace(module, flow)` runs the module's top level, then every function nobody in it calls (an
+`Trace(module, project)` runs the module's top level, then every function nobody in it calls (an
 entry point: its parameters are inputs, `Free`), then functions handed to code we do not read
 (with unknown arguments). The result is the list of `Site`s: each evaluation of an API call
 the rules judge, with its bound arguments, the path guard it ran under and the calls that led
@@ -24,9 +24,9 @@ MAX_ENTRY_ROUNDS = 4
 
 
 class Trace:
-    def __init__(self, module: nodes.Module, flow: Any) -> None:
+    def __init__(self, module: nodes.Module, project: Any) -> None:
         self.module = module
-        self.interp = Interpreter(module, Resolver(flow), flow.deadline, flow.cancelled)
+        self.interp = Interpreter(module, Resolver(project), project.deadline, project.cancelled)
         self._run()
 
     def sites(self, kind: str) -> list[Site]:

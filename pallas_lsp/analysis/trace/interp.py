@@ -23,7 +23,7 @@ import astroid
 from astroid import nodes
 
 from .. import api
-from ..solve import BudgetExceeded, Cancelled
+from ..project import BudgetExceeded, Cancelled
 from ..values import UNKNOWN
 from . import objects as o
 from .objects import TRUE, Guard, conjoin, guarded, split

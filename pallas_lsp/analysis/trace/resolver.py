@@ -16,8 +16,8 @@ _KNOWN_ROOTS = ("jax", "functools", "dataclasses", "builtins", "typing", "math")
 
 
 class Resolver:
-    def __init__(self, flow: Any) -> None:
-        self.flow = flow  # knows what is the project (flow._from_project)
+    def __init__(self, project: Any) -> None:
+        self.project = project  # knows what is the project (`Project.from_project`)
 
     def imported(self, interp: Any, node: nodes.Import | nodes.ImportFrom) -> Iterator[tuple[str, Any]]:
         if isinstance(node, nodes.Import):
@@ -65,7 +65,7 @@ class Resolver:
     def _is_project(self, node: nodes.NodeNG, name: str) -> bool:
         if isinstance(node, nodes.ImportFrom) and node.level:
             return True
-        return bool(self.flow._from_project(node, name))
+        return bool(self.project.from_project(node, name))
 
     @staticmethod
     def _import(node: nodes.NodeNG, modname: str) -> nodes.Module | None:

@@ -574,9 +574,21 @@ def call_native(interp: Any, callee: o.Native, args: list, kwargs: dict, node: n
 
 
 def _bound_name(node: nodes.NodeNG) -> str:
-    from ..flow import _bound_name as name_of
-
-    return name_of(node) if isinstance(node, nodes.Call) else ""
+    """The name an allocation is given where it is written (`acc_tmem=plgpu.TMEM(...)`)."""
+    if not isinstance(node, nodes.Call):
+        return ""
+    parent = node.parent
+    if isinstance(parent, nodes.Keyword) and parent.arg:
+        return parent.arg
+    if isinstance(parent, nodes.Dict):
+        for key, value in parent.items:
+            if value is node and isinstance(key, nodes.Const) and isinstance(key.value, str):
+                return key.value
+    if isinstance(parent, (nodes.Assign, nodes.AnnAssign)):
+        targets = parent.targets if isinstance(parent, nodes.Assign) else [parent.target]
+        if len(targets) == 1 and isinstance(targets[0], nodes.AssignName):
+            return targets[0].name
+    return ""
 
 
 def _alloc(interp: Any, qname: str, node: nodes.Call, args: list, kwargs: dict) -> Any:
