@@ -16,10 +16,13 @@ from .site_rule import Picker
 
 class CollectiveTmemCluster(KernelRule):
     """## What it does
-    Flags a `plgpu.kernel(...)` whose scratch allocates collective TMEM
-    (`plgpu.TMEM(..., collective=True)`, also inside a RefUnion) while its `cluster=` has an
-    odd number of blocks, or is not given at all. Flags that choose both (`collective=flag`
-    with `cluster=(2,) if flag else ()`) are reasoned about together.
+    Flags a `plgpu.kernel(...)` that allocates collective TMEM
+    (`plgpu.TMEM(..., collective=True)`, also inside a RefUnion), in its scratch or with
+    `pl.run_scoped` in its body, while its `cluster=` has an odd number of blocks, or is not
+    given at all. Flags that choose both (`collective=flag` with `cluster=(2,) if flag else
+    ()`) are reasoned about together. JAX gives no source line: the finding goes on the
+    kernel call, or on the `pl.run_scoped` call when only the body allocates collective
+    TMEM.
 
     Collective TMEM in the `scratch_shapes` of a `pl.pallas_call(...)`, which has no cluster,
     is flagged too, as a warning: jax 0.10.2 confirms it when lowering on the CPU, and jax 0.12

@@ -15,11 +15,18 @@ from .site_rule import Picker
 
 class MixedCollectiveTmem(KernelRule):
     """## What it does
-    Flags a `plgpu.kernel(...)` whose scratch allocates both collective and non-collective
-    TMEM (RefUnions count as one allocation). Allocations made with `pl.run_scoped` inside
-    the body are not looked at yet. A kernel whose collective MMA uses one of the
-    non-collective allocations is left to PLS001: JAX stops there when tracing, and making
-    that allocation collective resolves both.
+    Flags a `plgpu.kernel(...)` that allocates both collective and non-collective TMEM, in
+    its scratch or with `pl.run_scoped` in its body (also `functools.partial(pl.run_scoped,
+    ...)` and helper functions or modules that call it); RefUnions count as one allocation.
+    Each run of a kernel is judged on its own: a factory that builds a collective and a
+    non-collective instance is not mixing anything. A kernel whose collective MMA uses one
+    of the non-collective allocations is left to PLS001: JAX stops there when tracing, and
+    making that allocation collective resolves both.
+
+    JAX gives no source line for this error. The finding goes on the minority side (on a
+    tie, the side that disagrees with the first allocation): the `plgpu.kernel(...)` call
+    when that side is in the scratch, else the `pl.run_scoped` call that allocates it (or
+    the call of the kernel's own file that leads to a helper making it).
 
     ## Why is this bad?
     A kernel's Tensor Memory is allocated either for the pair of blocks of a cluster or for

@@ -23,8 +23,10 @@ class InconsistentCollectiveOp(SiteRule):
     without `collective_axis` in a kernel whose TMEM is collective, or a commit or copy with
     `collective_axis` in a kernel whose TMEM is not. An MMA with `collective_axis` on
     non-collective TMEM is PLS001, and so is a kernel where such an MMA makes JAX stop when
-    tracing. Kernels whose TMEM is allocated elsewhere than in their scratch are not looked
-    at.
+    tracing. The kernel's TMEM is its scratch and every `pl.run_scoped` of its body; each run
+    of a kernel is judged on its own. A kernel whose `compiler_params` choose
+    `plgpu.LoweringSemantics.Lane` is not reported, nor one whose `compiler_params` cannot be
+    read.
 
     ## Why is this bad?
     A kernel runs its tensor-core work either for pairs of blocks or for single blocks.
