@@ -278,7 +278,12 @@ def describe_refs(ctx: Context, allocations: list[Allocation]) -> str:
     for allocation in allocations:
         made = allocation.ref
         what = "the RefUnion" if isinstance(made, o.Union) else "the TMEM"
-        shown.append(f"'{made.name}' ({ctx.where(made.node)})" if made.name else f"{what} at {ctx.where(made.node)}")
+        where = ctx.where(made.node)
+        call = next((node for node in reversed(getattr(made, "chain", ())) if isinstance(node, nodes.Call)
+                     and ctx.is_local(node) and node.lineno != made.node.lineno), None)
+        if call is not None:
+            where += f", made by the call at {ctx.where(call)}"
+        shown.append(f"'{made.name}' ({where})" if made.name else f"{what} at {where}")
     return ", ".join(shown)
 
 

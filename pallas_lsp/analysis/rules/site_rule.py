@@ -267,27 +267,27 @@ def _direct(site: Site) -> bool:
 
 
 def shown(site: Site, name: str, value: Any = UNKNOWN) -> str:
-    """How an argument reads in messages: as written, else the value."""
+    """How an argument reads in messages: as written, else its value when it is plain."""
     node = written(site, name)
     if node is not None:
         return node.as_string()
-    return _render(value)
+    return _render(site.arguments.get(name, UNKNOWN) if value is UNKNOWN else value)
 
 
 def _render(value: Any) -> str:
-    if isinstance(value, (bool, int, float, str, type(None), tuple, list)) and _plain(value):
+    if isinstance(value, (bool, int, float, str, type(None))):
         return repr(value)
+    if isinstance(value, (tuple, list)):
+        items = [_render(item) for item in value]
+        if "..." in items:
+            return "..."
+        inner = ", ".join(items) + ("," if isinstance(value, tuple) and len(items) == 1 else "")
+        return f"({inner})" if isinstance(value, tuple) else f"[{inner}]"
     if isinstance(value, api.ApiValue):
         return value.qualified.replace(api.MOSAIC_GPU + ".", "plgpu.")
     if isinstance(value, api.DType):
         return f"jnp.{value.name}"
     return "..."
-
-
-def _plain(value: Any) -> bool:
-    if isinstance(value, (tuple, list)):
-        return all(_plain(item) for item in value)
-    return isinstance(value, (bool, int, float, str, type(None)))
 
 
 # ---------------------------------------------------------------------------
