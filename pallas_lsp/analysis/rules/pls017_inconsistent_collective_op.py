@@ -108,6 +108,10 @@ def _semantics(run: KernelRun) -> Any:
     if run.site.arguments.get("compiler_params") is None:
         return None
     node = written(run.site, "compiler_params")
+    if isinstance(node, nodes.Name):  # compiler_params = plgpu.CompilerParams(...) beforehand
+        _, assignments = node.lookup(node.name)
+        statement = assignments[0].parent if len(assignments) == 1 else None
+        node = statement.value if isinstance(statement, nodes.Assign) and len(statement.targets) == 1 else None
     if not isinstance(node, nodes.Call):
         return UNKNOWN
     for keyword in node.keywords or ():

@@ -75,6 +75,9 @@ def dynamic_scheduling_loop(grid_names, *, thread_axis=None, init_carry=None):
             return body(_traced(), init_carry)
     return decorator
 
+def warp_map(f):
+    f(_traced())
+
 def with_scoped(*types, collective_axes=(), **kw_types):
     def decorator(f):
         def wrapper(*args, **kwargs):
@@ -107,6 +110,7 @@ PYTHON: dict[str, str] = {
     f"{MGPU}.nd_loop": "nd_loop",
     f"{MGPU}.dynamic_scheduling_loop": "dynamic_scheduling_loop",
     f"{PL}.with_scoped": "with_scoped",
+    f"{MGPU}.warp_map": "warp_map",
     "jax.jit": "identity_decorator",
     "jax.named_call": "identity_decorator",
     "jax.checkpoint": "identity_decorator",
