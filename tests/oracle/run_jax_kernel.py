@@ -1,13 +1,15 @@
 """Trace one of JAX's Blackwell kernels (or a mutant of it) with collective=True, on the CPU.
 
-    python run_jax_kernel.py PATH matmul|ragged
+    python run_jax_kernel.py PATH matmul|ragged [--lower]
+
+With --lower the kernel is also lowered for CUDA (`jax.jit(f).trace(*args).lower(...)`).
 
 Prints JSON: null when tracing succeeds, else the error's type, message and the innermost
 line of PATH in the traceback.
 """
 import sys, importlib.util, traceback, json, functools
 import jax, jax.numpy as jnp
-path = sys.argv[1]; which = sys.argv[2]
+path = sys.argv[1]; which = sys.argv[2]; lower = "--lower" in sys.argv[3:]
 spec = importlib.util.spec_from_file_location("mutant", path)
 mod = importlib.util.module_from_spec(spec); spec.loader.exec_module(mod)
 jax.clear_caches()
@@ -25,7 +27,10 @@ else:
     f = lambda lhs, rhs, gs: mod.ragged_dot_kernel(lhs, rhs, gs, cfg)
     args = (jax.ShapeDtypeStruct((1024, 256), jnp.float16), jax.ShapeDtypeStruct((4, 256, 512), jnp.float16), jax.ShapeDtypeStruct((4,), jnp.int32))
 try:
-    jax.make_jaxpr(f)(*args); print(json.dumps(None))
+    jax.make_jaxpr(f)(*args)
+    if lower:
+        jax.jit(f).trace(*args).lower(lowering_platforms=("cuda",))
+    print(json.dumps(None))
 except Exception as e:
     frames = [fr.lineno for fr in traceback.extract_tb(e.__traceback__) if fr.filename == path]
     print(json.dumps({"type": type(e).__name__, "message": str(e)[:200], "line": frames[-1] if frames else None}))
