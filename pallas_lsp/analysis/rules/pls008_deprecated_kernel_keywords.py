@@ -134,11 +134,14 @@ def _callee_name(call: nodes.Call) -> str:
 
 
 def _positional_output(site: Site) -> nodes.NodeNG | None:
-    """The output type given as `plgpu.kernel(body, out_shape)`'s second argument."""
+    """The output type given as `plgpu.kernel(body, out_shape)`'s second argument (under
+    any name the kernel is called by), not by a keyword here or in a partial."""
     call = site.node
-    if _callee_name(call) != "kernel" or len(call.args) != 2:
+    if len(call.args) != 2 or any(isinstance(arg, nodes.Starred) for arg in call.args):
         return None
-    if any(isinstance(arg, nodes.Starred) for arg in call.args):
+    if _callee_name(call) == "partial" or _keyword_call(site, "out_shape") is not None:
+        return None
+    if any(keyword.arg is None for keyword in call.keywords or ()):
         return None
     return call.args[1]
 
