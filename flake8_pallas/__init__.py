@@ -73,4 +73,4 @@ class PallasChecker:
                                 budget=settings.budget, tree=tree)
         if result.error:
             log.debug("%s: %s", self.filename, result.error)
-        return result.findings
+        return [finding.in_analysed_file() for finding in result.findings]  # flake8 reports in this file only

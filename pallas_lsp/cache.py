@@ -113,4 +113,5 @@ def _finding(data: dict) -> Finding:
                 tuple(Edit(_span(edit["span"]), edit["new_text"]) for edit in fix["edits"]), fix["preferred"])
             for fix in data["fixes"]
         ),
+        anchor=_span(data["anchor"]) if data.get("anchor") else None,
     )

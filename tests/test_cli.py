@@ -30,7 +30,8 @@ CONCISE = re.compile(r"^(?P<path>[^:]+):(?P<line>\d+):(?P<col>\d+): (?P<code>PLS
 def markers(directory: Path) -> Counter:
     """(relative path, line, code) of every marker in the fixtures copied to `directory`."""
     return Counter(
-        (path.relative_to(directory).as_posix(), marker.line, marker.code)
+        (marker.where[0], marker.where[1], marker.code) if marker.where  # reported in a helper module
+        else (path.relative_to(directory).as_posix(), marker.line, marker.code)
         for path in sorted(directory.glob("*.py")) for marker in parse_markers(path)
     )
 

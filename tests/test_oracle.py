@@ -154,3 +154,16 @@ def test_fixture_agrees_with_jax(path: Path, oracle_results):
         assert m.line in confirmed, (
             f"line {m.line}: {m.code} [lowering] marked, but no case with that line "
             f"failed lowering\n" + _describe(result))
+
+
+@pytest.mark.parametrize("path", [p for p in FIXTURE_FILES if any(m.where for m in markers_mod.parse_markers(p))],
+                         ids=lambda p: p.name)
+def test_findings_in_helper_modules_are_where_jax_points(path: Path, oracle_results):
+    """A marker's `[in FILE:LINE]` (the finding sits in a helper module) is JAX's innermost
+    frame for the case that raises at the marker's line."""
+    result = oracle_results[path.name].result()
+    innermost = {(c["trace"]["line"], c["trace"]["code"]): tuple(c["trace"]["innermost"])
+                 for c in result["cases"] if c["trace"] and c["trace"].get("innermost")}
+    for marker in markers_mod.parse_markers(path):
+        if marker.where:
+            assert innermost.get((marker.line, marker.code)) == marker.where, (marker, innermost)

@@ -57,9 +57,25 @@ def async_copy_sparse_metadata_to_tmem(smem_ref, tmem_ref, collective_axis=None)
 def kernel(body=None, out_shape=None, *, out_type=None, scratch_shapes=None,
            scratch_types=None, compiler_params=None, **mesh_kwargs): ...
 
-def nd_loop(grid, *, collective_axes=(), tiling=None, init_carry=None): ...
-def dynamic_scheduling_loop(grid_names, *, thread_axis=None, init_carry=None): ...
-def warp_map(*args, **kwargs): ...
+def nd_loop(grid, *, collective_axes=(), tiling=None, init_carry=None, include_wave=False):
+    def decorator(body):
+        if init_carry is None:
+            body(_traced())
+        else:
+            return body(_traced(), init_carry)
+    return decorator
+
+def dynamic_scheduling_loop(grid_names, *, thread_axis=None, init_carry=None):
+    def decorator(body):
+        if init_carry is None:
+            body(_traced())
+        else:
+            return body(_traced(), init_carry)
+    return decorator
+
+def warp_map(f):
+    f(_traced())
+def _traced(): ...
 '''
 
 _PALLAS_STUB = '''
@@ -71,13 +87,76 @@ def kernel(body=None, out_type=None, *, mesh=None, scratch_types=None, scratch_s
            compiler_params=None, **kwargs): ...
 def core_map(mesh, *, compiler_params=None, scratch_shapes=(), **kwargs): ...
 def run_scoped(f, *types, collective_axes=(), **kw_types): ...
-def with_scoped(*types, collective_axes=(), **kw_types): ...
-def when(condition): ...
+
+def with_scoped(*types, collective_axes=(), **kw_types):
+    def decorator(f):
+        def wrapper(*args, **kwargs):
+            return f(*args, *types, **kwargs, **kw_types)
+        return wrapper
+    return decorator
+
+def when(condition):
+    def decorator(f):
+        f()
+    return decorator
+
+def loop(lower, upper=None, *, init_carry=None, step=1, unroll=None):
+    def decorator(body):
+        if init_carry is None:
+            body(_traced())
+        else:
+            return body(_traced(), init_carry)
+    return decorator
+
+def _traced(): ...
+'''
+
+_LAX_STUB = '''
+"""pallas-lsp stand-in for jax.lax: control flow calls its functions as tracing does."""
+
+def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
+    return body_fun(_traced(), init_val)
+
+def while_loop(cond_fun, body_fun, init_val):
+    cond_fun(init_val)
+    return body_fun(init_val)
+
+def cond(pred, true_fun, false_fun, *operands, **kwargs):
+    true_fun(*operands)
+    return false_fun(*operands)
+
+def switch(index, branches, *operands, **kwargs):
+    result = None
+    for branch in branches:
+        result = branch(*operands)
+    return result
+
+def scan(f, init, xs=None, length=None, reverse=False, unroll=1, **kwargs):
+    return f(init, _traced())
+
+def axis_index(axis_name): ...
+def _traced(): ...
+'''
+
+_JAX_STUB = '''
+"""pallas-lsp stand-in for jax: transformations that keep the function they wrap."""
+
+def jit(fun=None, *args, **kwargs):
+    if fun is None:
+        def decorator(f):
+            return f
+        return decorator
+    return fun
+
+named_call = checkpoint = remat = jit
 '''
 
 # Modules served to astroid: name -> source. Every other `jax.*` module is served empty.
+# A stub whose body is `...` is a primitive the analysis models itself; any other body is run
+# by the tracer as it stands (higher-order APIs call their function arguments).
 STUBS: dict[str, str] = {
-    "jax": "",
+    "jax": _JAX_STUB,
+    "jax.lax": _LAX_STUB,
     "jax.experimental": "",
     PALLAS: _PALLAS_STUB,
     MOSAIC_GPU: _MOSAIC_GPU_STUB,

@@ -61,10 +61,22 @@ class Finding:
     severity: Severity = Severity.ERROR
     related: tuple[Related, ...] = ()
     fixes: tuple[Fix, ...] = ()
+    # For a finding in another file (`span.path`: a helper module whose MMA JAX's traceback
+    # names): where the analysed file leads to it, for frontends that report in one file only.
+    anchor: Span | None = None
 
     @property
     def line(self) -> int:
         return self.span.line
+
+    def in_analysed_file(self) -> Finding:
+        """This finding as a frontend limited to the analysed file shows it: at its anchor,
+        saying where it really is."""
+        if self.span.path is None or self.anchor is None:
+            return self
+        where = f"{self.span.path}:{self.span.line}"
+        return Finding(self.code, f"{self.message} (at {where})", self.anchor, self.severity, self.related,
+                       self.fixes, None)
 
     @property
     def col(self) -> int:

@@ -7,8 +7,8 @@ parsing. In order:
 2. words: does it contain one of a rule's identifiers as a whole word?
 3. stdlib AST: does it use an identifier where the analysis would see an API call? That is,
    as the name of a called function, a keyword argument of a call, the function given to
-   `functools.partial`, a decorator or an aliased import, and only where the callee may be
-   the Pallas API. A callee reached through a `jax` module the brain does not model (say
+   `functools.partial`, a decorator, an import, or an attribute read anywhere (an alias such
+   as `mma = plgpu.tcgen05_mma` is called later), and only where it may be the Pallas API. A callee reached through a `jax` module the brain does not model (say
    `gpu_core.SMEM(...)` with `gpu_core` imported from `jax._src.pallas.mosaic_gpu`) infers
    to nothing in the analysis either, so it does not count. Whatever the walk cannot pin
    down (a name bound twice, a relative import above the file's package, a call's result)
@@ -27,8 +27,9 @@ from typing import Callable, Iterable
 from . import api
 from .rules import RULES, Rule
 
-# The jax modules the brain serves with their API; every other `jax.*` module is empty there.
-MODELLED = tuple(name for name, source in api.STUBS.items() if source)
+# The jax modules whose stubs hold the primitives the rules judge (`jax.lax` and `jax` have
+# stubs too, but only higher-order functions that call back into the user's code).
+MODELLED = tuple(sorted({qname.rpartition(".")[0] for qname in api.MODELLED if qname.startswith("jax.")}))
 
 
 def mentions_pallas(text: str | bytes, rules: Iterable[Rule] = RULES) -> bool:
@@ -73,6 +74,12 @@ def api_uses(bindings: Bindings, wanted: frozenset[str] | None = None) -> set[st
         if names and bindings.may_be_api(callee):
             used |= names
     used.update(_name_of(decorator) for decorator in bindings.decorators if bindings.may_be_api(decorator))
+    for attribute in bindings.attributes:  # `mma = plgpu.tcgen05_mma`: an alias is called later
+        if (wanted is None or attribute.attr in wanted) and bindings.may_be_api(attribute):
+            used.add(attribute.attr)
+    for name, paths in bindings.imports.items():  # `from ...mosaic_gpu import RefUnion`, used as a value
+        if (wanted is None or name in wanted) and any(path is None or _may_be_api_path(path) for path in paths):
+            used.add(name)
     for name, path in bindings.aliased_imports:  # from ...mosaic_gpu import kernel as gpu_kernel
         if path is None or _may_be_api_path(path):
             used.add(name)
@@ -86,6 +93,7 @@ class Bindings:
 
     def __init__(self) -> None:
         self.calls: list[ast.Call] = []
+        self.attributes: list[ast.Attribute] = []  # read attributes (`plgpu.RefUnion` as a value)
         self.decorators: list[ast.expr] = []
         self.imports: dict[str, set[str | None]] = {}  # name -> paths (None: not known)
         self.aliased_imports: list[tuple[str, str | None]] = []  # (imported name, its path)
@@ -115,6 +123,9 @@ class Bindings:
         kind = type(node)  # exact type tests: this runs on every node of every candidate file
         if kind is ast.Call:
             self.calls.append(node)
+        elif kind is ast.Attribute:
+            if type(node.ctx) is ast.Load:
+                self.attributes.append(node)
         elif kind is ast.Name:
             if type(node.ctx) is not ast.Load:
                 self.rebound.add(node.id)

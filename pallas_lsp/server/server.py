@@ -266,6 +266,7 @@ class PallasServer(LanguageServer):
         locate = snapshot.locator(self.workspace.position_codec, self.text_of)
         diagnostics: dict[str, list[t.Diagnostic]] = {uri: [] for uri in snapshot.uris()}
         for finding in result.findings:
+            finding = finding.in_analysed_file()  # a helper module's MMA: shown at the call here
             converted = convert.diagnostic(finding, locate, snapshot.versions, self.related_support,
                                            snapshot.text)
             if converted is not None:

@@ -9,6 +9,11 @@ A marker is a whole trailing comment made of finding codes, optionally followed 
     plgpu.tcgen05_mma(  # PLS001 [lowering jax>=0.11]
     plgpu.tcgen05_mma(  # PLS012 [lowering]
     u = plgpu.RefUnion(  # PLS002
+    issue_mma(acc, ...)  # PLS001 [in helpers/mma.py:11]
+
+``[in FILE:LINE]`` says the finding itself is at that line of a helper module (where JAX's
+traceback points, innermost); the marker sits where this file leads there (JAX's innermost
+frame in this file), and the finding is anchored at it.
 
 Comments with any other text (``# see PLS001``) are not markers.  The first line of a
 fixture may also carry an oracle restriction such as ``# oracle: jax<0.12``.
@@ -31,7 +36,8 @@ _CODE = r"PLS\d{3}"
 _VERSION = r"jax\s*(?:<=|>=|<|>|==)\s*[0-9][0-9.]*"
 _MARKER_RE = re.compile(
     rf"^#\s*(?P<codes>{_CODE}(?:\s*,\s*{_CODE})*)\s*"
-    rf"(?P<lowering>\[lowering(?:\s+(?P<only>{_VERSION}))?\])?\s*$"
+    rf"(?P<lowering>\[lowering(?:\s+(?P<only>{_VERSION}))?\])?\s*"
+    r"(?:\[in\s+(?P<in_file>[^\]:\s]+):(?P<in_line>\d+)\])?\s*$"
 )
 _ORACLE_RE = re.compile(r"^#\s*oracle:\s*jax\s*(?P<op><=|>=|<|>|==)\s*(?P<ver>[0-9][0-9.]*)\s*$")
 _CONDITION_RE = re.compile(r"^jax\s*(?P<op><=|>=|<|>|==)\s*(?P<ver>[0-9][0-9.]*)$")
@@ -42,6 +48,7 @@ class Marker(NamedTuple):
     code: str  # e.g. "PLS001"
     kind: str  # "trace" or "lowering"
     only: str = ""  # e.g. "jax>=0.11": the JAX versions where it fires ("" = every version)
+    where: tuple[str, int] | None = None  # (helper file, line) of the finding, when elsewhere
 
     def applies(self, jax_version: str) -> bool:
         return not self.only or _satisfies(jax_version, self.only)
@@ -59,8 +66,9 @@ def parse_markers_source(source: str) -> list[Marker]:
             continue
         kind = "lowering" if match.group("lowering") else "trace"
         only = re.sub(r"\s+", "", match.group("only") or "")
+        where = (match.group("in_file"), int(match.group("in_line"))) if match.group("in_file") else None
         for code in re.findall(_CODE, match.group("codes")):
-            markers.append(Marker(tok.start[0], code, kind, only))
+            markers.append(Marker(tok.start[0], code, kind, only, where))
     return markers
 
 

@@ -150,6 +150,17 @@ def _classify(exc: BaseException, table) -> str | None:
     return None
 
 
+def _innermost(exc: BaseException, fixture: str) -> list | None:
+    """[file relative to the fixture's directory, line] of the innermost frame under that
+    directory: JAX's traceback points there (a helper module's MMA, say)."""
+    directory = os.path.dirname(os.path.abspath(fixture))
+    frames = [f for f in traceback.extract_tb(exc.__traceback__)
+              if os.path.abspath(f.filename).startswith(directory + os.sep)]
+    if not frames:
+        return None
+    return [os.path.relpath(os.path.abspath(frames[-1].filename), directory), frames[-1].lineno]
+
+
 def _fixture_frame(exc: BaseException, fixture: str):
     frames = [f for f in traceback.extract_tb(exc.__traceback__)
               if _same_file(f.filename, fixture)]
@@ -283,6 +294,7 @@ def run(fixture: str, lower: bool) -> dict:
                     "line": line,
                     "frame_line": frame.lineno,
                     "message": str(exc),
+                    "innermost": _innermost(exc, fixture),
                 }
             continue
         entry["lines"] = _eqn_lines(traced, fixture, index)

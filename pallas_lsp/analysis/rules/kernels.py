@@ -24,7 +24,7 @@ from ..trace import Site, decide
 from ..trace import objects as o
 from ..values import UNKNOWN
 from .base import Rule
-from .site_rule import Picker, api_function, explore
+from .site_rule import Picker, api_function, explore, finding
 
 MOSAIC_KERNEL = "plgpu.kernel"
 PALLAS_CALL = "pl.pallas_call"
@@ -335,13 +335,7 @@ class KernelRule(Rule):
                 key = (reported, self.same_problem(ctx, run, outcome))
                 found.setdefault(key, [run, outcome, site, []])[3].append((guard, run.site.chain))
         for (reported, _), (run, detail, site, bad) in found.items():
-            span = ctx.span(reported)
-            if span is None:
-                continue
-            others = [d for d in decided.get(run.node, []) if d not in bad]
-            condition = decide.Verdicts(bad, others).describe()
-            message = self.message(ctx, run, detail)
-            if condition:
-                message = f"{message.rstrip('.')}, {condition}"
-            fixes = self.fixes(ctx, run, detail) if site.node is reported else ()
-            yield Finding(self.code, message, span, self.severity_of(run, detail), fixes=fixes)
+            others = decided.get(run.node, [])
+            yield from finding(self, ctx, site.node, reported, self.message(ctx, run, detail),
+                               self.severity_of(run, detail), bad, others,
+                               lambda run=run, detail=detail: self.fixes(ctx, run, detail))

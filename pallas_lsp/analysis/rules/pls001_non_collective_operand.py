@@ -10,7 +10,7 @@ from astroid import nodes
 
 from .. import fixes
 from ..context import Context
-from ..findings import Applicability, Finding, Fix, Related
+from ..findings import Applicability, Finding, Fix, Related, Span
 from ..trace import Site, decide, objects
 from ..values import UNKNOWN
 from . import examples
@@ -35,10 +35,12 @@ class Problem:
 
 @dataclass
 class Occurrences:
-    """One finding: a problem at one reported site, in every context where it occurs."""
+    """One finding: a problem of one MMA call, in every context where it occurs. The finding
+    is on the call (JAX's innermost frame, in a helper module if the MMA is there); `anchor` is
+    where the analysed file leads to it."""
 
-    reported_at: nodes.NodeNG
     call: nodes.Call
+    anchor: nodes.NodeNG
     problems: list = field(default_factory=list)  # (guard, Problem, Site)
 
 
@@ -118,7 +120,7 @@ class NonCollectiveOperand(Rule):
             if reported is not None:
                 self._site(site, reported, found, verdicts, collective_only)
         for key, occurrences in found.items():
-            yield from self._finding(ctx, occurrences, verdicts[key[:3]], collective_only)
+            yield from self._finding(ctx, occurrences, verdicts[key], collective_only)
 
     # -- deciding --------------------------------------------------------------------------
 
@@ -130,25 +132,25 @@ class NonCollectiveOperand(Rule):
                 if collective_op is UNKNOWN:
                     continue
                 for role, name in (("Accumulator", "acc"), ("LHS", "a")):
-                    verdict = verdicts[(reported, site.node, role)]
                     for ref_guard, operand in decide.alternatives(arguments.get(name), op_guard):
                         problem_args = (role, written.get(name), axis)
-                        for guard_, problem in self._operand(operand, collective_op, ref_guard, problem_args,
-                                                             collective_only):
+                        for guard_, target, problem in self._operand(operand, collective_op, ref_guard, problem_args,
+                                                                     collective_only, bool(site.meshes)):
                             if problem is UNKNOWN:
                                 continue
+                            key = (site.node, role, target)
+                            verdict = verdicts[key]
                             if problem is None:
                                 verdict.decided.append((guard_, site.chain))
                                 continue
                             verdict.bad.append((guard_, site.chain))
-                            key = (reported, site.node, role, problem.target)
-                            found.setdefault(key, Occurrences(reported, site.node)).problems.append(
-                                (guard_, problem, site))
+                            occurrences = found.setdefault(key, Occurrences(site.node, reported))
+                            occurrences.problems.append((guard_, problem, site))
 
     @staticmethod
     def _operand(operand: Any, collective_op: bool, guard: Any, problem_args: tuple,
-                 collective_only: dict) -> list[tuple[Any, Any]]:
-        """(guard, Problem | None | UNKNOWN) for one operand value."""
+                 collective_only: dict, in_core_map: bool) -> list[tuple[Any, Any, Any]]:
+        """(guard, the allocation or union judged, Problem | None | UNKNOWN) for one operand."""
         role, written, axis = problem_args
         ref = objects.base_ref(operand)
         if isinstance(ref, objects.Alloc):
@@ -156,51 +158,55 @@ class NonCollectiveOperand(Rule):
                 return []
             collective_only[ref.node] = collective_only.get(ref.node, True) and collective_op
             if not collective_op:
-                return [(guard, None)]
+                return [(guard, ref.node, None)]
             return [
-                (g, UNKNOWN if value is UNKNOWN else None if value else Problem(role, written, ref, None, axis, (ref,)))
+                (g, ref.node, UNKNOWN if value is UNKNOWN else None if value else Problem(
+                    role, written, ref, None, axis, (ref,)))
                 for g, value in decide.flag(ref.collective, guard)
             ]
         union = ref.ref if isinstance(ref, objects.Member) and isinstance(ref.ref, objects.Union) else (
             ref.union if isinstance(ref, objects.Member) else ref if isinstance(ref, objects.Union) else None)
-        if union is None:
+        if union is None or in_core_map:
+            # inside `pl.core_map(plgpu.WarpMesh(...))` JAX 0.12 lowers a collective MMA on a
+            # union member without complaint (and 0.10.2 never checks members)
             return []
         if not collective_op:
-            return [(guard, None)]
+            return [(guard, union.node, None)]
         results = []
         for g, value in decide.union_collective(union, guard):
             if value is UNKNOWN or value is decide.MIXED or value is None:
-                results.append((g, UNKNOWN if value is UNKNOWN else None))
+                results.append((g, union.node, UNKNOWN if value is UNKNOWN else None))
             elif value is False:
-                results.append((g, Problem(role, written, union, union, axis, tuple(decide.tmem_allocs(union, g)))))
+                results.append((g, union.node, Problem(role, written, union, union, axis,
+                                                       tuple(decide.tmem_allocs(union, g)))))
             else:
-                results.append((g, None))
+                results.append((g, union.node, None))
         return results
 
     # -- reporting -------------------------------------------------------------------------
 
     def _finding(self, ctx: Context, occurrences: Occurrences, verdict: decide.Verdicts,
                  collective_only: dict) -> Iterator[Finding]:
-        span = ctx.span(occurrences.reported_at)
+        span = ctx.span(occurrences.call)
         if span is None:
             return
+        anchor = ctx.span(occurrences.anchor) if span.path is not None else None
         _, problem, _ = occurrences.problems[0]
         bad = [(guard, site.chain) for guard, _, site in occurrences.problems]
-        condition = decide.Verdicts(bad, [d for d in verdict.decided] + [b for b in verdict.bad if b not in bad]).describe()
+        condition = verdict.describe()
         yield Finding(
             self.code,
             self._message(ctx, occurrences, problem, condition),
             span,
             self.severity,
-            related=self._related(ctx, problem),
+            related=self._related(ctx, problem) + _reached_from(anchor),
             fixes=self._fixes(ctx, occurrences.call, problem, collective_only, occurrences),
+            anchor=anchor,
         )
 
     @staticmethod
     def _message(ctx: Context, occurrences: Occurrences, problem: Problem, condition: str) -> str:
         axis = _render(problem.axis)
-        if occurrences.call is not occurrences.reported_at:
-            axis += f" in the tcgen05_mma at {ctx.where(occurrences.call)}"
         when = f", {condition}" if condition else ""
         shown = _display(problem.operand) if problem.operand is not None else problem.role.lower()
         union = problem.member_of
@@ -298,6 +304,10 @@ def _passed_value(call: nodes.Call, func: nodes.FunctionDef, name: str) -> nodes
     if name in positional and positional.index(name) < len(call.args):
         return call.args[positional.index(name)]
     return None
+
+
+def _reached_from(anchor: Span | None) -> tuple[Related, ...]:
+    return () if anchor is None else (Related(anchor, "reached from this call"),)
 
 
 def _written_operands(call: nodes.Call) -> dict[str, nodes.NodeNG]:

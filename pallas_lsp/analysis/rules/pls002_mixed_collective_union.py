@@ -57,26 +57,28 @@ class MixedCollectiveUnion(Rule):
     name = "mixed-collective-ref-union"
     summary = "RefUnion aliases collective and non-collective TMEM"
     jax_message = "Some aliased TMEM references are collective and some are not."
-    triggers = (b"RefUnion",)
-    identifiers = frozenset({"RefUnion"})
+    triggers = (b"RefUnion", b"TMEM", b"tcgen05")  # the union may be built by an imported helper
+    identifiers = frozenset({"RefUnion", "TMEM", "tcgen05_mma"})
     VALID = (examples.PLS002_VALID,)
     INVALID = (Invalid(examples.PLS002_INVALID, fixed=examples.PLS002_VALID),)
 
     def check(self, ctx: Context) -> Iterator[Finding]:
-        found: dict[nodes.NodeNG, tuple[list, list]] = {}
+        found: dict[nodes.NodeNG, tuple[list, list, nodes.NodeNG]] = {}  # RefUnion -> (bad, fine, anchor)
         for site in ctx.trace.sites("union"):
             reported = decide.reported_at(site, ctx.module)
             if reported is None:
                 continue
-            bad, decided = found.setdefault(reported, ([], []))
+            bad, decided, _ = found.setdefault(site.node, ([], [], reported))
             for guard, sides in _mixed(site.value, site.guard):
                 if sides is UNKNOWN:
                     continue
                 (bad if sides else decided).append((guard, site.chain, sides))
-        for reported, (bad, decided) in found.items():
-            span = ctx.span(reported)
+        for union, (bad, decided, reported) in found.items():
+            span = ctx.span(union)
             if not bad or span is None:
                 continue
+            anchor = ctx.span(reported) if span.path is not None else None
+            reached = () if anchor is None else (Related(anchor, "reached from this call"),)
             sides = bad[0][2]
             condition = decide.Verdicts([b[:2] for b in bad], [d[:2] for d in decided]).describe()
             message = (
@@ -86,8 +88,9 @@ class MixedCollectiveUnion(Rule):
             )
             yield Finding(
                 self.code, message, span, self.severity,
-                related=self._related(ctx, sides),
+                related=self._related(ctx, sides) + reached,
                 fixes=self._fixes(ctx, sides),
+                anchor=anchor,
             )
 
     @staticmethod

@@ -7,7 +7,9 @@ alternative, and each outcome is kept with the guard it holds under. The outcome
 the call is fine, UNKNOWN when it cannot tell, and otherwise a detail that `message` and
 `fixes` turn into a finding. A finding goes where JAX's traceback last points into the
 analysed file (`decide.reported_at`): the call itself, or the call of the file that leads to a
-helper module's call; one finding per (reported node, API call, problem).
+helper module's call; one finding per (reported node, API call, problem). The finding is on the API call, in a
+helper module when the call is there, anchored where the analysed file leads to it (main's
+convention for PLS001).
 
 An input nobody in the analysed code supplies (an entry point's parameter, `objects.Free`) is
 not decided by `given` and `truth`: a generic helper's `a_scale=None` parameter is no bug.
@@ -22,7 +24,7 @@ from astroid import nodes
 
 from .. import api
 from ..context import Context
-from ..findings import Finding, Fix, Severity
+from ..findings import Finding, Fix, Related, Severity
 from ..trace import Site, decide
 from ..trace import objects as o
 from ..values import UNKNOWN
@@ -190,8 +192,17 @@ def explore(check: Callable[[Picker], Any], guard: o.Guard) -> list[tuple[o.Guar
             continue
         except _Dead:
             continue
+        if outcome is not UNKNOWN and any(_opaque(var) for var, _ in picker.guard - guard):
+            outcome = UNKNOWN  # chosen by a condition we cannot decide (each use is its own)
         results.append((picker.guard, outcome))
     return results
+
+
+def _opaque(var: Any) -> bool:
+    """A condition the tracer could not decide (`objects.opaque_var`): one per place it is
+    tested, so two tests of the same unknown value are unrelated variables, and their
+    combinations include some that cannot happen."""
+    return len(var.key) == 2 and var.key[0] == "cond"
 
 
 def _truth(item: Any) -> Any:
@@ -343,16 +354,20 @@ class SiteRule(Rule):
 
     def _finding(self, ctx: Context, reported: nodes.NodeNG, site: Site, detail: Any, bad: list,
                  decided: list) -> Iterator[Finding]:
-        span = ctx.span(reported)
-        if span is None:
-            return
-        condition = decide.Verdicts(bad, [d for d in decided if d not in bad]).describe()
-        message = self.message(ctx, site, detail)
-        if site.node is not reported:
-            message = f"{message.rstrip('.')} (in the call at {ctx.where(site.node)})"
-        if condition:
-            message = f"{message.rstrip('.')}, {condition}"
-        # edits only where the call is the analysed file's own: a helper module's call serves
-        # other callers too
-        fixes = self.fixes(ctx, site, detail) if site.node is reported else ()
-        yield Finding(self.code, message, span, self.severity_of(detail), fixes=fixes)
+        yield from finding(self, ctx, site.node, reported, self.message(ctx, site, detail),
+                           self.severity_of(detail), bad, decided, lambda: self.fixes(ctx, site, detail))
+
+
+def finding(rule: Rule, ctx: Context, node: nodes.NodeNG, reported: nodes.NodeNG, message: str,
+            severity: Severity, bad: list, decided: list, fixes: Callable[[], tuple]) -> Iterator[Finding]:
+    """The finding on the API call `node` (JAX's innermost frame: in a helper module when the
+    call is there, anchored at `reported`, where the analysed file leads to it)."""
+    span = ctx.span(node)
+    if span is None:
+        return
+    anchor = ctx.span(reported) if span.path is not None else None
+    condition = decide.Verdicts(bad, [d for d in decided if d not in bad]).describe()
+    if condition:
+        message = f"{message.rstrip('.')}, {condition}"
+    related = (Related(anchor, "reached from this call"),) if anchor is not None else ()
+    yield Finding(rule.code, message, span, severity, related=related, fixes=fixes(), anchor=anchor)

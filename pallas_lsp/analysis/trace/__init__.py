@@ -1,6 +1,6 @@
 """Abstract tracing of a kernel file: what every API call in it receives, in every context.
 
-`Trace(module, project)` runs the module's top level, then every function nobody in it calls (an
+`Trace(module, flow)` runs the module's top level, then every function nobody in it calls (an
 entry point: its parameters are inputs, `Free`), then functions handed to code we do not read
 (with unknown arguments). The result is the list of `Site`s: each evaluation of an API call
 the rules judge, with its bound arguments, the path guard it ran under and the calls that led
@@ -14,7 +14,7 @@ from typing import Any, Iterator
 from astroid import nodes
 
 from ..values import UNKNOWN
-from . import objects
+from . import objects, project
 from .interp import Interpreter, Site
 from .resolver import Resolver
 
@@ -24,9 +24,10 @@ MAX_ENTRY_ROUNDS = 4
 
 
 class Trace:
-    def __init__(self, module: nodes.Module, project: Any) -> None:
+    def __init__(self, module: nodes.Module, flow: Any) -> None:
         self.module = module
-        self.interp = Interpreter(module, Resolver(project), project.deadline, project.cancelled)
+        self.flow = flow  # the analysis's `Project`: its imports, budget and root directory
+        self.interp = Interpreter(module, Resolver(flow), flow.deadline, flow.cancelled)
         self._run()
 
     def sites(self, kind: str) -> list[Site]:
@@ -73,14 +74,28 @@ class Trace:
         if arguments.args is None:
             return
         names = [arg.name for arg in (arguments.posonlyargs or []) + arguments.args + arguments.kwonlyargs]
-        preset: dict[str, Any] = {name: objects.Free(("param", func, name), name) for name in names}
+        first = len(interp.sites)
+        interp.run(closure, [], {}, func, preset=self._inputs(func, owner, names, module, free=True))
+        if names and _depends_on_inputs(interp.sites[first:], func, owner) and project.used_elsewhere(
+                (owner or func).name, self.flow.project_root and self.module.file, self.flow.project_root):
+            # other modules call it: their arguments decide, and their analyses follow it
+            del interp.sites[first:]
+            interp.forget(func)
+            interp.run(closure, [], {}, func, preset=self._inputs(func, owner, names, module, free=False))
+
+    @staticmethod
+    def _inputs(func: nodes.FunctionDef, owner: nodes.ClassDef | None, names: list[str], module: Any,
+                free: bool) -> dict[str, Any]:
+        preset: dict[str, Any] = {
+            name: objects.Free(("param", func, name), name) if free else UNKNOWN for name in names}
         if owner is not None and names and not _is_static(func):
             cls = module.env.vars.get(owner.name)
             if isinstance(cls, objects.ClassObj):
-                preset[names[0]] = objects.Instance(cls, free=objects.Free(("self", owner), names[0]))
+                preset[names[0]] = objects.Instance(
+                    cls, free=objects.Free(("self", owner), names[0]) if free else None)
             else:
                 preset[names[0]] = UNKNOWN
-        interp.run(closure, [], {}, func, preset=preset)
+        return preset
 
 
 def _run_unknown(interp: Interpreter, closure: objects.Closure) -> None:
@@ -113,3 +128,33 @@ def _referenced_names(module: nodes.Module) -> set[str]:
     for node in module.nodes_of_class((nodes.Name, nodes.Attribute)):
         found.add(node.name if isinstance(node, nodes.Name) else node.attrname)
     return found
+
+
+def _depends_on_inputs(sites: list[Site], func: nodes.FunctionDef, owner: nodes.ClassDef | None) -> bool:
+    """Did any of these sites see a value read from the entry's own inputs?"""
+    roots = {("param", func), ("self", owner)}
+    return any(_mentions(value, roots, 0) for site in sites for value in site.arguments.values()) or any(
+        _mentions(var.key, roots, 0) for site in sites for var, _ in site.guard)
+
+
+def _mentions(value: Any, roots: set, depth: int) -> bool:
+    if depth > 8:
+        return False
+    if isinstance(value, objects.Free):
+        return value.key[:2] in roots
+    if isinstance(value, objects.Guarded):
+        return any(_mentions(v, roots, depth + 1) or _mentions([var.key for var, _ in g], roots, depth + 1)
+                   for g, v in value.alternatives)
+    if isinstance(value, (tuple, list)):
+        if value and value[0] in ("truth", "none", "cond") and len(value) > 1 and isinstance(value[1], tuple):
+            return value[1][:2] in roots
+        return any(_mentions(item, roots, depth + 1) for item in value)
+    if isinstance(value, dict):
+        return any(_mentions(item, roots, depth + 1) for item in value.values())
+    if isinstance(value, objects.Alloc):
+        return any(_mentions(v, roots, depth + 1) for _, v in value.arguments)
+    if isinstance(value, objects.Union):
+        return _mentions(value.groups, roots, depth + 1)
+    if isinstance(value, (objects.Member, objects.View)):
+        return _mentions(value.ref, roots, depth + 1)
+    return False

@@ -84,6 +84,7 @@ class Site:
     chain: tuple  # the calls of the analysed code that led here, outermost first
     kernel: nodes.Call | None  # the kernel entry (`plgpu.kernel(...)`) it runs in, if known
     value: Any = None  # what the call made (allocations)
+    meshes: tuple = ()  # the `pl.core_map(...)` calls whose bodies it runs in
 
 
 class _Signal(Exception):
@@ -109,6 +110,7 @@ class Interpreter:
         self.stack: list[nodes.NodeNG] = []  # call nodes of the analysed code
         self.calls: list[_Call] = []
         self.kernels: list[nodes.Call] = []
+        self.meshes: list[nodes.NodeNG] = []  # core_map bodies being run
         self.sites: list[Site] = []
         self.executed: set[nodes.NodeNG] = set()  # function nodes whose body ran
         self.closures: dict[nodes.NodeNG, list[o.Closure]] = {}
@@ -117,6 +119,7 @@ class Interpreter:
         self.poisoned: set[int] = set()  # containers grown by loops we did not unroll
         self.mutated: set[int] = set()
         self.loop_depth = 0
+        self.unrolled = 1  # iterations of the enclosing unrolled loops, multiplied
         self._memo: dict[tuple, Any] = {}
         self._active: dict[nodes.NodeNG, int] = {}
         self._steps = 0
@@ -186,7 +189,9 @@ class Interpreter:
                 self.calls[-1].returns.append((self.guard, value))
             raise _Signal()
         elif isinstance(node, (nodes.FunctionDef, nodes.AsyncFunctionDef)):
-            frame.assign(node.name, self.define_function(node, frame))
+            native = self.stubs.stub_function(node)
+            frame.assign(node.name, native if native is not None else self.define_function(
+                node, frame, stub=hasattr(node.root(), "pallas_trace_stub")))
         elif isinstance(node, nodes.ClassDef):
             frame.assign(node.name, self.define_class(node, frame))
         elif isinstance(node, (nodes.Import, nodes.ImportFrom)):
@@ -272,20 +277,26 @@ class Interpreter:
         return outcomes or [(self.guard, True)]
 
     def for_loop(self, node: nodes.For, frame: Frame) -> None:
+        """A loop over known items is unrolled (nested loops up to MAX_UNROLL iterations in
+        all: a sweep over autotuning configs tells us nothing more per config)."""
         items = self.iterate(self.ev(node.iter, frame))
-        if items is UNKNOWN:
+        if items is UNKNOWN or self.unrolled * max(len(items), 1) > MAX_UNROLL:
             self.opaque_loop(node, node.target, frame)
             return
-        for item in items:
-            self.assign(node.target, item, frame)
-            try:
-                self.block(node.body, frame)
-            except _Signal as signal:
-                if signal.args == ("Break",):
-                    return
-                if signal.args != ("Continue",):
-                    raise
-        self.block(node.orelse, frame)
+        self.unrolled *= max(len(items), 1)
+        try:
+            for item in items:
+                self.assign(node.target, item, frame)
+                try:
+                    self.block(node.body, frame)
+                except _Signal as signal:
+                    if signal.args == ("Break",):
+                        return
+                    if signal.args != ("Continue",):
+                        raise
+            self.block(node.orelse, frame)
+        finally:
+            self.unrolled //= max(len(items), 1)
 
     def opaque_loop(self, node: nodes.NodeNG, target: nodes.NodeNG | None, frame: Frame,
                     bodies: list | None = None) -> None:
@@ -727,6 +738,10 @@ class Interpreter:
             return self.stubs.instantiate(self, callee, args, kwargs, node)
         if isinstance(callee, self.stubs.Method):
             return self.stubs.call_method(self, callee, args, kwargs)
+        if isinstance(callee, o.Instance):  # a callable object: its class's __call__
+            method = self.stubs.class_attribute(callee.cls, "__call__")
+            if isinstance(method, o.Closure):
+                return self.run(method, [callee] + args, kwargs, node, preset)
         for value in list(args) + list(kwargs.values()):
             self.escape(value)
         if isinstance(callee, (o.Library, api.ApiValue)):
@@ -825,6 +840,11 @@ class Interpreter:
             bound[arguments.kwarg] = extra_kwargs
         return bound
 
+    def forget(self, func: nodes.NodeNG) -> None:
+        """Drop what was memoized for calls of `func` (it is about to run with other inputs)."""
+        for key in [key for key in self._memo if key[0] is func]:
+            del self._memo[key]
+
     # -- where we are ----------------------------------------------------------------------
 
     def anchor(self) -> nodes.NodeNG | None:
@@ -848,7 +868,7 @@ class Interpreter:
 
     def record(self, kind: str, node: nodes.Call, arguments: dict, value: Any = None) -> None:
         self.sites.append(Site(kind, node, arguments, self.guard, tuple(self.stack),
-                               self.kernels[-1] if self.kernels else None, value))
+                               self.kernels[-1] if self.kernels else None, value, tuple(self.meshes)))
 
 
 def _load_of(target: nodes.AssignName) -> nodes.Name:

@@ -1,12 +1,11 @@
 """The JAX and Pallas API as the tracer runs it, plus the builtins and library objects kernels use.
 
-Two kinds of knowledge, one place:
-* `PYTHON`: executable stubs, ordinary Python run by the interpreter like the user's code. A
-  higher-order API is a stub that calls its function argument (`fori_loop` calls
-  `body_fun(index, init_val)`), so bodies are followed by the code that follows any call.
-* `NATIVE`: what the tracer must do itself: make allocations and record the calls the rules
-  judge (signatures from `api.STUBS`, the one home of signatures), bind kernel scratch to the
-  body's last parameters, `functools.partial`, dataclasses.
+The API lives in one place, `api.STUBS` (also what astroid is served): a stub with a body of its
+own is ordinary Python the interpreter runs like the user's code -- a higher-order API calls its
+function argument (`fori_loop` calls `body_fun(index, init_val)`), so bodies are followed by the
+code that follows any call. A stub whose body is `...` is a primitive implemented here
+(`NATIVE`): allocations, the calls the rules judge (recorded as sites), kernel entries (scratch
+bound to the body's last parameters), `functools.partial`, dataclasses.
 """
 
 from __future__ import annotations
@@ -25,119 +24,32 @@ from . import objects as o
 MGPU = api.MOSAIC_GPU
 PL = api.PALLAS
 
-_PYTHON_SOURCE = '''
-def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
-    return body_fun(_traced(), init_val)
-
-def while_loop(cond_fun, body_fun, init_val):
-    cond_fun(init_val)
-    return body_fun(init_val)
-
-def cond(pred, true_fun, false_fun, *operands, **kwargs):
-    true_fun(*operands)
-    return false_fun(*operands)
-
-def switch(index, branches, *operands, **kwargs):
-    result = None
-    for branch in branches:
-        result = branch(*operands)
-    return result
-
-def scan(f, init, xs=None, length=None, reverse=False, unroll=1, **kwargs):
-    return f(init, _traced())
-
-def when(condition):
-    def decorator(f):
-        f()
-    return decorator
-
-def loop(lower, upper=None, *, init_carry=None, step=1, unroll=None):
-    def decorator(body):
-        if init_carry is None:
-            body(_traced())
-        else:
-            return body(_traced(), init_carry)
-    return decorator
-
-def nd_loop(grid, *, collective_axes=(), tiling=None, init_carry=None, include_wave=False):
-    def decorator(body):
-        if init_carry is None:
-            body(_traced())
-        else:
-            return body(_traced(), init_carry)
-    return decorator
-
-def dynamic_scheduling_loop(grid_names, *, thread_axis=None, init_carry=None):
-    def decorator(body):
-        if init_carry is None:
-            body(_traced())
-        else:
-            return body(_traced(), init_carry)
-    return decorator
-
-def warp_map(f):
-    f(_traced())
-
-def with_scoped(*types, collective_axes=(), **kw_types):
-    def decorator(f):
-        def wrapper(*args, **kwargs):
-            return f(*args, *types, **kwargs, **kw_types)
-        return wrapper
-    return decorator
-
-def identity_decorator(fun=None, *args, **kwargs):
-    if fun is None:
-        def decorator(f):
-            return f
-        return decorator
-    return fun
-
-def wraps(wrapped, *args, **kwargs):
-    def decorator(f):
-        return f
-    return decorator
-'''
-
-# qualified name -> stub function name in _PYTHON_SOURCE
-PYTHON: dict[str, str] = {
-    "jax.lax.fori_loop": "fori_loop",
-    "jax.lax.while_loop": "while_loop",
-    "jax.lax.cond": "cond",
-    "jax.lax.switch": "switch",
-    "jax.lax.scan": "scan",
-    f"{PL}.when": "when",
-    f"{PL}.loop": "loop",
-    f"{MGPU}.nd_loop": "nd_loop",
-    f"{MGPU}.dynamic_scheduling_loop": "dynamic_scheduling_loop",
-    f"{PL}.with_scoped": "with_scoped",
-    f"{MGPU}.warp_map": "warp_map",
-    "jax.jit": "identity_decorator",
-    "jax.named_call": "identity_decorator",
-    "jax.checkpoint": "identity_decorator",
-    "jax.remat": "identity_decorator",
-    "functools.wraps": "wraps",
-}
+def python_stub(interp: Any, qname: str) -> Any:
+    """The executable stub of `qname` (`api.STUBS`), as the interpreter defined it."""
+    module_name, _, name = qname.rpartition(".")
+    module = interp.module(_signature_module(module_name))
+    return module.env.vars.get(name, UNKNOWN)
 
 
-@functools.lru_cache(maxsize=1)
-def _python_stubs() -> nodes.Module:
-    return astroid.parse(_PYTHON_SOURCE, module_name="<pallas-lsp trace stubs>")
+def is_executable(node: nodes.FunctionDef) -> bool:
+    """A stub with a body of its own (not `...`)."""
+    body = node.body
+    return not (len(body) == 1 and isinstance(body[0], nodes.Expr) and isinstance(body[0].value, nodes.Const)
+                and body[0].value.value is Ellipsis)
 
 
-def python_stub(interp: Any, qname: str) -> o.Closure:
-    cache = interp.__dict__.setdefault("_stub_closures", {})
-    found = cache.get(qname)
-    if found is None:
-        module = _python_stubs()
-        frame = interp.stub_frame if hasattr(interp, "stub_frame") else None
-        if frame is None:
-            from .interp import Frame
-
-            frame = interp.stub_frame = Frame()
-            frame.vars["_traced"] = o.Native("<traced>")
-        node = next(n for n in module.body if isinstance(n, nodes.FunctionDef) and n.name == PYTHON[qname])
-        found = cache[qname] = interp.define_function(node, frame, stub=True)
-    return found
+def stub_function(node: nodes.FunctionDef) -> Any:
+    """What a definition in a stub module is to the tracer: a native primitive, or None when
+    its body is to be run."""
+    module_name = getattr(node.root(), "pallas_trace_stub", None)
+    if module_name is None or not isinstance(node.parent, nodes.Module):
+        return None
+    if node.name == "_traced":
+        return o.Native("<traced>")
+    qname = f"{module_name}.{node.name}"
+    if qname in NATIVE or not is_executable(node):
+        return o.Native(qname)
+    return None
 
 
 # ---------------------------------------------------------------------------
@@ -161,7 +73,9 @@ def signature(qname: str) -> nodes.FunctionDef | None:
 
 @functools.lru_cache(maxsize=None)
 def _signature_module(module_name: str) -> nodes.Module:
-    return astroid.parse(api.STUBS[module_name], module_name=f"<pallas-lsp signatures {module_name}>")
+    tree = astroid.parse(api.STUBS[module_name], module_name=f"<pallas-lsp stub {module_name}>")
+    tree.pallas_trace_stub = module_name
+    return tree
 
 
 def bind_api(interp: Any, qname: str, args: list, kwargs: dict) -> dict | None:
@@ -205,8 +119,12 @@ def resolve(qname: str) -> Any:
         return o.Library(qname)  # a module, or the memory-space namespace
     if qname in NATIVE:
         return o.Native(qname)
-    if qname in PYTHON:
-        return o.Native("<python>" + qname)
+    module_name, _, name = qname.rpartition(".")
+    if module_name in api.STUBS and api.STUBS[module_name]:
+        node = next((n for n in _signature_module(module_name).body
+                     if isinstance(n, nodes.FunctionDef) and n.name == name), None)
+        if node is not None and is_executable(node):
+            return o.Native("<python>" + qname)
     dtype = api.dtype_named(qname)
     if dtype is not None:
         return dtype
@@ -567,6 +485,8 @@ def call_native(interp: Any, callee: o.Native, args: list, kwargs: dict, node: n
     qname = callee.qname
     if qname.startswith("<python>"):
         return interp.invoke(python_stub(interp, qname[len("<python>"):]), args, kwargs, node)
+    if qname == "<identity>":
+        return args[0] if len(args) == 1 and not kwargs else UNKNOWN
     if qname == "<traced>":
         return UNKNOWN
     handler = NATIVE.get(qname) or BUILTIN_FUNCTIONS.get(qname)
@@ -668,7 +588,11 @@ def _core_map_apply(interp: Any, qname: str, node: nodes.NodeNG, args: list, kwa
     if len(args) != 2:
         return UNKNOWN
     scratch, body = args
-    _run_body(interp, node, body, scratch, tail=False, kernel=False)
+    interp.meshes.append(node)
+    try:
+        _run_body(interp, node, body, scratch, tail=False, kernel=False)
+    finally:
+        interp.meshes.pop()
     return None
 
 
@@ -704,6 +628,9 @@ def _run_one_body(interp: Any, node: nodes.NodeNG, body: Any, scratch: Any, tail
     while isinstance(func, o.Partial):
         lead, keywords = list(func.args) + lead, {**dict(func.keywords), **keywords}
         func = func.func
+    if isinstance(func, o.Instance):  # a callable object as the body
+        method = class_attribute(func.cls, "__call__")
+        func = o.Bound(method, func) if isinstance(method, o.Closure) else func
     if isinstance(func, o.Bound):
         func, lead = func.func, [func.self_value] + lead
     if not isinstance(func, o.Closure):
@@ -775,6 +702,8 @@ NATIVE: dict[str, Callable[..., Any]] = {
     f"{PL}.core_map#apply": _core_map_apply,
     f"{PL}.run_scoped": _run_scoped,
     "functools.partial": _partial,
+    "functools.wraps": lambda interp, qname, node, args, kwargs: o.Native("<identity>"),
+    "<identity>": lambda interp, qname, node, args, kwargs: args[0] if len(args) == 1 else UNKNOWN,
     "dataclasses.dataclass": _dataclass,
     "dataclasses.field": _field,
     "dataclasses.replace": _replace,

@@ -1,0 +1,74 @@
+"""Who else in the project uses a name: a helper is judged by its callers.
+
+A function nobody in the analysed file calls is an entry point, and its parameters are inputs
+(`Free`) -- unless another module of the project uses it: then its callers decide what it
+receives, their own analyses follow it with their arguments, and here its parameters are
+simply unknown. The index is the identifiers of each project file, read once per process and
+kept while the file's size and modification time are unchanged.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+MAX_FILES = 4000
+_SKIP_DIRS = frozenset({"__pycache__", "node_modules", "site-packages", "dist-packages", "build", "dist"})
+_WORD = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
+
+_words: dict[str, tuple[tuple[int, int], frozenset[bytes]]] = {}  # path -> (stamp, identifiers)
+_files: dict[str, list[str]] = {}  # project directory -> its Python files (once per process)
+
+
+def used_elsewhere(name: str, path: str | None, root: str | None) -> bool:
+    """Does a project file other than `path` mention `name` as an identifier?"""
+    if not path or not root:
+        return False
+    here = os.path.abspath(path)
+    wanted = name.encode()
+    for other in _project_files(_scope(here, root)):
+        if other != here and wanted in _identifiers(other):
+            return True
+    return False
+
+
+def _scope(path: str, root: str) -> str:
+    """The directory whose files make the project: an installed package is only itself."""
+    root = os.path.abspath(root)
+    if os.path.basename(root) in ("site-packages", "dist-packages"):
+        relative = os.path.relpath(path, root)
+        return os.path.join(root, relative.split(os.sep)[0])
+    return root
+
+
+def _project_files(directory: str) -> list[str]:
+    found = _files.get(directory)
+    if found is not None:
+        return found
+    found = []
+    for current, dirs, files in os.walk(directory):
+        dirs[:] = [d for d in dirs if not d.startswith(".") and d not in _SKIP_DIRS
+                   and not os.path.isfile(os.path.join(current, d, "pyvenv.cfg"))]
+        found.extend(os.path.join(current, f) for f in files if f.endswith(".py"))
+        if len(found) > MAX_FILES:
+            break
+    _files[directory] = found
+    return found
+
+
+def _identifiers(path: str) -> frozenset[bytes]:
+    try:
+        status = os.stat(path)
+    except OSError:
+        return frozenset()
+    stamp = (status.st_size, status.st_mtime_ns)
+    cached = _words.get(path)
+    if cached is not None and cached[0] == stamp:
+        return cached[1]
+    try:
+        with open(path, "rb") as file:
+            words = frozenset(_WORD.findall(file.read()))
+    except OSError:
+        words = frozenset()
+    _words[path] = (stamp, words)
+    return words
