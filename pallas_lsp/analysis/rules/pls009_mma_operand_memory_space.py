@@ -82,6 +82,9 @@ class MmaOperandMemorySpace(SiteRule):
 
     def message(self, ctx: Context, site: Site, detail: Any) -> str:
         name, role, where, message, ref = detail
+        if isinstance(ref, o.Operand):
+            return (f"{message.rstrip('.')}: {role} '{shown(site, name)}' is the kernel's GMEM operand "
+                    f"'{ref.name}' (the kernel at {ctx.where(ref.kernel)}); copy it to SMEM first")
         return (f"{message.rstrip('.')}: {role} '{shown(site, name)}' is {where}, allocated at "
                 f"{ctx.where(ref.node)}")
 
@@ -91,4 +94,4 @@ def _made(operand: Any) -> Any:
     ref = o.base_ref(operand)
     if isinstance(ref, o.Member):
         ref = ref.ref
-    return ref if isinstance(ref, (o.Alloc, o.Union)) else None
+    return ref if isinstance(ref, (o.Alloc, o.Union, o.Operand)) else None

@@ -135,6 +135,8 @@ class Picker:
             ref = ref.ref
         if isinstance(ref, o.Alloc):
             return ref.space
+        if isinstance(ref, o.Operand):
+            return "GMEM"
         if not isinstance(ref, o.Union):
             return UNKNOWN
         found = self.leaves(ref.groups)

@@ -939,7 +939,7 @@ def _compare(op: str, left: Any, right: Any) -> Any:
                     var = o.none_var(subject)
                     truth = op == "is"
                     return o.Guarded(((frozenset({(var, True)}), truth), (frozenset({(var, False)}), not truth)))
-                if subject is UNKNOWN:
+                if subject is UNKNOWN or isinstance(subject, o.Operand):  # a None operand stays None
                     return UNKNOWN
                 return (subject is None) == (op == "is")
         if isinstance(left, _PRIMITIVE) and isinstance(right, _PRIMITIVE):
