@@ -28,8 +28,8 @@ class MmaOperandMemorySpace(SiteRule):
     Flags a `plgpu.tcgen05_mma(acc, a, b, ...)` whose accumulator is not a TMEM allocation,
     whose LHS is neither TMEM nor SMEM, whose RHS is not SMEM, or whose `a_scale=` /
     `b_scale=` is not TMEM, following each operand back
-    to its allocation (as PLS001 does). Operands whose allocation cannot be found, such as the
-    kernel's own inputs, are not reported.
+    to its allocation (as PLS001 does), or to the kernel's own inputs and outputs, which are
+    GMEM refs. Operands that cannot be followed are not reported.
 
     ## Why is this bad?
     The tensor core reads its operands from shared memory (and the LHS optionally from Tensor
