@@ -133,8 +133,8 @@ def per_file(jax: Path, assembled: Path, repeat: int) -> list[tuple]:
     for path in [*dense_files(jax), assembled]:
         text = path.read_text()
         analyze_source(text, str(path))  # warm: stubs built, modules imported once per process
-        ours = median_call(lambda: analyze_source(text, str(path)), repeat * 3)
-        base = median_call(lambda: ast.parse(text), repeat * 3)
+        ours = median_call(lambda text=text, path=path: analyze_source(text, str(path)), repeat * 3)
+        base = median_call(lambda text=text: ast.parse(text), repeat * 3)
         rows.append(("3", f"analysis of {path.name} ({len(text.splitlines())} lines)", f"{ours * 1000:.1f} ms",
                      f"ast.parse {base * 1000:.1f} ms", _ratio(ours, base, 3)))
     return rows
@@ -242,7 +242,7 @@ def memory(jax: Path) -> list[tuple]:
         [p for p in sorted((jax / "_src" / "pallas" / "mosaic_gpu").rglob("*.py"))]
     client = RawClient()
     client.initialize()
-    for index, path in enumerate(files):
+    for path in files:
         client.notify("textDocument/didOpen", {"textDocument": {"uri": path.as_uri(), "languageId": "python",
                                                                 "version": 1, "text": path.read_text()}})
     for path in files:

@@ -1,21 +1,26 @@
 """flake8 plugin: PLS001, PLS002, ... from the pallas-lsp core.
 
-A thin adapter. flake8 aborts the whole run when a plugin raises, so nothing escapes `run()`:
-an internal failure is logged at debug level and the file gets no report. Rule selection comes
-from `[tool.pallas-lint]` in the file's `pyproject.toml`, overridden by `--pallas-select`,
-`--pallas-ignore` and `--pallas-budget`; `# noqa` is flake8's own business.
+A thin adapter. flake8 aborts the whole run when a plugin raises, so nothing escapes `run()`.
+A file that was not analysed (over its budget, an invalid `[tool.pallas-lint]`, an internal
+error) is reported as `PLS000` at line 1 with the reason, never skipped in silence; a syntax
+error is flake8's own E999 (flake8 runs no plugin on a file it cannot parse). Rule selection
+comes from `[tool.pallas-lint]` in the file's `pyproject.toml`, overridden by `--pallas-select`,
+`--pallas-ignore` and `--pallas-budget`, read through the core's one settings loader: an
+unknown code in those options stops flake8 with the error, as a bad flake8 option does.
+`# noqa` is flake8's own business.
 """
 
 from __future__ import annotations
 
 import ast
 import logging
-from typing import Any, ClassVar, Iterator
+from collections.abc import Iterator
+from typing import Any, ClassVar
 
 from pallas_lsp import __version__
-from pallas_lsp.analysis import analyze_source
-from pallas_lsp.analysis.prefilter import mentions_pallas
-from pallas_lsp.analysis.settings import ConfigError, codes, settings_for
+from pallas_lsp.analysis import (
+    FILE_NOT_ANALYSED, ConfigError, analyze_source, check_selectors, codes, mentions_pallas, not_analysed, resolve,
+)
 
 log = logging.getLogger("flake8_pallas")
 
@@ -43,18 +48,27 @@ class PallasChecker:
 
     @classmethod
     def parse_options(cls, options: Any) -> None:
-        cls.overrides = {
-            "select": codes(options.pallas_select),
-            "ignore": codes(options.pallas_ignore),
-            "budget": options.pallas_budget,
-        }
+        from flake8.exceptions import ExecutionError
+
+        try:
+            cls.overrides = {
+                "select": check_selectors(codes(options.pallas_select), "--pallas-select")
+                if options.pallas_select is not None else None,
+                "ignore": check_selectors(codes(options.pallas_ignore), "--pallas-ignore")
+                if options.pallas_ignore is not None else None,
+                "budget": options.pallas_budget,
+            }
+            if options.pallas_budget is not None and options.pallas_budget <= 0:
+                raise ConfigError("--pallas-budget: the budget must be a positive number of seconds")
+        except ConfigError as error:
+            raise ExecutionError(f"pallas-lsp: {error}") from None
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:
         try:
             findings = self._findings()
-        except Exception:  # noqa: BLE001 - never take flake8 down
+        except Exception as error:  # never take flake8 down, never pass in silence
             log.debug("pallas-lsp failed on %s", self.filename, exc_info=True)
-            return
+            findings = [not_analysed(f"internal error: {type(error).__name__}: {error}")]
         for finding in findings:
             yield finding.line, finding.col, f"{finding.code} {finding.message}", type(self)
 
@@ -64,13 +78,15 @@ class PallasChecker:
             return []
         path = None if self.filename in _STDIN_NAMES else self.filename
         try:
-            settings = settings_for(path).merged(**self.overrides)
+            settings = resolve(path, **self.overrides, where="flake8 options")
         except ConfigError as error:
             log.warning("pallas-lsp: %s", error)
-            return []
+            return [not_analysed(f"invalid configuration: {error}")]
         tree = self.tree if isinstance(self.tree, ast.Module) else None
         result = analyze_source(text, path, select=settings.select, ignore=settings.ignored_for(path),
                                 budget=settings.budget, tree=tree)
         if result.error:
-            log.debug("%s: %s", self.filename, result.error)
+            log.warning("pallas-lsp: %s: not analysed: %s", self.filename, result.error)
+            if settings.enables(FILE_NOT_ANALYSED, path):
+                return [not_analysed(result.error), *result.findings]
         return [finding.in_analysed_file() for finding in result.findings]  # flake8 reports in this file only

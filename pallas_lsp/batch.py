@@ -9,16 +9,18 @@ from __future__ import annotations
 import multiprocessing
 import os
 import sys
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
 
 from . import cache
-from .analysis.engine import lint
-from .analysis.findings import Finding
-from .analysis.fixing import Change, Plan, SourceFile, changes, fix_to_apply, plan_noqa, write
-from .analysis.prefilter import mentions_pallas
+from .analysis import (
+    BY_CODE, FILE_NOT_ANALYSED, UNUSED_NOQA, Change, Finding, Plan, SourceFile, analyze_source, changes,
+    fix_to_apply, mentions_pallas, not_analysed, plan_noqa, read_text, unsilenced, unused_noqa,
+)
+from .analysis import write_change as write
 from .files import Target
 
 # Below this much text to analyse, starting worker processes (each imports astroid and builds
@@ -42,31 +44,66 @@ def analyse_one(target: Target) -> FileReport:
     return report if report is not None else _cached_lint(target, text)
 
 
+def analyse_text(target: Target, text: str) -> FileReport:
+    """The report of `text` as the file `target.path` (standard input): never cached."""
+    if not mentions_pallas(text):
+        return _report(target, _unused_noqa(target, text, []), None, 0)
+    findings, error, silenced, _ = _lint(target, text)
+    return _report(target, findings, error, silenced)
+
+
+def _report(target: Target, findings: list[Finding], error: str | None, silenced: int) -> FileReport:
+    """A file's report; a file that was not analysed gets its PLS000 finding (unless ignored)."""
+    if error is not None and target.settings.enables(FILE_NOT_ANALYSED, target.path):
+        findings = [not_analysed(error), *findings]
+    return FileReport(target.path, findings, error, silenced)
+
+
 def _settle(target: Target) -> tuple[FileReport | None, str]:
     """The report of a file that needs no analysis (unreadable, without a trigger word, or
     with its result in the cache), else None and the file's text."""
     try:
         text = SourceFile.read(target.path).text
     except OSError as error:
-        return FileReport(target.path, error=f"cannot read: {error.strerror or error}"), ""
+        return _report(target, [], f"cannot read: {error.strerror or error}", 0), ""
     except (SyntaxError, UnicodeDecodeError, LookupError) as error:
-        return FileReport(target.path, error=f"cannot decode: {error}"), ""
+        return _report(target, [], f"cannot decode: {error}", 0), ""
     if not mentions_pallas(text):
-        return FileReport(target.path), text
+        return _report(target, _unused_noqa(target, text, []), None, 0), text
     if target.cache is not None:
         record = cache.load(Path(target.cache), _cache_key(target, text))
         if record is not None:
-            return FileReport(target.path, cache.findings(record), record["error"], record["silenced"]), text
+            return _report(target, cache.findings(record), record["error"], record["silenced"]), text
     return None, text
 
 
+def _lint(target: Target, text: str) -> tuple[list[Finding], str | None, int, tuple[str, ...]]:
+    """The findings `settings` select for the file, minus what `# noqa` silences, plus the
+    `# noqa` comments that silence nothing (PLS100)."""
+    settings, path = target.settings, target.path
+    result = analyze_source(text, path, select=settings.select, ignore=settings.ignored_for(path),
+                            budget=settings.budget)
+    if result.error is not None:
+        return [], result.error, 0, result.dependencies
+    kept, silenced = unsilenced(result.findings, text, read_text)
+    return kept + _unused_noqa(target, text, result.findings), None, silenced, result.dependencies
+
+
+def _unused_noqa(target: Target, text: str, findings: list[Finding]) -> list[Finding]:
+    settings, path = target.settings, target.path
+    if not settings.enables(UNUSED_NOQA, path):
+        return []
+    # a comment at the call that leads to a helper module's finding is in use
+    here = [finding.in_analysed_file() for finding in findings]
+    return unused_noqa(text, here, lambda code: settings.enables(code, path), BY_CODE)
+
+
 def _cached_lint(target: Target, text: str) -> FileReport:
-    result = lint(text, target.path, target.settings)
-    cacheable = result.error is None or result.error.startswith(("syntax error", "cannot decode"))
+    findings, error, silenced, dependencies = _lint(target, text)
+    cacheable = error is None or error.startswith(("syntax error", "cannot decode"))
     if target.cache is not None and cacheable:
-        cache.store(Path(target.cache), _cache_key(target, text), result.findings, result.error, result.silenced,
-                    result.dependencies)
-    return FileReport(target.path, result.findings, result.error, result.silenced)
+        cache.store(Path(target.cache), _cache_key(target, text), findings, error, silenced, dependencies)
+    return _report(target, findings, error, silenced)
 
 
 def _cache_key(target: Target, text: str) -> str:
@@ -106,7 +143,9 @@ def _analyse(targets: list[Target], jobs: int, progress: Progress) -> Iterator[F
             for future in as_completed(futures):
                 reports[futures[future]] = future.result()
                 progress(1)
-    yield from reports
+    for settled in reports:
+        assert settled is not None  # settled above, or analysed
+        yield settled
 
 
 def _size(path: str) -> int:
@@ -130,26 +169,29 @@ def _context() -> multiprocessing.context.BaseContext:
 class FixOutcome:
     reports: list[FileReport]  # the findings left (before any change when not writing)
     fixed: int = 0  # findings fixed (or that would be)
+    fixed_by: Counter = field(default_factory=Counter)  # (path, code) -> findings fixed
     changes: dict[str, Change] = field(default_factory=dict)  # path -> first `before`, last `after`
     warnings: list[tuple[str, str]] = field(default_factory=list)  # (path, what went wrong)
 
 
-def fix(targets: list[Target], reports: list[FileReport], *, unsafe: bool, apply: bool,
+def fix(targets: list[Target], reports: list[FileReport], *, unsafe: bool, apply: bool,  # noqa: C901 - the rounds
         jobs: int = 1, progress: Progress | None = None) -> FixOutcome:
     """Apply the fixes of `reports` in rounds, analysing again after each, until nothing more
     changes. Without `apply`, one round is computed and nothing is written (`--diff`)."""
     outcome = FixOutcome(reports)
     for _ in range(MAX_FIX_ROUNDS):
         plan = Plan()
+        round_fixed: Counter = Counter()
         for report in outcome.reports:
             for finding in report.findings:
                 chosen = fix_to_apply(finding, unsafe)
-                if chosen is not None:
-                    plan.add(report.path, finding, chosen)
+                if chosen is not None and plan.add(report.path, finding, chosen):
+                    round_fixed[(report.path, finding.code)] += 1
         round_changes = _changes(plan, outcome.warnings)
         if not round_changes:
             break
         outcome.fixed += len(plan.fixed)
+        outcome.fixed_by.update(round_fixed)
         for change in round_changes:
             first = outcome.changes.get(change.path)
             outcome.changes[change.path] = change if first is None else Change(change.path, first.before, change.after)
@@ -158,7 +200,7 @@ def fix(targets: list[Target], reports: list[FileReport], *, unsafe: bool, apply
         for change in round_changes:
             try:
                 write(change)
-            except OSError as error:
+            except OSError as error:  # noqa: PERF203 - each file that cannot be written is reported
                 outcome.warnings.append((change.path, f"fix not written: {error.strerror or error}"))
         before = _keys(outcome.reports)
         outcome.reports = analyse(targets, jobs, progress)
@@ -187,11 +229,13 @@ def add_noqa(reports: Iterable[FileReport]) -> tuple[int, list[tuple[str, str]]]
     """Write `# noqa` comments for every finding; how many lines got one, and warnings."""
     added, warnings = 0, []
     for report in reports:
-        if not report.findings:
+        wanted = [finding for finding in report.findings if finding.code not in (FILE_NOT_ANALYSED, UNUSED_NOQA)]
+        if not wanted:
             continue
         try:
             source = SourceFile.read(report.path)
-            plan = plan_noqa(report.path, source.text, report.findings)
+            # a helper module's finding is silenced at the call of this file that leads to it
+            plan = plan_noqa(report.path, source.text, [finding.in_analysed_file() for finding in wanted])
             for change in changes(plan, {os.path.abspath(report.path): source}):
                 write(change)
                 added += len(plan.edits[change.path])

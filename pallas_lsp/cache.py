@@ -2,8 +2,8 @@
 and unchanged project modules it imports, is not analysed again (as ruff's `.ruff_cache`).
 
 Entries are JSON, never pickle: a cache directory inside a repository is not trusted to run
-code. An entry is keyed by the file's path, content, the settings that apply to it and the
-pallas-lsp version; it records the size and modification time of every project module the
+code. An entry is keyed by the interpreter's version, the file's path, content, the settings that
+apply to it and the pallas-lsp version; it records the size and modification time of every project module the
 analysis read, and is used only while they are unchanged.
 """
 
@@ -13,14 +13,18 @@ import dataclasses
 import hashlib
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
 from pallas_lsp import __version__
-from pallas_lsp.analysis.findings import Applicability, Edit, Finding, Fix, Related, Severity, Span
-from pallas_lsp.analysis.settings import Settings
+from pallas_lsp.analysis import Applicability, Edit, Finding, Fix, Related, Settings, Severity, Span
 
 DIRECTORY = ".pallas_lint_cache"
+
+# Python 3.12 parses what 3.11 calls a syntax error (PEP 695, PEP 701): an entry is the
+# verdict of one interpreter.
+INTERPRETER = f"{sys.implementation.name} {sys.version}"
 
 
 def directory_for(settings: Settings, override: str | None = None) -> Path:
@@ -31,9 +35,13 @@ def directory_for(settings: Settings, override: str | None = None) -> Path:
 
 
 def key(path: str, data: bytes, settings: Settings) -> str:
+    """Everything that can change a verdict, but the project modules the analysis reads
+    (their size and modification time are checked on load): the interpreter (its parser
+    decides what a syntax error is), the pallas-lsp version, the settings that apply, the
+    file's path and content."""
     chosen = (settings.select, settings.ignored_for(path), settings.budget)
     digest = hashlib.sha256()
-    for part in (__version__, os.path.abspath(path), repr(chosen)):
+    for part in (INTERPRETER, __version__, os.path.abspath(path), repr(chosen)):
         digest.update(part.encode("utf-8", "surrogatepass") + b"\0")
     digest.update(data)
     return digest.hexdigest()

@@ -1,8 +1,10 @@
-"""Generate `docs/rules/PLS00N.md` from each rule's own documentation and examples.
+"""Generate `docs/rules/PLSNNN.md` from each rule's own documentation and examples.
 
     python -m pallas_lsp.docs [OUTPUT_DIR]
+    python -m pallas_lsp.docs --check [OUTPUT_DIR]   # exit 1 when a page is missing or stale
 
-A test compares the committed pages with what this produces.
+A test (and the pre-commit hook, with `--check`) compares the committed pages with what this
+produces.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from pallas_lsp.analysis.rules import RULES, Rule
+from pallas_lsp.analysis import REGISTRY, Rule
 
 
 def page(rule: Rule) -> str:
@@ -21,12 +23,15 @@ def page(rule: Rule) -> str:
         "",
         rule.documentation(),
         "",
-        "## Complete examples",
-        "",
-        "Each example is a whole program; the tests run the linter on it and trace its",
-        "`case_*` functions with JAX on the CPU (the oracle test), so what it claims is what JAX does.",
-        "",
     ]
+    if rule.INVALID or rule.VALID:
+        parts += [
+            "## Complete examples",
+            "",
+            "Each example is a whole program; the tests run the linter on it and trace its",
+            "`case_*` functions with JAX on the CPU (the oracle test), so what it claims is what JAX does.",
+            "",
+        ]
     for example in rule.INVALID:
         parts += ["### Invalid", "", "```python", example.code.rstrip(), "```", ""]
         if example.fixed:
@@ -40,14 +45,35 @@ def page(rule: Rule) -> str:
 def write(directory: Path) -> list[Path]:
     directory.mkdir(parents=True, exist_ok=True)
     written = []
-    for rule in RULES:
+    for rule in REGISTRY:
         target = directory / f"{rule.code}.md"
         target.write_text(page(rule), encoding="utf-8")
         written.append(target)
     return written
 
 
-if __name__ == "__main__":
-    out = Path(sys.argv[1]) if len(sys.argv) > 1 else Path("docs/rules")
+def stale(directory: Path) -> list[Path]:
+    """The pages under `directory` that differ from what the rules produce (or are missing)."""
+    found = []
+    for rule in RULES:
+        target = directory / f"{rule.code}.md"
+        if not target.is_file() or target.read_text(encoding="utf-8") != page(rule):
+            found.append(target)
+    return found
+
+
+def main(argv: list[str]) -> int:
+    check = "--check" in argv
+    rest = [arg for arg in argv if arg != "--check"]
+    out = Path(rest[0]) if rest else Path("docs/rules")
+    if check:
+        for path in stale(out):
+            print(f"{path}: out of date; run `python -m pallas_lsp.docs` to regenerate it", file=sys.stderr)
+        return 1 if stale(out) else 0
     for path in write(out):
         print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

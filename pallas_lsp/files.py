@@ -5,17 +5,26 @@ As ruff does: directories are walked, skipping what `exclude`/`extend-exclude` n
 `pyvenv.cfg` (a virtual environment, whatever its name); a file or directory named on the command
 line is always checked, unless `--force-exclude` asks for the excludes to apply to it too (what
 the pre-commit hooks use, since pre-commit names every file).
+
+Inside a git repository the walk also skips what `.gitignore` files (the walked directory's,
+its parents' up to the repository, and each subdirectory's), `.git/info/exclude` and `.ignore`
+files ignore, as ruff's `respect-gitignore` (on by default; `--no-respect-gitignore`). The
+patterns are read with `pathspec`, git's own wildmatch semantics. Git's global excludes file
+(`core.excludesFile`) is not read.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator
 
-from .analysis.settings import ConfigError, Settings, load, settings_for
+import pathspec
+
+from .analysis import ConfigError, Settings, settings_for
+from .analysis import load_settings as load
 
 PYTHON_SUFFIXES = (".py", ".pyi")
 
@@ -39,10 +48,12 @@ class Overrides:
     exclude: tuple[str, ...] | None = None
     extend_exclude: tuple[str, ...] = ()
     budget: float | None = None
+    respect_gitignore: bool | None = None
 
     def apply(self, settings: Settings) -> Settings:
         settings = settings.merged(select=self.select, per_file_ignores=self.per_file_ignores,
-                                   exclude=self.exclude, budget=self.budget)
+                                   exclude=self.exclude, budget=self.budget,
+                                   respect_gitignore=self.respect_gitignore)
         return dataclasses.replace(
             settings,
             select=settings.select + self.extend_select,
@@ -102,14 +113,83 @@ def targets(paths: list[str], settings_of: Callable[[str], Settings],
 
 
 def _walk(root: str, settings_of: Callable[[str], Settings]) -> Iterator[str]:
+    ignores = _Ignores(root)
     for directory, subdirectories, files in os.walk(root):
         settings = settings_of(directory)
+        ignored = ignores.at(directory) if settings.respect_gitignore else (lambda path, is_dir: False)
         subdirectories[:] = sorted(
             name for name in subdirectories
             if not settings.is_excluded(os.path.join(directory, name), parents=False)
             and not os.path.isfile(os.path.join(directory, name, "pyvenv.cfg"))
+            and not ignored(os.path.join(directory, name), True)
         )
         for name in sorted(files):
             path = os.path.join(directory, name)
-            if name.endswith(PYTHON_SUFFIXES) and not settings.is_excluded(path, parents=False):
+            if name.endswith(PYTHON_SUFFIXES) and not settings.is_excluded(path, parents=False) \
+                    and not ignored(path, False):
                 yield path
+
+
+IGNORE_FILES = (".gitignore", ".ignore")  # in increasing precedence
+
+
+class _Ignores:
+    """The ignore files that apply in each directory of a walk: from the repository's root
+    down (a `.gitignore` outside a git repository means nothing, as for git and ruff)."""
+
+    def __init__(self, start: str) -> None:
+        self.repository = _repository(start)
+        self.start = os.path.abspath(start)
+        self._specs: dict[str, list[tuple[str, pathspec.PathSpec]]] = {}
+
+    def _own(self, directory: str) -> list[tuple[str, pathspec.PathSpec]]:
+        specs = []
+        names = IGNORE_FILES if self.repository is not None else IGNORE_FILES[1:]
+        if directory == self.repository:
+            names = ("info-exclude", *names)
+        for name in names:
+            file = os.path.join(directory, ".git", "info", "exclude") if name == "info-exclude" \
+                else os.path.join(directory, name)
+            try:
+                with open(file, encoding="utf-8", errors="surrogateescape") as handle:
+                    spec = pathspec.GitIgnoreSpec.from_lines(handle.read().splitlines())
+            except OSError:
+                continue
+            specs.append((directory, spec))
+        return specs
+
+    def specs(self, directory: str) -> list[tuple[str, pathspec.PathSpec]]:
+        """Every spec that applies below `directory`, nearest (highest precedence) last."""
+        cached = self._specs.get(directory)
+        if cached is None:
+            parent = os.path.dirname(directory)
+            top = self.repository or self.start
+            inherited = self.specs(parent) if parent != directory and directory != top \
+                and directory.startswith(os.path.join(top, "")) else []
+            cached = self._specs[directory] = inherited + self._own(directory)
+        return cached
+
+    def at(self, directory: str) -> Callable[[str, bool], bool]:
+        specs = self.specs(directory)
+
+        def ignored(path: str, is_dir: bool) -> bool:
+            for base, spec in reversed(specs):
+                relative = os.path.relpath(path, base).replace(os.sep, "/") + ("/" if is_dir else "")
+                verdict = spec.check_file(relative).include
+                if verdict is not None:
+                    return verdict
+            return False
+
+        return ignored
+
+
+def _repository(start: str) -> str | None:
+    """The working tree's root of the git repository holding `start`, if any."""
+    directory = os.path.abspath(start)
+    while True:
+        if os.path.exists(os.path.join(directory, ".git")):
+            return directory
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return None
+        directory = parent

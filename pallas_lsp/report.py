@@ -1,4 +1,5 @@
-"""Output formats of `pallas-lint check`: concise, full, json, sarif, github; and statistics.
+"""Output formats of `pallas-lint check` (ruff's, with ruff's field names): concise, full,
+grouped, json, json-lines, junit, sarif, github, gitlab, pylint, rdjson, azure; statistics.
 
 Positions: the core counts columns from 0 in code points; every format here shows them from 1
 (as ruff and flake8 do), and end columns point just past the last character.
@@ -6,20 +7,25 @@ Positions: the core counts columns from 0 in code points; every format here show
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
+from xml.sax.saxutils import escape, quoteattr
 
 from . import __version__
-from .analysis.findings import Applicability, Finding, Fix, Span
-from .analysis.fixing import fix_to_apply
-from .analysis.rules import BY_CODE, PROJECT_URL, RULES, docs_url
-from .analysis.source import Lines
+from .analysis import (
+    BY_CODE, FILE_NOT_ANALYSED, PROJECT_URL, REGISTRY, Applicability, Finding, Fix, Lines, Span, docs_url,
+    fix_to_apply,
+)
 from .batch import FileReport
 
-FORMATS = ("concise", "full", "json", "sarif", "github")
+FORMATS = ("concise", "full", "grouped", "json", "json-lines", "junit", "sarif", "github", "gitlab",
+           "pylint", "rdjson", "azure")
 TOOL = "pallas-lint"
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
@@ -39,15 +45,76 @@ def _findings(reports: Iterable[FileReport]) -> Iterable[tuple[str, Finding]]:
             yield report.path, finding
 
 
-def _where(span: Span, path: str) -> str:
-    return f"{display(span.path or path)}:{span.line}:{span.col + 1}"
+class Style:
+    """ANSI colours as ruff uses them (bold paths, cyan separators, bold red codes), or none."""
+
+    def __init__(self, enabled: bool = False) -> None:
+        self.enabled = enabled
+
+    def _paint(self, text: str, codes: str) -> str:
+        return f"\x1b[{codes}m{text}\x1b[0m" if self.enabled and text else text
+
+    def path(self, text: str) -> str:
+        return self._paint(text, "1")
+
+    def separator(self, text: str) -> str:
+        return self._paint(text, "36")
+
+    def code(self, text: str) -> str:
+        return self._paint(text, "1;31")
+
+    def fixable(self, text: str) -> str:
+        return self._paint(text, "36")
+
+    def success(self, text: str) -> str:
+        return self._paint(text, "1;32")
 
 
-# -- concise and full ---------------------------------------------------------------------
+PLAIN = Style()
 
 
-def concise(reports: list[FileReport]) -> str:
-    return "".join(f"{_where(f.span, path)}: {f.code} {f.message}\n" for path, f in _findings(reports))
+def colours_wanted(stream) -> bool:
+    """ruff's rule: FORCE_COLOR (or CLICOLOR_FORCE) forces colours, NO_COLOR (or CLICOLOR=0)
+    turns them off, else colours on a terminal."""
+    if os.environ.get("FORCE_COLOR") or os.environ.get("CLICOLOR_FORCE", "0") != "0":
+        return True
+    if os.environ.get("NO_COLOR") or os.environ.get("CLICOLOR") == "0" or os.environ.get("TERM") == "dumb":
+        return False
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
+def _where(span: Span, path: str, style: Style = PLAIN) -> str:
+    colon = style.separator(":")
+    return f"{style.path(display(span.path or path))}{colon}{span.line}{colon}{span.col + 1}"
+
+
+def _mark(finding: Finding, unsafe: bool, style: Style) -> str:
+    """ruff's `[*]` before the message of a finding `--fix` would fix."""
+    return f"{style.fixable('[*]')} " if fix_to_apply(finding, unsafe) else ""
+
+
+# -- concise, full and grouped ------------------------------------------------------------
+
+
+def concise(reports: list[FileReport], style: Style = PLAIN, unsafe: bool = False) -> str:
+    return "".join(f"{_where(f.span, path, style)}{style.separator(':')} {style.code(f.code)} "
+                   f"{_mark(f, unsafe, style)}{f.message}\n" for path, f in _findings(reports))
+
+
+def grouped(reports: list[FileReport], style: Style = PLAIN, unsafe: bool = False) -> str:
+    """ruff's `grouped`: a heading per file, then `line:col CODE message` indented."""
+    blocks = []
+    by_file: dict[str, list[Finding]] = {}
+    for path, finding in _findings(reports):
+        by_file.setdefault(finding.span.path or path, []).append(finding)
+    for file, findings in by_file.items():
+        rows = [(f"{f.line}:{f.col + 1}", f) for f in findings]
+        width = max(len(where) for where, _ in rows)
+        lines = [f"{style.path(display(file))}{style.separator(':')}"]
+        lines += [f"  {where:<{width}} {style.code(f.code)} {_mark(f, unsafe, style)}{f.message}" for where, f in rows]
+        blocks.append("\n".join(lines) + "\n")
+    return "\n".join(blocks)
 
 
 _APPLICABILITY_NOTE = {
@@ -57,13 +124,14 @@ _APPLICABILITY_NOTE = {
 }
 
 
-def full(reports: list[FileReport]) -> str:
+def full(reports: list[FileReport], style: Style = PLAIN, unsafe: bool = False) -> str:
     """ruff's `full` format: each finding with its source line underlined, where the problem
     comes from (the allocation), and the fixes on offer."""
     sources = _Sources()
     blocks = []
     for path, finding in _findings(reports):
-        lines = [f"{_where(finding.span, path)}: {finding.code} {finding.message}"]
+        lines = [f"{_where(finding.span, path, style)}{style.separator(':')} {style.code(finding.code)} "
+                 f"{_mark(finding, unsafe, style)}{finding.message}"]
         lines += sources.excerpt(finding.span, path, finding.code)
         for related in finding.related:
             lines.append(f"   = note: {_where(related.span, path)}: {related.message}")
@@ -127,14 +195,17 @@ def primary_fix(finding: Finding) -> Fix | None:
 
 def finding_json(finding: Finding, path: str) -> dict:
     fix = primary_fix(finding)
+    rule = BY_CODE.get(finding.code)
     return {
+        "cell": None,
         "code": finding.code,
+        "name": rule.name if rule is not None else None,
         "message": finding.message,
         "severity": finding.severity.value,
         "filename": os.path.abspath(finding.span.path or path),
         "location": _location(finding.span.line, finding.span.col),
         "end_location": _location(finding.span.end_line, finding.span.end_col),
-        "noqa_row": finding.span.line,
+        "noqa_row": None if finding.code == FILE_NOT_ANALYSED else finding.span.line,
         "url": docs_url(finding.code),
         "fix": _fix_json(fix, path) if fix is not None else None,
         "fixes": [_fix_json(each, path) for each in finding.fixes],
@@ -150,8 +221,122 @@ def finding_json(finding: Finding, path: str) -> dict:
     }
 
 
-def as_json(reports: list[FileReport]) -> str:
+def as_json(reports: list[FileReport], **_) -> str:
     return json.dumps([finding_json(f, path) for path, f in _findings(reports)], indent=2) + "\n"
+
+
+def json_lines(reports: list[FileReport], **_) -> str:
+    """ruff's `json-lines`: the `json` objects, one per line, keys sorted as ruff writes them."""
+    return "".join(json.dumps(finding_json(f, path), sort_keys=True, separators=(",", ":")) + "\n"
+                   for path, f in _findings(reports))
+
+
+# -- junit ----------------------------------------------------------------------------------
+
+
+def junit(reports: list[FileReport], **_) -> str:
+    """ruff's `junit`: a testsuite per file, a failing testcase `org.<tool>.<CODE>` per finding."""
+    by_file: dict[str, list[Finding]] = {}
+    for path, finding in _findings(reports):
+        by_file.setdefault(os.path.abspath(finding.span.path or path), []).append(finding)
+    total = sum(len(findings) for findings in by_file.values())
+    out = ['<?xml version="1.0" encoding="UTF-8"?>']
+    if not by_file:
+        out += [f'<testsuites name="{TOOL}" tests="1" skipped="0" failures="0" errors="0">',
+                f'    <testsuite name="{TOOL}" tests="1" skipped="0" errors="0" failures="0" package="org.{TOOL}">',
+                f'        <testcase name="No errors found" classname="{TOOL}"/>',
+                "    </testsuite>", "</testsuites>"]
+        return "\n".join(out) + "\n"
+    out.append(f'<testsuites name="{TOOL}" tests="{total}" skipped="0" failures="{total}" errors="0">')
+    for file, findings in by_file.items():
+        n = len(findings)
+        out.append(f'    <testsuite name={quoteattr(file)} tests="{n}" skipped="0" errors="0" '
+                   f'failures="{n}" package="org.{TOOL}">')
+        classname = os.path.splitext(file)[0]
+        for f in findings:
+            text = f"line {f.line}, col {f.col + 1}, {f.message}"
+            out += [f'        <testcase name="org.{TOOL}.{f.code}" classname={quoteattr(classname)} '
+                    f'line="{f.line}" column="{f.col + 1}">',
+                    "            <properties>",
+                    f'                <property name="severity" value="{f.severity.value}"/>',
+                    "            </properties>",
+                    f"            <failure message={quoteattr(f.message)}>{escape(text)}</failure>",
+                    "        </testcase>"]
+        out.append("    </testsuite>")
+    out.append("</testsuites>")
+    return "\n".join(out) + "\n"
+
+
+# -- gitlab, pylint, rdjson, azure --------------------------------------------------------
+
+
+def gitlab(reports: list[FileReport], **_) -> str:
+    """GitLab's Code Quality report, as ruff writes it: paths relative to CI_PROJECT_DIR (else
+    the working directory); a fingerprint stable under line moves, unique within the report."""
+    base = os.environ.get("CI_PROJECT_DIR") or os.getcwd()
+    seen: set[str] = set()
+    items = []
+    for path, f in _findings(reports):
+        file = os.path.abspath(f.span.path or path)
+        try:
+            relative = Path(os.path.relpath(file, base)).as_posix()
+        except ValueError:
+            relative = Path(file).as_posix()
+        digest = hashlib.sha256(f"{f.code}\0{f.message}\0{relative}".encode("utf-8", "surrogatepass"))
+        fingerprint = digest.hexdigest()[:16]
+        while fingerprint in seen:  # the same finding twice in a file: ruff counts on
+            digest.update(b"\0")
+            fingerprint = digest.hexdigest()[:16]
+        seen.add(fingerprint)
+        items.append({
+            "check_name": f.code,
+            "description": f"{f.code}: {f.message}",
+            "severity": "major",
+            "fingerprint": fingerprint,
+            "location": {"path": relative, "positions": {
+                "begin": {"line": f.span.line, "column": f.span.col + 1},
+                "end": {"line": f.span.end_line, "column": f.span.end_col + 1},
+            }},
+        })
+    return json.dumps(items, indent=2) + "\n"
+
+
+def pylint(reports: list[FileReport], **_) -> str:
+    """pylint's parseable format, as ruff writes it: `path:line: [CODE] message`."""
+    return "".join(f"{display(f.span.path or path)}:{f.line}: [{f.code}] {f.message}\n"
+                   for path, f in _findings(reports))
+
+
+def _rd_range(span: Span) -> dict:
+    return {"end": {"column": span.end_col + 1, "line": span.end_line},
+            "start": {"column": span.col + 1, "line": span.line}}
+
+
+def rdjson(reports: list[FileReport], **_) -> str:
+    """reviewdog's rdjson, as ruff writes it; a fix's edits to the same file are suggestions."""
+    diagnostics = []
+    for path, f in _findings(reports):
+        item = {
+            "code": {"url": docs_url(f.code), "value": f.code},
+            "location": {"path": os.path.abspath(f.span.path or path), "range": _rd_range(f.span)},
+            "message": f.message,
+        }
+        fix = primary_fix(f)
+        if fix is not None:
+            same = [edit for edit in fix.edits if os.path.abspath(edit.span.path or path) == item["location"]["path"]]
+            if same:
+                item["suggestions"] = [{"range": _rd_range(edit.span), "text": edit.new_text} for edit in same]
+        diagnostics.append(item)
+    return json.dumps({"diagnostics": diagnostics, "severity": "WARNING",
+                       "source": {"name": TOOL, "url": PROJECT_URL}}, indent=2) + "\n"
+
+
+def azure(reports: list[FileReport], **_) -> str:
+    """Azure Pipelines logging commands, as ruff writes them."""
+    return "".join(
+        f"##vso[task.logissue type={f.severity.value};sourcepath={os.path.abspath(f.span.path or path)};"
+        f"linenumber={f.line};columnnumber={f.col + 1};code={f.code};]{_escape_data(f.message)}\n"
+        for path, f in _findings(reports))
 
 
 # -- sarif ----------------------------------------------------------------------------------
@@ -181,12 +366,12 @@ _LEVEL = {"error": "error", "warning": "warning"}
 
 
 def _sarif_rule(rule) -> dict:
+    """The rule's documentation once (`help.markdown`), linked by `helpUri`."""
     return {
         "id": rule.code,
         "name": rule.name,
         "shortDescription": {"text": rule.summary},
-        "fullDescription": {"text": rule.documentation(), "markdown": rule.documentation()},
-        "help": {"text": rule.summary, "markdown": rule.documentation()},
+        "help": {"text": f"{rule.summary}: {docs_url(rule.code)}", "markdown": rule.documentation()},
         "helpUri": docs_url(rule.code),
         "defaultConfiguration": {"level": _LEVEL[rule.severity.value]},
         "properties": {"tags": ["correctness", "jax", "pallas"]},
@@ -205,11 +390,14 @@ def _sarif_fix(fix: Fix, path: str) -> dict:
     }
 
 
-def sarif(reports: list[FileReport]) -> str:
-    index = {rule.code: position for position, rule in enumerate(RULES)}
+def sarif(reports: list[FileReport], **_) -> str:
+    """SARIF 2.1.0; `rules` lists the rules of the results only, as ruff's does."""
+    used = {finding.code for _, finding in _findings(reports)}
+    rules = [rule for rule in REGISTRY if rule.code in used]
+    index = {rule.code: position for position, rule in enumerate(rules)}
     results = []
     for path, finding in _findings(reports):
-        result = {
+        result: dict[str, Any] = {
             "ruleId": finding.code,
             "level": _LEVEL[finding.severity.value],
             "message": {"text": finding.message},
@@ -234,7 +422,7 @@ def sarif(reports: list[FileReport]) -> str:
                 "name": TOOL,
                 "version": __version__,
                 "informationUri": PROJECT_URL,
-                "rules": [_sarif_rule(rule) for rule in RULES],
+                "rules": [_sarif_rule(rule) for rule in rules],
             }},
             "originalUriBaseIds": {"%SRCROOT%": {"uri": Path(os.getcwd()).as_uri() + "/"}},
             "columnKind": "unicodeCodePoints",
@@ -255,7 +443,7 @@ def _escape_property(text: str) -> str:
     return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def github(reports: list[FileReport]) -> str:
+def github(reports: list[FileReport], **_) -> str:
     """GitHub Actions workflow commands: an annotation per finding on the pull request."""
     lines = []
     for path, finding in _findings(reports):
@@ -271,7 +459,12 @@ def github(reports: list[FileReport]) -> str:
     return "".join(lines)
 
 
-RENDER = {"concise": concise, "full": full, "json": as_json, "sarif": sarif, "github": github}
+RENDER: dict[str, Callable[..., str]] = {
+    "concise": concise, "full": full, "grouped": grouped, "json": as_json, "json-lines": json_lines,
+    "junit": junit, "sarif": sarif, "github": github, "gitlab": gitlab, "pylint": pylint,
+    "rdjson": rdjson, "azure": azure,
+}
+TEXT_FORMATS = ("concise", "full", "grouped")  # followed by the summary, coloured on a terminal
 
 
 # -- statistics -----------------------------------------------------------------------------
@@ -309,14 +502,14 @@ def _fixes(count: int) -> str:
     return f"{count} hidden fix" + ("" if count == 1 else "es")
 
 
-def summary(reports: list[FileReport], *, fixed: int | None, unsafe: bool) -> str:
+def summary(reports: list[FileReport], *, fixed: int | None, unsafe: bool, style: Style = PLAIN) -> str:
     """ruff's closing lines: `All checks passed!`, `Found 3 errors.` with what --fix could do,
     or `Found 3 errors (2 fixed, 1 remaining).` after --fix."""
     remaining = [f for _, f in _findings(reports)]
     if fixed is not None and fixed:
         return f"Found {_errors(fixed + len(remaining))} ({fixed} fixed, {len(remaining)} remaining).\n"
     if not remaining:
-        return "All checks passed!\n"
+        return style.success("All checks passed!") + "\n"
     text = f"Found {_errors(len(remaining))}.\n"
     if fixed is not None:
         return text
@@ -329,3 +522,20 @@ def summary(reports: list[FileReport], *, fixed: int | None, unsafe: bool) -> st
     elif hidden:
         text += f"No fixes available{hint}.\n"
     return text
+
+
+def fixed_summary(fixed: Counter, style: Style = PLAIN) -> str:
+    """ruff's `--show-fixes` enumeration: per file, how many findings of each rule were fixed."""
+    if not fixed:
+        return ""
+    total = sum(fixed.values())
+    lines = [f"Fixed {_errors(total)}:"]
+    by_file: dict[str, Counter] = {}
+    for (path, code), count in fixed.items():
+        by_file.setdefault(path, Counter())[code] += count
+    for path in sorted(by_file):
+        lines.append(f"- {style.path(display(path))}:")
+        for code, count in sorted(by_file[path].items(), key=lambda item: (-item[1], item[0])):
+            name = BY_CODE[code].name if code in BY_CODE else code
+            lines.append(f"    {count} \u00d7 {style.code(code)} ({name})")
+    return "\n".join(lines) + "\n"

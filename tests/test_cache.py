@@ -26,13 +26,13 @@ def _run(*args: str) -> int:
 
 def _count_analyses(monkeypatch) -> list[str]:
     seen = []
-    real = batch.lint
+    real = batch.analyze_source
 
-    def counting(text, path, settings, **options):
+    def counting(text, path, **options):
         seen.append(path)
-        return real(text, path, settings, **options)
+        return real(text, path, **options)
 
-    monkeypatch.setattr(batch, "lint", counting)
+    monkeypatch.setattr(batch, "analyze_source", counting)
     return seen
 
 

@@ -1,5 +1,5 @@
 from conftest import ROOT
-from pallas_lsp.analysis.rules import RULES
+from pallas_lsp.analysis.rules import REGISTRY as RULES  # every documented code
 from pallas_lsp.docs import page
 
 
@@ -39,3 +39,15 @@ def test_rule_pages_link_from_the_one_docs_url():
     for rule in RULES:
         assert rule.url() == docs_url(rule.code) == f"{DOCS_BASE_URL}{rule.code}.md"
         assert (ROOT / "docs" / "rules" / f"{rule.code}.md").is_file()
+
+
+def test_check_mode_names_stale_pages(tmp_path, capsys):
+    from pallas_lsp.docs import main, write
+
+    assert main(["--check", str(ROOT / "docs" / "rules")]) == 0
+    pages = write(tmp_path)
+    pages[2].write_text(pages[2].read_text(encoding="utf-8") + "\nedited by hand\n", encoding="utf-8")
+    pages[0].unlink()
+    assert main(["--check", str(tmp_path)]) == 1
+    named = capsys.readouterr().err
+    assert pages[0].name in named and pages[2].name in named and pages[1].name not in named

@@ -25,8 +25,8 @@ def _lines_and_paths(path):
 def test_each_copy_gets_its_own_helper_module(tmp_path):
     a, b = _copy(tmp_path, "a"), _copy(tmp_path, "b")
     helper_b = b / "helpers" / "mma.py"
-    helper_b.write_text(helper_b.read_text().replace("accumulate=accumulate,\n                    collective_axis=CLUSTER_AXIS)",
-                                                     "accumulate=accumulate)"))
+    old = "accumulate=accumulate,\n                    collective_axis=CLUSTER_AXIS)"
+    helper_b.write_text(helper_b.read_text().replace(old, "accumulate=accumulate)"))
     for _ in range(2):  # back and forth
         lines, paths = _lines_and_paths(a / "helper_module.py")
         assert lines == [23, 44, 65]

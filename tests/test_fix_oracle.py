@@ -27,10 +27,10 @@ import pytest
 
 pytest.importorskip("jax")
 
-from conftest import ROOT  # noqa: E402
-from oracle.markers import parse_markers, version_allowed  # noqa: E402
-from oracle.runner import run_fixture  # noqa: E402
-from test_oracle import CHECK_LOWERING, JAX_VERSION, _lowers_here  # noqa: E402
+from conftest import ROOT
+from oracle.markers import parse_markers, version_allowed
+from oracle.runner import run_fixture
+from test_oracle import CHECK_LOWERING, JAX_VERSION, _lowers_here
 
 CONCISE_PATH = r"^([^:]+):\d+:\d+: PLS\d{3} "
 
@@ -55,7 +55,8 @@ def _oracle(paths: list[Path]) -> dict[str, dict]:
     paths = [path for path in paths if version_allowed(path, JAX_VERSION)]
     workers = max(1, min(len(paths), os.cpu_count() or 2))
     with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
-        return {f"{p.parent.name}/{p.name}": result for p, result in zip(paths, pool.map(lambda p: run_fixture(p, _lowers_here(p)), paths))}
+        results = pool.map(lambda p: run_fixture(p, _lowers_here(p)), paths)
+        return {f"{p.parent.name}/{p.name}": result for p, result in zip(paths, results)}
 
 
 @pytest.fixture(scope="module")

@@ -56,7 +56,7 @@ def test_fixing_reaches_a_fixed_point(source: Path, tmp_path):
     shutil.copytree(FIXTURES, tmp_path / "project")
     path = tmp_path / "project" / source.name
     shutil.copy(source, path)
-    for passes in range(1, 6):
+    for passes in range(1, 6):  # noqa: B007 - read after the loop
         pending = changes(plan_fixes(str(path), analyze_file(str(path)).findings, unsafe=True))
         if not pending:
             break
@@ -80,7 +80,8 @@ def _moved(fix, old: Path, new: Path):
 @pytest.mark.parametrize("bom", [False, True])
 def test_bytes_outside_the_edit_are_kept(tmp_path, bom):
     text = (ROOT / "examples" / "collective_matmul.py").read_text()
-    text = "".join("\t" * ((len(l) - len(l.lstrip(" "))) // 4) + l.lstrip(" ") for l in text.splitlines(True))
+    text = "".join("\t" * ((len(line) - len(line.lstrip(" "))) // 4) + line.lstrip(" ")
+                   for line in text.splitlines(True))
     text = text.replace("import jax\n", "import jax  # ça marche, 𝄞\n").replace("\n", "\r\n")
     data = (b"\xef\xbb\xbf" if bom else b"") + text.encode("utf-8")
     path = tmp_path / "kernel.py"

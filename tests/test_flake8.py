@@ -44,13 +44,21 @@ def test_bad_input_never_fails_the_run(tmp_path):
     assert "ok.py:25:13: PLS001" in result.stdout
 
 
-def test_internal_error_is_swallowed(monkeypatch):
+def test_internal_error_is_a_pls000_not_a_silent_pass(monkeypatch):
     def boom(*args, **kwargs):
         raise RuntimeError("boom")
 
     monkeypatch.setattr("flake8_pallas.analyze_source", boom)
     lines = ["plgpu.tcgen05_mma(acc, a, b, collective_axis='x')  # TMEM\n"]
-    assert list(PallasChecker(None, "x.py", lines).run()) == []
+    assert [(line, col, text) for line, col, text, _ in PallasChecker(None, "x.py", lines).run()] == [
+        (1, 0, "PLS000 internal error: RuntimeError: boom")]
+
+
+def test_over_budget_is_pls000(tmp_path):
+    (tmp_path / "kernel.py").write_text((ROOT / "examples" / "collective_matmul.py").read_text())
+    result = flake8("--select=PLS", "--pallas-budget=0.000001", "kernel.py", cwd=tmp_path)
+    assert result.stdout.startswith("kernel.py:1:1: PLS000 analysis budget of 1e-06 s exceeded"), result.stdout
+    assert result.returncode == 1
 
 
 def test_files_without_pallas_cost_nothing(monkeypatch):
@@ -119,8 +127,24 @@ def test_budget_override_reaches_the_analysis(monkeypatch):
     assert seen == {"select": ("PLS",), "ignore": ("PLS002",), "budget": 0.5, "tree": tree}
 
 
-def test_bad_pyproject_never_fails_the_run(tmp_path):
-    _project(tmp_path, 'select = "PLS001"')
+def test_bad_pyproject_is_pls000_on_every_file_never_a_crash(tmp_path):
+    for number, (table, reason) in enumerate((('select = "PLS001"', "select must be a list of strings"),
+                                              ('select = ["E501"]', "unknown rule selector 'E501'"))):
+        (tmp_path / str(number)).mkdir()
+        _project(tmp_path / str(number), table)
+        result = flake8("--select=PLS", "kernel.py", cwd=tmp_path / str(number))
+        assert result.returncode == 1, result.stdout + result.stderr
+        assert result.stdout.startswith("kernel.py:1:1: PLS000 invalid configuration: "), result.stdout
+        assert reason in result.stdout
+        assert "failed during execution" not in result.stderr
+
+
+def test_unknown_codes_in_flake8_options_stop_flake8_with_the_error(tmp_path):
+    _project(tmp_path)
+    for option in ("--pallas-select=FOO123", "--pallas-ignore=PLS999"):
+        result = flake8("--select=PLS", option, "kernel.py", cwd=tmp_path)
+        assert result.returncode == 1 and result.stdout.startswith("There was a critical error"), result
+        assert "unknown rule selector" in result.stdout and "the nearest rule code is PLS0" in result.stdout
+    (tmp_path / "setup.cfg").write_text("[flake8]\npallas-select = PLS9\n")
     result = flake8("--select=PLS", "kernel.py", cwd=tmp_path)
-    assert result.returncode == 0 and result.stdout == ""
-    assert "failed during execution" not in result.stderr
+    assert result.returncode == 1 and "unknown rule selector 'PLS9'" in result.stdout

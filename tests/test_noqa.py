@@ -26,7 +26,7 @@ def test_directives():
         "f = 6  # noqa:PLS\n"
     )
     marks = directives(text)
-    # a code prefix needs a digit, as in flake8; `# noqa:PLS` is read as a bare `# noqa`
+    # a code prefix needs a digit, as in flake8; "noqa:PLS" with no digit is read as a bare noqa
     assert marks.lines == {1: ALL, 2: frozenset({"PLS001", "PLS002"}), 3: frozenset({"PLS0"}),
                            5: frozenset({"PLS002"}), 6: ALL}
     assert marks.file == frozenset()
@@ -102,3 +102,13 @@ def test_code_at_a_column_of_a_noqa_comment():
     assert code_at(line, line.index("pls002")) == "PLS002"
     assert code_at(line, 2) is None
     assert code_at("x = f()  # noqa", 12) is None
+
+
+def test_a_helper_modules_finding_is_silenced_there_or_at_its_anchor():
+    helper = Finding("PLS001", "m", Span(11, 2, 11, 9, "helpers/mma.py"), anchor=Span(23, 2, 23, 9))
+    kernel = "\n" * 22 + "  issue(acc)\n"
+    texts = {"helpers/mma.py": "\n" * 10 + "  plgpu.tcgen05_mma(acc)  # noqa: PLS001\n"}
+    assert unsilenced([helper], kernel, texts.get) == ([], 1)  # silenced where it is
+    assert unsilenced([helper], kernel, {"helpers/mma.py": ""}.get) == ([helper], 0)
+    at_call = "\n" * 22 + "  issue(acc)  # noqa: PLS001\n"
+    assert unsilenced([helper], at_call, {"helpers/mma.py": ""}.get) == ([], 1)  # or where it is reached

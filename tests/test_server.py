@@ -231,6 +231,23 @@ async def test_workspace_configuration_and_pyproject(vscode: LanguageClient, exa
     await _until(lambda: [d.code for d in vscode.diagnostics.get(uri, [])] == ["PLS001"])
 
 
+async def test_a_bad_configuration_is_shown_and_never_replaced_by_defaults(vscode: LanguageClient, example,
+                                                                           tmp_path):
+    vscode.set_configuration({"select": ["PLS999"]}, section="pallas")
+    uri = open_file(vscode, example)
+    await _until(lambda: [d.code for d in vscode.diagnostics.get(uri, [])] == ["PLS000"])
+    (diagnostic,) = vscode.diagnostics[uri]
+    assert "unknown rule selector 'PLS999'" in diagnostic.message
+    await _until(lambda: any("PLS999" in m.message for m in vscode.messages))
+    shown = next(m for m in vscode.messages if "PLS999" in m.message)
+    assert shown.type == t.MessageType.Error and "nearest rule code is PLS0" in shown.message
+    vscode.set_configuration({}, section="pallas")
+    (tmp_path / "pyproject.toml").write_text('[tool.pallas-lint]\nselect = ["E501"]\n')
+    vscode.workspace_did_change_configuration(t.DidChangeConfigurationParams(settings=None))
+    await _until(lambda: "E501" in "".join(d.message for d in vscode.diagnostics.get(uri, [])))
+    await _until(lambda: any("E501" in m.message for m in vscode.messages))
+
+
 # -- dependencies -----------------------------------------------------------------------------
 
 async def test_importing_file_reanalysed_when_helper_changes(vscode: LanguageClient, helper_project):
@@ -270,7 +287,9 @@ async def test_bad_input_and_unknown_documents(vscode: LanguageClient, tmp_path)
     broken = tmp_path / "broken.py"
     broken.write_text("import jax\nplgpu.TMEM(\n  def (\n")
     uri = open_file(vscode, broken)
-    assert await diagnostics(vscode, uri) == []
+    (not_analysed,) = await diagnostics(vscode, uri)  # never a silent pass: PLS000 on line 1
+    assert (not_analysed.code, not_analysed.range.start, not_analysed.message) == (
+        "PLS000", t.Position(0, 0), "syntax error at line 3: invalid syntax")
     missing = (tmp_path / "never_opened.py").as_uri()
     hover = await vscode.text_document_hover_async(
         t.HoverParams(t.TextDocumentIdentifier(uri=missing), t.Position(0, 0)))

@@ -50,11 +50,19 @@ analysis-budget = 2.5
     ("analysis-budget = 0", "analysis-budget must be a positive number"),
     ("analysis-budget = true", "analysis-budget must be a positive number"),
     ('selct = ["PLS"]', "unknown key 'selct'"),
+    ('select = ["E501"]', "select: unknown rule selector 'E501'; the nearest rule code is PLS"),
+    ('ignore = ["PLS999"]', "ignore: unknown rule selector 'PLS999'"),
+    ('per-file-ignores = { "x" = ["PLS1X"] }', "unknown rule selector 'PLS1X'"),
+    ('per-file-ignores = { "{x" = ["PLS001"] }', "unclosed alternatives"),
+    ('exclude = ["[x"]', "unclosed character class"),
+    ("respect-gitignore = 1", "respect-gitignore must be true or false"),
 ])
 def test_bad_tables_name_the_file_and_the_key(tmp_path, table, message):
+    from pallas_lsp.analysis import config
+
     path = pyproject(tmp_path, table)
     with pytest.raises(ConfigError) as error:
-        settings_for(str(tmp_path / "kernel.py"))
+        config.settings_for(str(tmp_path / "kernel.py"))  # the frontends' loader
     assert str(path) in str(error.value) and message in str(error.value)
 
 
@@ -111,10 +119,11 @@ def test_documents_are_cached_by_modification_time(tmp_path, monkeypatch):
     assert reads == [1]
 
 
-def test_per_file_ignores_match_relative_paths_names_and_directories(tmp_path):
+def test_per_file_ignores_match_as_ruffs_globs(tmp_path):
+    # ruff's (globset's) semantics: `*` crosses `/`, a pattern without `/` also matches the name
     s = Settings(ignore=("PLS009",), root=str(tmp_path),
                  per_file_ignores=(("tests/*", ("PLS001",)), ("legacy.py", ("PLS002",)),
-                                   ("generated", ("PLS",))))
+                                   ("generated/**", ("PLS",))))
     assert s.ignored_for(str(tmp_path / "tests" / "unit" / "k.py")) == ("PLS009", "PLS001")
     assert s.ignored_for(str(tmp_path / "src" / "legacy.py")) == ("PLS009", "PLS002")
     assert s.ignored_for(str(tmp_path / "generated" / "deep" / "k.py")) == ("PLS009", "PLS")
@@ -139,3 +148,40 @@ def test_codes():
     assert codes("pls001, PLS002,,") == ("PLS001", "PLS002")
     assert codes(["pls", " PLS002 "]) == ("PLS", "PLS002")
     assert codes("") == ()
+
+
+def test_selectors_are_checked_against_the_registry():
+    from pallas_lsp.analysis.config import check_selectors
+    from pallas_lsp.analysis.settings import prefixes
+
+    assert check_selectors(["pls", "PLS0", "pls001", "PLS100", "all", " PLS000 "], "x") == (
+        "PLS", "PLS0", "PLS001", "PLS100", "ALL", "PLS000")
+    for bad in ("FOO123", "PLS999", "PLS2", "E", ""):
+        with pytest.raises(ConfigError, match=r"^where: unknown rule selector .*the nearest rule code is PLS\d{3}"):
+            check_selectors([bad], "where")
+    assert prefixes(("ALL", "PLS001")) == ("", "PLS001")
+    assert Settings(select=("ALL",)).enables("PLS100") and not Settings(ignore=("ALL",)).enables("PLS000")
+    assert not Settings(per_file_ignores=(("k.py", ("PLS000",)),)).enables("PLS000", "/r/k.py")
+
+
+def test_one_loader_for_the_frontends(tmp_path):
+    from pallas_lsp.analysis.config import resolve
+    from pallas_lsp.server.settings import EditorSettings
+
+    pyproject(tmp_path, 'ignore = ["PLS002"]')
+    kernel = str(tmp_path / "kernel.py")
+    assert resolve(kernel, select=["pls001"]).select == ("PLS001",)
+    assert resolve(kernel).ignore == ("PLS002",)
+    with pytest.raises(ConfigError, match="flake8 options: select: unknown rule selector 'X1'"):
+        resolve(kernel, select=["X1"], where="flake8 options")
+    with pytest.raises(ConfigError, match="budget"):
+        resolve(kernel, budget=0)
+    # the server: an unknown code or a wrong type is an error to show, never the defaults
+    for raw in ({"select": ["PLS999"]}, {"ignore": "FOO1"}, {"select": 5}, {"ignore": [1]}):
+        editor = EditorSettings.parse(raw)
+        settings, error = editor.resolve(kernel)
+        assert settings is None and error.startswith("editor setting pallas."), (raw, error)
+    assert EditorSettings.parse({"select": ["PLS001"]}).resolve(kernel)[0].select == ("PLS001",)
+    pyproject(tmp_path, 'select = ["E501"]')
+    settings, error = EditorSettings.parse({}).resolve(kernel)
+    assert settings is None and "unknown rule selector 'E501'" in error and str(tmp_path) in error

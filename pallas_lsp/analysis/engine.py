@@ -10,7 +10,6 @@ from __future__ import annotations
 import ast
 import contextlib
 import functools
-import gc
 import logging
 import os
 import re
@@ -30,8 +29,9 @@ from .facts import Fact, facts
 from .findings import Finding
 from .prefilter import Bindings, applicable, mentions_pallas
 from .rules import RULES, Rule
-from .settings import Settings
 from .project import BudgetExceeded, Cancelled
+from .session import DEFAULT_SESSION, Session
+from .settings import Settings, prefixes
 from .source import Lines, decode
 
 log = logging.getLogger("pallas_lsp")
@@ -49,9 +49,10 @@ class Result:
 
 
 def select_rules(select: Iterable[str] | None = None, ignore: Iterable[str] | None = None) -> list[Rule]:
-    """Rules whose code starts with a `select` prefix and with no `ignore` prefix."""
-    select = tuple(select or ("PLS",))
-    ignore = tuple(ignore or ())
+    """Rules whose code starts with a `select` prefix and with no `ignore` prefix (`ALL`
+    is the prefix of every code)."""
+    select = prefixes(select or ("PLS",))
+    ignore = prefixes(ignore or ())
     return [
         rule for rule in RULES
         if rule.code.startswith(select) and not (ignore and rule.code.startswith(ignore))
@@ -89,15 +90,17 @@ def analyze_source(
     overlays: Mapping[str, str] | None = None,
     want_facts: bool = False,
     tree: ast.Module | None = None,
+    session: Session = DEFAULT_SESSION,
 ) -> Result:
     """Analyse `text` as the file `path`. `cancel` stops the analysis early (the result then
     says so); `overlays` give texts of other files that differ from the disk (unsaved buffers);
     `want_facts` adds what is known about allocations and operands (for hovers); `tree` is
-    the stdlib AST of `text` when the caller has parsed it already (flake8 has)."""
+    the stdlib AST of `text` when the caller has parsed it already (flake8 has); `session` the
+    process state to analyse in (the language server hands in its own)."""
     rules = select_rules(select, ignore)
     if not rules or not mentions_pallas(text, rules):
         return Result()
-    return _analyze_decoded(_Job(text, path, rules, budget, cancel, overlays, want_facts, tree))
+    return _analyze_decoded(_Job(text, path, rules, budget, cancel, overlays, want_facts, tree, session))
 
 
 def lint(text: str, path: str | None, settings: Settings, **options) -> Result:
@@ -107,8 +110,23 @@ def lint(text: str, path: str | None, settings: Settings, **options) -> Result:
         text, path, select=settings.select, ignore=settings.ignored_for(path), budget=settings.budget,
         **options,
     )
-    result.findings, result.silenced = noqa.unsilenced(result.findings, text)
+    overlays = options.get("overlays") or {}
+    result.findings, result.silenced = noqa.unsilenced(
+        result.findings, text, lambda other: overlays.get(other) if other in overlays else _disk_text(other))
     return result
+
+
+def read_text(path: str) -> str | None:
+    """A file's text from the disk (None when it cannot be read or decoded)."""
+    return _disk_text(path)
+
+
+def _disk_text(path: str) -> str | None:
+    try:
+        with open(path, "rb") as file:
+            return decode(file.read())
+    except (OSError, SyntaxError, UnicodeDecodeError, LookupError):
+        return None
 
 
 @dataclass
@@ -121,6 +139,7 @@ class _Job:
     overlays: Mapping[str, str] | None = None
     want_facts: bool = False
     tree: ast.Module | None = None
+    session: Session = DEFAULT_SESSION
     dependencies: tuple[str, ...] = ()
     facts: list[Fact] = field(default_factory=list)
 
@@ -130,7 +149,7 @@ def _analyze_decoded(job: _Job) -> Result:
     started = time.monotonic()
     path = job.path
     try:
-        with _collector_paused():
+        with job.session.collector_paused():
             findings = _analyze(job, started + job.budget)
     except Cancelled:
         return _failed(job, "cancelled")
@@ -150,45 +169,6 @@ def _analyze_decoded(job: _Job) -> Result:
         return _failed(job, f"internal error: {type(error).__name__}: {error}")
     log.debug("analysed %s in %.3f s", path, time.monotonic() - started)
     return Result(findings, dependencies=job.dependencies, facts=job.facts)
-
-
-_frozen_modules = -1  # astroid's cached modules when the collector's state was last frozen
-
-# A host that can collect when it keeps nobody waiting (the server: once it has published the
-# diagnostics) sets this to False and calls `resume_collection()` then.
-COLLECT_AFTER_ANALYSIS = True
-
-
-def resume_collection() -> None:
-    """Collect what the analyses left (a young collection: `brain.forget_inferences` leaves
-    nothing older pointing into their trees) and let the collector run again. When astroid
-    has read new modules (its builtins, our stubs, stdlib modules), which it keeps for good,
-    a full collection runs instead and what survives is frozen: later full collections of
-    the host (flake8 and its other plugins, the server) would otherwise walk all of it
-    again, which tripled the plugin's cost in a flake8 run."""
-    global _frozen_modules
-    modules = len(AstroidManager().astroid_cache)
-    if modules > _frozen_modules:
-        _frozen_modules = modules
-        gc.collect()
-        gc.freeze()
-    else:
-        gc.collect(0)
-    gc.enable()
-
-
-@contextlib.contextmanager
-def _collector_paused():
-    """No cyclic garbage collection while one file is analysed: astroid builds many small
-    objects, and a full collection in the middle of an analysis triples its time (the tail
-    latency an editor feels). What the analysis leaves is collected once it is over."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled and COLLECT_AFTER_ANALYSIS:
-            resume_collection()
 
 
 def _failed(job: _Job, reason: str) -> Result:

@@ -12,9 +12,9 @@ import io
 import re
 import tokenize
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Callable, Iterable
 
-from .findings import Edit, Finding, Span
+from .findings import Applicability, Edit, Finding, Fix, Severity, Span
 from .source import Lines
 
 _NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
@@ -76,13 +76,29 @@ def code_at(line: str, column: int) -> str | None:
     return None
 
 
-def unsilenced(findings: Iterable[Finding], text: str) -> tuple[list[Finding], int]:
-    """The findings no noqa comment silences, and how many were silenced."""
+def unsilenced(findings: Iterable[Finding], text: str,
+               text_of: Callable[[str], str | None] | None = None) -> tuple[list[Finding], int]:
+    """The findings no noqa comment silences, and how many were silenced. A finding in another
+    file (a helper module's MMA) is silenced by a comment there, or at its anchor here;
+    `text_of(path)` reads that file."""
     findings = list(findings)
-    if not findings or "noqa" not in text.lower():
+    if not findings:
         return findings, 0
-    marks = directives(text)
-    kept = [finding for finding in findings if not marks.silences(finding)]
+    marks = directives(text) if "noqa" in text.lower() else Directives()
+    others: dict[str, Directives] = {}
+
+    def silenced(finding: Finding) -> bool:
+        path = finding.span.path
+        if path is None:
+            return marks.silences(finding)
+        if finding.anchor is not None and marks.silences(finding.in_analysed_file()):
+            return True
+        if path not in others:
+            other = text_of(path) if text_of is not None else None
+            others[path] = directives(other) if other and "noqa" in other.lower() else Directives()
+        return others[path].silences(finding)
+
+    kept = [finding for finding in findings if not silenced(finding)]
     return kept, len(findings) - len(kept)
 
 
@@ -134,3 +150,70 @@ def add_noqa(text: str, findings: Iterable[Finding]) -> list[Edit]:
     marks = directives(text)
     edits = (noqa_edit(text, line, codes, marks) for line, codes in sorted(by_line.items()))
     return [edit for edit in edits if edit is not None]
+
+
+def unused(text: str, findings: Iterable[Finding], enabled: Callable[[str], bool],
+           known: Iterable[str]) -> list[Finding]:
+    """PLS100 findings (ruff's RUF100) for the `# noqa: ...` comments of `text` whose `PLS`
+    codes silence none of `findings` (every finding of the file, before noqa comments are
+    applied). Codes of other tools and bare `# noqa` are not ours to judge; codes that
+    `enabled` says are not selected are left alone (ruff's "non-enabled"); codes starting with
+    `PLS` that prefix no code in `known` are reported as unknown."""
+    lowered = text.lower()
+    if "noqa" not in lowered or "pls" not in lowered:
+        return []
+    known = tuple(known)
+    by_line: dict[int, set[str]] = {}
+    for finding in findings:
+        by_line.setdefault(finding.line, set()).add(finding.code)
+    lines = Lines(text)
+    result = []
+    for line, col, comment in _comments(text):
+        if _FILE_NOQA.search(comment):
+            continue
+        match = _NOQA.search(comment)
+        if match is None or not match.group("codes"):
+            continue
+        written = [code.group(0).upper() for code in _CODE.finditer(match.group("codes"))]
+        if any(UNUSED_CODE.startswith(code) for code in written if code.startswith("PLS")):
+            continue  # `# noqa: PLS100` keeps this comment as it is
+        codes_here = by_line.get(line, set())
+        unused_codes, unknown_codes = [], []
+        for code in written:
+            if not code.startswith("PLS") or any(c.startswith(code) for c in codes_here):
+                continue
+            if not any(c.startswith(code) for c in known):
+                unknown_codes.append(code)
+            elif any(enabled(c) for c in known if c.startswith(code)):
+                unused_codes.append(code)
+        if not unused_codes and not unknown_codes:
+            continue
+        start, end = col + match.start(), col + match.end()
+        parts = ([f"unused: {', '.join(f'`{c}`' for c in unused_codes)}"] if unused_codes else []) + \
+                ([f"unknown: {', '.join(f'`{c}`' for c in unknown_codes)}"] if unknown_codes else [])
+        dropped = set(unused_codes) | set(unknown_codes)
+        kept = [code for code in written if code not in dropped]
+        result.append(Finding(
+            UNUSED_CODE, f"Unused `noqa` directive ({'; '.join(parts)})", Span(line, start, line, end),
+            Severity.WARNING,
+            fixes=(Fix("Remove unused `noqa` directive" if not kept else "Remove the unused codes",
+                       Applicability.SAFE, (_removal(lines.text(line), line, start, end, match, col, kept),),
+                       preferred=True),),
+        ))
+    return result
+
+
+UNUSED_CODE = "PLS100"
+
+
+def _removal(content: str, line: int, start: int, end: int, match: re.Match, col: int,
+             kept: list[str]) -> Edit:
+    if kept:  # rewrite the code list only
+        codes_start, codes_end = col + match.start("codes"), col + match.end("codes")
+        return Edit(Span(line, codes_start, line, codes_end), ", ".join(kept))
+    before = content[:start]
+    stripped = before.rstrip()
+    if end >= len(content.rstrip("\r\n")) or not content[end:].strip():
+        # the directive ends the line: remove it with the blanks before it
+        return Edit(Span(line, len(stripped) if stripped else start, line, end), "")
+    return Edit(Span(line, start, line, end), "")

@@ -1,7 +1,8 @@
 """`[tool.pallas-lint]` in `pyproject.toml`: which rules apply to which file.
 
 The nearest `pyproject.toml` above a file that has a `[tool.pallas-lint]` table wins (as ruff
-finds its configuration). Every frontend reads it through `settings_for()`; command-line options,
+finds its configuration). Every frontend reads it through `config.py`, which wraps
+`settings_for()`; command-line options,
 flake8's `--pallas-*` options and editor settings are layered on top with `Settings.merged()`.
 
 ```toml
@@ -11,22 +12,28 @@ ignore = ["PLS002"]
 exclude = ["generated/*"]        # replaces the default excludes
 extend-exclude = ["third_party"]
 per-file-ignores = { "tests/*" = ["PLS001"] }
-analysis-budget = 10             # seconds per file; past it the file gets no findings
+respect-gitignore = true         # a directory walk skips what .gitignore ignores
+analysis-budget = 10             # seconds per file; past it the file gets PLS000
 ```
+
+This module checks the table's shape and types. The codes in it are checked against the rule
+registry one floor up, in `config.py` (the loader the frontends use): an unknown selector is a
+ConfigError naming it and the nearest real code. `ALL` selects (or ignores) every code. Globs
+follow ruff's semantics (`globs.py`).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import fnmatch
-import functools
+import difflib
 import os
-import re
 import sys
 import threading
 from dataclasses import dataclass
-from pathlib import Path, PurePath
+from pathlib import Path
 from typing import Any, Iterable, Mapping
+
+from .globs import GlobError, Matcher, check as check_glob
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -56,6 +63,7 @@ class Settings:
     exclude: tuple[str, ...] = DEFAULT_EXCLUDE
     extend_exclude: tuple[str, ...] = ()
     budget: float = 10.0  # seconds of analysis per file
+    respect_gitignore: bool = True
     root: str | None = None  # the directory patterns are relative to
     source: str | None = None  # the pyproject.toml these came from
 
@@ -68,35 +76,69 @@ class Settings:
         if not path:
             return self.ignore
         extra = tuple(code for pattern, codes in self.per_file_ignores
-                      if self._matches(pattern, path) for code in codes)
+                      if self._per_file_matches(pattern, path) for code in codes)
         return self.ignore + extra
 
+    def enables(self, code: str, path: str | None = None) -> bool:
+        """Is `code` reported for `path`? (For the codes the frontends produce: PLS000, PLS100.)"""
+        selected = prefixes(self.select)
+        ignored = prefixes(self.ignored_for(path))
+        return code.startswith(selected) and not (ignored and code.startswith(ignored))
+
     def is_excluded(self, path: str, *, parents: bool = True) -> bool:
-        """Does an exclude pattern match the path, its name, or (with `parents`) one of its
-        directories? A tree walk, which prunes excluded directories as it goes, asks without."""
-        candidates = self._candidates(path, parents)
-        return any(_pattern(pattern).match(candidate)
-                   for pattern in self.exclude + self.extend_exclude for candidate in candidates)
+        """Does an exclude pattern match the path (absolute, or its name) or, with `parents`,
+        one of its directories below the root? A tree walk, which prunes excluded directories
+        as it goes, asks without."""
+        path = os.path.abspath(path)
+        root = os.path.abspath(self.root or os.getcwd())
+        candidates = [path]
+        if parents:  # the directories below the root (all of them for a path outside it)
+            inside = path.startswith(os.path.join(root, ""))
+            directory = os.path.dirname(path)
+            while directory != root and (not inside or directory.startswith(os.path.join(root, ""))):
+                candidates.append(directory)
+                parent = os.path.dirname(directory)
+                if parent == directory:
+                    break
+                directory = parent
+        matchers = [Matcher.of(pattern, root) for pattern in self.exclude + self.extend_exclude]
+        return any(matcher.matches(candidate) for matcher in matchers for candidate in candidates)
 
-    def _matches(self, pattern: str, path: str, parents: bool = True) -> bool:
-        return any(_pattern(pattern).match(candidate) for candidate in self._candidates(path, parents))
-
-    def _candidates(self, path: str, parents: bool) -> list[str]:
-        """The path relative to `root` (posix), its name, and (with `parents`) its directories;
-        string work only, as a tree walk asks this for every entry."""
-        relative = os.path.abspath(path)
-        if self.root:
-            root = os.path.join(os.path.abspath(self.root), "")
-            if relative.startswith(root):
-                relative = relative[len(root):]
-        parts = PurePath(relative).parts
-        found = [PurePath(relative).as_posix(), parts[-1] if parts else relative]
-        return found + list(parts[:-1]) if parents else found
+    def _per_file_matches(self, pattern: str, path: str) -> bool:
+        negated = pattern.startswith("!")
+        matcher = Matcher.of(pattern[1:] if negated else pattern, os.path.abspath(self.root or os.getcwd()))
+        return matcher.matches(os.path.abspath(path)) != negated
 
 
-@functools.lru_cache(maxsize=512)
-def _pattern(pattern: str) -> re.Pattern:
-    return re.compile(fnmatch.translate(pattern))
+def prefixes(selectors: Iterable[str]) -> tuple[str, ...]:
+    """Selectors as code prefixes: `ALL` is the prefix of every code."""
+    return tuple("" if selector == "ALL" else selector for selector in selectors)
+
+
+def validate_codes(values: Iterable[str], where: str, known: Iterable[str]) -> tuple[str, ...]:
+    """`values` as selectors (upper case), each `ALL` or the prefix of a code in `known`.
+
+    Raises ConfigError naming the first unknown one, the nearest known code, and `where`."""
+    known = list(known)
+    result = []
+    for value in values:
+        selector = value.strip().upper()
+        if selector != "ALL" and not (selector and any(code.startswith(selector) for code in known)):
+            nearest = (difflib.get_close_matches(selector, known, n=1, cutoff=0.0) or known or ["?"])[0]
+            raise ConfigError(f"{where}: unknown rule selector {value.strip()!r}; the nearest rule code is "
+                              f"{nearest} (`pallas-lint rule --all` lists them)")
+        result.append(selector)
+    return tuple(result)
+
+
+def validate_globs(values: Iterable[str], where: str) -> tuple[str, ...]:
+    values = tuple(values)
+    for value in values:
+        try:
+            check_glob(value)
+        except GlobError as error:
+            raise ConfigError(f"{where}: {error}") from None
+    return values
 
 
 def find_pyproject(start: str) -> Path | None:
@@ -138,16 +180,33 @@ def parse(table: Mapping[str, Any], base: Settings, *, source: str, root: str) -
     return dataclasses.replace(base, **values, source=source, root=root)
 
 
-def _codes(key: str, value: Any, source: str) -> tuple[str, ...]:
+def _strings(key: str, value: Any, source: str) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
         raise ConfigError(f"{source}: {key} must be a list of strings")
     return tuple(value)
 
 
+def _codes(key: str, value: Any, source: str) -> tuple[str, ...]:
+    """Code selectors, upper case; `config.py` checks them against the registry."""
+    return tuple(code.strip().upper() for code in _strings(key, value, source))
+
+
+def _globs(key: str, value: Any, source: str) -> tuple[str, ...]:
+    return validate_globs(_strings(key, value, source), f"{source}: {key}")
+
+
 def _per_file(key: str, value: Any, source: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     if not isinstance(value, dict):
         raise ConfigError(f"{source}: {key} must be a table of pattern = [codes]")
+    for pattern in value:
+        validate_globs([pattern], f"{source}: {key}")
     return tuple((pattern, _codes(f"{key}.{pattern!r}", codes, source)) for pattern, codes in value.items())
+
+
+def _boolean(key: str, value: Any, source: str) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigError(f"{source}: {key} must be true or false")
+    return value
 
 
 def _seconds(key: str, value: Any, source: str) -> float:
@@ -159,9 +218,10 @@ def _seconds(key: str, value: Any, source: str) -> float:
 _KEYS = {
     "select": "select", "ignore": "ignore", "exclude": "exclude",
     "extend-exclude": "extend_exclude", "per-file-ignores": "per_file_ignores",
-    "analysis-budget": "budget",
+    "analysis-budget": "budget", "respect-gitignore": "respect_gitignore",
 }
-_CONVERTERS = {"per-file-ignores": _per_file, "analysis-budget": _seconds}
+_CONVERTERS = {"per-file-ignores": _per_file, "analysis-budget": _seconds, "exclude": _globs,
+               "extend-exclude": _globs, "respect-gitignore": _boolean}
 
 
 def _convert(key: str, value: Any, source: str) -> Any:
@@ -214,3 +274,57 @@ def codes(values: Iterable[str] | str | None) -> tuple[str, ...] | None:
     if isinstance(values, str):
         values = values.split(",")
     return tuple(code.strip().upper() for code in values if code.strip())
+
+
+@dataclass(frozen=True)
+class Option:
+    """A `[tool.pallas-lint]` key, as `pallas-lint config` documents it."""
+
+    key: str
+    type: str
+    default: str
+    example: str
+    doc: str
+
+
+OPTIONS: dict[str, Option] = {option.key: option for option in (
+    Option("select", "list[str]", '["PLS"]', 'select = ["PLS001", "PLS002"]',
+           "Rule codes or prefixes to report (`ALL` for every code). Unknown codes are an error."),
+    Option("ignore", "list[str]", "[]", 'ignore = ["PLS002"]',
+           "Rule codes or prefixes not to report (`ALL` for every code); wins over `select`."),
+    Option("per-file-ignores", "dict[str, list[str]]", "{}", 'per-file-ignores = { "tests/**" = ["PLS001"] }',
+           "Codes to ignore in the files a glob matches (ruff's globs; `!glob` for the files it "
+           "does not match)."),
+    Option("exclude", "list[str]", "[" + ", ".join(f'"{name}"' for name in DEFAULT_EXCLUDE) + "]",
+           'exclude = ["generated"]',
+           "Globs of files and directories a directory walk skips; replaces the defaults."),
+    Option("extend-exclude", "list[str]", "[]", 'extend-exclude = ["**/gen_*.py"]',
+           "Globs skipped in addition to `exclude`."),
+    Option("respect-gitignore", "bool", "true", "respect-gitignore = false",
+           "Skip what .gitignore, .git/info/exclude and .ignore files ignore when walking a directory."),
+    Option("analysis-budget", "float", "10", "analysis-budget = 30",
+           "Seconds of analysis per file; a file over it is reported as PLS000."),
+)}
+assert set(OPTIONS) == set(_KEYS)
+
+
+def settings_text(settings: Settings) -> str:
+    """The settings as TOML-like `key = value` lines (for `--show-settings`)."""
+    def value(item: Any) -> str:
+        if isinstance(item, bool):
+            return "true" if item else "false"
+        if isinstance(item, float):
+            return f"{item:g}"
+        if isinstance(item, tuple) and item and isinstance(item[0], tuple):
+            return "{ " + ", ".join(f'"{pattern}" = {value(codes)}' for pattern, codes in item) + " }" if item else "{}"
+        if isinstance(item, tuple):
+            return "[" + ", ".join(f'"{part}"' for part in item) + "]"
+        return f'"{item}"'
+    rows = [
+        ("select", settings.select), ("ignore", settings.ignore),
+        ("per-file-ignores", settings.per_file_ignores), ("exclude", settings.exclude),
+        ("extend-exclude", settings.extend_exclude), ("respect-gitignore", settings.respect_gitignore),
+        ("analysis-budget", settings.budget),
+    ]
+    return "".join(f"{key} = {value(item) if item != () else '[]' if key != 'per-file-ignores' else '{}'}\n"
+                   for key, item in rows)

@@ -22,7 +22,7 @@ def main(argv: list[str] | None = None) -> int:
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("pygls").setLevel(logging.WARNING)
 
-    from .features import create_server  # pygls loads only when a server is wanted
+    from .server import create_server  # noqa: PLC0415 - pygls loads only when a server is wanted
 
     server = create_server()
     if args.tcp:

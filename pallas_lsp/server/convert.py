@@ -4,16 +4,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from lsprotocol import types as t
 from pygls.uris import from_fs_path
 from pygls.workspace.position_codec import PositionCodec
 
-from pallas_lsp.analysis.findings import Applicability, Edit, Finding, Fix, Severity, Span
-from pallas_lsp.analysis.noqa import noqa_edit
-from pallas_lsp.analysis.rules import BY_CODE
-from pallas_lsp.analysis.source import split_lines
+from pallas_lsp.analysis import (
+    BY_CODE, Applicability, Edit, Finding, Fix, Severity, Span, noqa_edit, plan_fixes, split_lines,
+)
 
 SOURCE = "pallas"
 FIX_ALL_KIND = "source.fixAll.pallas"
@@ -187,6 +187,21 @@ def quick_fixes(diag: t.Diagnostic, version: int | None, version_of: VersionOf,
             edit=workspace_edit([data["noqa"]], version_of, document_changes),
         ))
     return actions
+
+
+def fix_all_edits(findings: list[Finding], path: str | None, key: str, uri: str, locate: Locator) -> list[dict]:
+    """The safe fixes of the findings of `path` (the analysed file; `key` its document or
+    notebook) that edit only that file, as the edit data of the document `uri`."""
+    own = [finding for finding in findings
+           if all(edit.span.path in (None, path) for fix in finding.fixes for edit in fix.edits)]
+    plan = plan_fixes(path or key, own, unsafe=False)
+    edits = []
+    for file_edits in plan.edits.values():
+        for edit in file_edits:
+            data = edit_data(edit, locate)
+            if data is not None and data["uri"] == uri:
+                edits.append(data)
+    return edits
 
 
 def file_uri(path: str) -> str:

@@ -7,14 +7,13 @@ holding the line, or to another file for fixes that edit a helper module.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from pygls.uris import to_fs_path
 from pygls.workspace.position_codec import PositionCodec
 
-from pallas_lsp.analysis.findings import Span
-from pallas_lsp.analysis.source import split_lines
+from pallas_lsp.analysis import Span, split_lines
 
 from .convert import Positions, Target, file_uri
 

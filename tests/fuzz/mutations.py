@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 import re
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 TESTS = Path(__file__).resolve().parent.parent
 ROOT = TESTS.parent

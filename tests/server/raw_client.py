@@ -93,7 +93,7 @@ class RawClient:
         while time.monotonic() < deadline:
             try:
                 self._pump(max(0.01, deadline - time.monotonic()))
-            except queue.Empty:
+            except queue.Empty:  # noqa: PERF203 - the end of the wait
                 return
 
     def publishes(self, uri: str) -> list[dict]:

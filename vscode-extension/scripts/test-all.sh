@@ -66,8 +66,12 @@ names = zipfile.ZipFile(sys.argv[1]).namelist()
 need = ["extension/dist/extension.js", "extension/bundled/tool/lsp_server.py", "extension/LICENSE.txt",
         "extension/bundled/libs/pallas_lsp/server/__init__.py", "extension/bundled/libs/pygls/__init__.py",
         "extension/bundled/libs/lsprotocol/types.py"]
+need += ["extension/bundled/libs/astroid/__init__.py", "extension/images/icon.png"]
 missing = [n for n in need if n not in names]
-unwanted = [n for n in names if "__pycache__" in n or n.startswith(("extension/src/", "extension/node_modules/", "extension/bundled/libs/bin/"))]
+# only what the server imports: not the flake8 plugin's dependencies, not the CLI's tqdm
+not_imported = tuple(f"extension/bundled/libs/{name}/" for name in ("flake8", "pyflakes", "pycodestyle", "mccabe", "tqdm"))
+unwanted = [n for n in names if "__pycache__" in n or n.startswith(("extension/src/", "extension/node_modules/", "extension/bundled/libs/bin/") + not_imported)
+            or n.startswith("extension/bundled/libs/") and n.endswith(("mccabe.py", "pycodestyle.py"))]
 print(f"{len(names)} files")
 sys.exit(f"missing {missing}, unwanted {unwanted[:5]}" if missing or unwanted else 0)
 PY

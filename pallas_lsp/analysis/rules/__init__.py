@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .base import DOCS_BASE_URL, PROJECT_URL, Invalid, Rule, docs_url
+from .pls000_file_not_analysed import FileNotAnalysed, not_analysed
 from .pls001_non_collective_operand import NonCollectiveOperand
 from .pls002_mixed_collective_union import MixedCollectiveUnion
 from .pls003_tmem_only_argument import TmemOnlyArgument
@@ -22,6 +23,7 @@ from .pls016_run_scoped_thread_collective import RunScopedThreadCollective
 from .pls017_inconsistent_collective_op import InconsistentCollectiveOp
 from .pls018_mma_shapes import MmaShapes
 from .pls019_tmem_rows import TmemRows
+from .pls100_unused_noqa import UnusedNoqa
 
 RULES: tuple[Rule, ...] = (
     NonCollectiveOperand(),
@@ -44,6 +46,14 @@ RULES: tuple[Rule, ...] = (
     MmaShapes(),
     TmemRows(),
 )
-BY_CODE: dict[str, Rule] = {rule.code: rule for rule in RULES}
+# Codes the frontends produce themselves, not a check: a file that was not analysed (from
+# `Result.error`) and a `# noqa` that silences nothing.
+FILE_NOT_ANALYSED = FileNotAnalysed.code
+UNUSED_NOQA = UnusedNoqa.code
+# Every code a user can select, ignore, or look up (`pallas-lint rule`): the checks' and the
+# frontends'. The engine runs `RULES` only.
+REGISTRY: tuple[Rule, ...] = (FileNotAnalysed(), *RULES, UnusedNoqa())
+BY_CODE: dict[str, Rule] = {rule.code: rule for rule in REGISTRY}
 
-__all__ = ["BY_CODE", "DOCS_BASE_URL", "PROJECT_URL", "RULES", "Invalid", "Rule", "docs_url"]
+__all__ = ["BY_CODE", "DOCS_BASE_URL", "FILE_NOT_ANALYSED", "PROJECT_URL", "REGISTRY", "RULES",
+           "UNUSED_NOQA", "Invalid", "Rule", "docs_url", "not_analysed"]

@@ -114,17 +114,17 @@ class NonCollectiveOperand(Rule):
     def check(self, ctx: Context) -> Iterator[Finding]:
         found: dict[tuple, Occurrences] = {}
         verdicts: dict[tuple, decide.Verdicts] = defaultdict(lambda: decide.Verdicts([], []))
-        collective_only: dict[nodes.Call, bool] = {}
+        uses: dict[nodes.Call, list] = {}  # allocation -> (Alloc, guard, collective MMA?) per MMA use
         for site in ctx.trace.sites("mma"):
             reported = decide.reported_at(site, ctx.module)
             if reported is not None:
-                self._site(site, reported, found, verdicts, collective_only)
+                self._site(site, reported, found, verdicts, uses)
         for key, occurrences in found.items():
-            yield from self._finding(ctx, occurrences, verdicts[key], collective_only)
+            yield from self._finding(ctx, occurrences, verdicts[key], uses)
 
     # -- deciding --------------------------------------------------------------------------
 
-    def _site(self, site: Site, reported: nodes.NodeNG, found: dict, verdicts: dict, collective_only: dict) -> None:
+    def _site(self, site: Site, reported: nodes.NodeNG, found: dict, verdicts: dict, uses: dict) -> None:
         arguments = site.arguments
         written = _written_operands(site.node)
         for guard, axis in decide.alternatives(arguments.get("collective_axis"), site.guard):
@@ -135,7 +135,7 @@ class NonCollectiveOperand(Rule):
                     for ref_guard, operand in decide.alternatives(arguments.get(name), op_guard):
                         problem_args = (role, written.get(name), axis)
                         for guard_, target, problem in self._operand(operand, collective_op, ref_guard, problem_args,
-                                                                     collective_only, bool(site.meshes)):
+                                                                     uses, site):
                             if problem is UNKNOWN:
                                 continue
                             key = (site.node, role, target)
@@ -149,14 +149,15 @@ class NonCollectiveOperand(Rule):
 
     @staticmethod
     def _operand(operand: Any, collective_op: bool, guard: Any, problem_args: tuple,
-                 collective_only: dict, in_core_map: bool) -> list[tuple[Any, Any, Any]]:
+                 uses: dict, site: Site) -> list[tuple[Any, Any, Any]]:
         """(guard, the allocation or union judged, Problem | None | UNKNOWN) for one operand."""
         role, written, axis = problem_args
+        mma, in_core_map = site.node, bool(site.meshes)
         ref = objects.base_ref(operand)
         if isinstance(ref, objects.Alloc):
             if ref.space != "TMEM":
                 return []
-            collective_only[ref.node] = collective_only.get(ref.node, True) and collective_op
+            uses.setdefault(ref.node, []).append((ref, guard, collective_op, mma))
             if not collective_op:
                 return [(guard, ref.node, None)]
             return [
@@ -186,7 +187,7 @@ class NonCollectiveOperand(Rule):
     # -- reporting -------------------------------------------------------------------------
 
     def _finding(self, ctx: Context, occurrences: Occurrences, verdict: decide.Verdicts,
-                 collective_only: dict) -> Iterator[Finding]:
+                 uses: dict) -> Iterator[Finding]:
         span = ctx.span(occurrences.call)
         if span is None:
             return
@@ -200,7 +201,7 @@ class NonCollectiveOperand(Rule):
             span,
             self.severity,
             related=self._related(ctx, problem) + _reached_from(anchor),
-            fixes=self._fixes(ctx, occurrences.call, problem, collective_only, occurrences),
+            fixes=self._fixes(ctx, occurrences.call, problem, uses, occurrences),
             anchor=anchor,
         )
 
@@ -234,13 +235,14 @@ class NonCollectiveOperand(Rule):
         what = "RefUnion allocated here" if union is not None else "TMEM allocated here"
         return (Related(span, f"{what} {collective_keyword_text(node)}"),)
 
-    def _fixes(self, ctx: Context, call: nodes.Call, problem: Problem, collective_only: dict,
+    def _fixes(self, ctx: Context, call: nodes.Call, problem: Problem, uses: dict,
                occurrences: Occurrences) -> tuple[Fix, ...]:
-        found = list(self._call_site_fix(ctx, problem, collective_only, occurrences))
+        found = list(self._call_site_fix(ctx, problem, uses, occurrences))
+        found += self._tie_fix(ctx, problem, uses, preferred=not any(fix.preferred for fix in found))
         union = problem.member_of
         edits = tuple(edit for alloc in problem.to_fix for edit in fixes.set_keyword(ctx, alloc.node, "collective", "True"))
         if edits:
-            safe = union is None and collective_only.get(problem.ref.node, False) and _literal_flag(
+            safe = union is None and _always_collective(uses, problem.ref.node) and _literal_flag(
                 problem.ref.node
             ) and not _in_pallas_call(ctx, problem.ref.node)
             title = "Add collective=True to the TMEM allocation" if union is None else (
@@ -253,7 +255,7 @@ class NonCollectiveOperand(Rule):
         return tuple(found)
 
     @staticmethod
-    def _call_site_fix(ctx: Context, problem: Problem, collective_only: dict,
+    def _call_site_fix(ctx: Context, problem: Problem, uses: dict,
                        occurrences: Occurrences) -> Iterator[Fix]:
         """`accumulator(m, n, collective=False)` where the helper allocates with
         `collective=collective`: the flag belongs to this call, not to the helper's body (other
@@ -268,10 +270,86 @@ class NonCollectiveOperand(Rule):
         if not edits:
             return
         passed = _passed_value(site, func, name)
-        safe = (collective_only.get(problem.ref.node, False) and (passed is None or isinstance(passed, nodes.Const))
+        safe = (_always_collective(uses, problem.ref.node) and (passed is None or isinstance(passed, nodes.Const))
                 and _uses_of(func, name) == 1)
         yield Fix(f"Pass {name}=True to {func.name}() at {ctx.where(site)}",
                   Applicability.SAFE if safe else Applicability.UNSAFE, edits, preferred=bool(safe))
+
+
+    @staticmethod
+    def _tie_fix(ctx: Context, problem: Problem, uses: dict, preferred: bool) -> list[Fix]:
+        """The MMA is collective only in some settings: the allocation's flag should follow the
+        same condition (`collective=collective`), which is right in every setting."""
+        if problem.member_of is not None:
+            return []
+        tied = _tied_flag(uses.get(problem.ref.node, []))
+        if tied is None:
+            return []
+        expression, provable = tied
+        edits = fixes.set_keyword(ctx, problem.ref.node, "collective", expression)
+        if not edits:
+            return []
+        safe = provable and _literal_flag(problem.ref.node) and problem.ref.node.root() is ctx.module
+        return [Fix(f"Make the TMEM collective when the MMA is: collective={expression}",
+                    Applicability.SAFE if safe else Applicability.UNSAFE, edits, preferred=preferred)]
+
+
+def _always_collective(uses: dict, node: nodes.Call) -> bool:
+    found = uses.get(node, [])
+    return bool(found) and all(use[2] for use in found)
+
+
+def _tied_flag(uses: list) -> tuple[str, bool] | None:
+    """An expression in scope at the allocation that is true exactly where an MMA using it is
+    collective, in every setting traced, and whether the MMAs' own `collective_axis` names it
+    (then it is provably the same condition)."""
+    if not uses or all(use[2] for use in uses) or not any(use[2] for use in uses):
+        return None
+    common: list[str] | None = None
+    for alloc, guard, collective, _ in uses:
+        found = _tracking(alloc.scope, guard, collective)
+        common = found if common is None else [e for e in common if e in found]
+        if not common:
+            return None
+    expression = common[0]
+    return expression, expression.isidentifier() and all(expression in _axis_names(use[3]) for use in uses)
+
+
+def _axis_names(mma: nodes.Call) -> set[str]:
+    """The names the MMA's `collective_axis` argument is written with."""
+    axis = fixes.keyword(mma, "collective_axis")
+    return {name.name for name in axis.value.nodes_of_class(nodes.Name)} if axis is not None else set()
+
+
+def _tracking(scope: Any, guard: Any, collective: bool) -> list[str]:
+    """Expressions over the names visible in `scope` whose truth is `collective` under `guard`,
+    simplest first."""
+    names, attributes, identities = [], [], []
+    seen: set[str] = set()
+    frame = scope
+    while frame is not None:
+        for name, value in frame.vars.items():
+            if name in seen or name.startswith("__"):
+                continue
+            seen.add(name)
+            if _always(decide.truth(value, guard), collective):
+                names.append(name)
+            elif _always(decide.is_set(value, guard), collective) and not isinstance(value, objects.Free):
+                identities.append(f"{name} is not None")
+            if isinstance(value, objects.Instance):
+                attributes += [f"{name}.{attr}" for attr, item in value.attributes.items()
+                               if not attr.startswith("_") and _always(decide.truth(item, guard), collective)]
+            elif isinstance(value, objects.Free):
+                attributes += [f"{name}{var.label[len(value.label):]}" for var, truth in guard
+                               if var.key[0] == "truth" and var.key[1][:len(value.key)] == value.key
+                               and var.key[1] != value.key and var.label.startswith(value.label + ".")
+                               and truth == collective]
+        frame = frame.parent
+    return names + attributes + identities
+
+
+def _always(outcomes: list, wanted: bool) -> bool:
+    return bool(outcomes) and all(outcome is not UNKNOWN and bool(outcome) == wanted for _, outcome in outcomes)
 
 
 def _flag_parameter(alloc: objects.Alloc, problems: list) -> tuple | None:

@@ -120,6 +120,7 @@ class Interpreter:
         self.mutated: set[int] = set()
         self.loop_depth = 0
         self.unrolled = 1  # iterations of the enclosing unrolled loops, multiplied
+        self.frame: Frame | None = None  # the frame of the function (or module) running now
         self._memo: dict[tuple, Any] = {}
         self._active: dict[nodes.NodeNG, int] = {}
         self._steps = 0
@@ -143,14 +144,14 @@ class Interpreter:
         frame = Frame()
         frame.vars["__name__"] = node.name
         found = self.modules[node] = o.ModuleObj(node, frame)
-        saved = self.guard, self.stack, self.kernels
-        self.guard, self.stack, self.kernels = TRUE, [], []
+        saved = self.guard, self.stack, self.kernels, self.frame
+        self.guard, self.stack, self.kernels, self.frame = TRUE, [], [], frame
         try:
             self.block(node.body, frame)
         except _Signal:
             pass
         finally:
-            self.guard, self.stack, self.kernels = saved
+            self.guard, self.stack, self.kernels, self.frame = saved
         return found
 
     # -- statements ------------------------------------------------------------------------
@@ -781,7 +782,8 @@ class Interpreter:
             self.stack = self.stack + [node]
         self._active[func] = depth + 1
         self.calls.append(_Call())
-        saved_guard = self.guard
+        saved_guard, saved_frame = self.guard, self.frame
+        self.frame = frame
         try:
             if isinstance(func, nodes.Lambda):
                 result = self.ev(func.body, frame)
@@ -797,7 +799,7 @@ class Interpreter:
             self.calls.pop()
             self._active[func] = depth
             self.stack = saved_stack
-            self.guard = saved_guard
+            self.guard, self.frame = saved_guard, saved_frame
         if key is not None:
             self._memo[key] = result
         return result

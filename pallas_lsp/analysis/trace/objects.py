@@ -126,6 +126,7 @@ class Alloc:
     arguments: tuple  # ((name, value), ...) as bound to the constructor's signature
     name: str  # the name it is bound to where written, for messages
     chain: tuple = field(default=(), compare=False)
+    scope: Any = field(default=None, compare=False)  # the frame it was made in (names in scope there)
 
     def argument(self, name: str, default: Any = None) -> Any:
         for key, value in self.arguments:

@@ -520,7 +520,7 @@ def _alloc(interp: Any, qname: str, node: nodes.Call, args: list, kwargs: dict) 
     if bound is None:
         return UNKNOWN
     space = qname.rpartition(".")[2]
-    alloc = o.Alloc(node, space, tuple(bound.items()), _bound_name(node), tuple(interp.stack))
+    alloc = o.Alloc(node, space, tuple(bound.items()), _bound_name(node), tuple(interp.stack), interp.frame)
     interp.record("alloc", node, bound, alloc)
     return alloc
 

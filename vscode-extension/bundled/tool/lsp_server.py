@@ -39,7 +39,7 @@ else:
     from pallas_lsp.server import main
 
 if __name__ == "__main__":
-    import pallas_lsp  # noqa: E402
+    import pallas_lsp
 
     sys.stderr.write(
         "pallas: server from %s (importStrategy %s, Python %s)\n"
