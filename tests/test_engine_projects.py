@@ -32,7 +32,12 @@ def test_each_copy_gets_its_own_helper_module(tmp_path):
         assert lines == [23, 44, 65]
         assert str(a / "helpers" / "mma.py") in paths and not any(str(b) in p for p in paths if p)
         lines, paths = _lines_and_paths(b / "helper_module.py")
-        assert lines == [44]  # this copy's helper issues a single-block MMA
+        # this copy's helper issues a single-block MMA: one accumulator left to make
+        # collective, and the two others now have the shape of a collective MMA's
+        findings = analyze_file(str(b / "helper_module.py")).findings
+        assert sorted(((f.anchor or f.span).line, f.code) for f in findings) == [
+            (23, "PLS018"), (44, "PLS001"), (65, "PLS018")]
+        assert lines == [23, 44, 65]
         assert not any(str(a) in p for p in paths if p)
 
 

@@ -6,7 +6,7 @@ The knowledge takes two forms:
   serves them to astroid instead of the real package, so that `plgpu.TMEM`, `from
   jax.experimental.pallas.mosaic_gpu import tcgen05_mma as mma` and friends infer to these
   definitions whether or not jax is installed, and jax itself is never parsed or imported.
-* `KINDS`: the qualified name of each stub definition mapped to the role the analysis gives it.
+* `MODELLED`: the qualified names of the API functions the tracer models.
 
 Signatures follow jax 0.10.2 - 0.12 (see the research notes); spellings from older releases that
 real code still uses (`out_shape=`/`scratch_shapes=`, `GPUMemorySpace`) are accepted too.
@@ -14,27 +14,10 @@ real code still uses (`out_shape=`/`scratch_shapes=`, `GPUMemorySpace`) are acce
 
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass
 
 MOSAIC_GPU = "jax.experimental.pallas.mosaic_gpu"
 PALLAS = "jax.experimental.pallas"
-
-
-class Kind(enum.Enum):
-    ALLOC = "alloc"  # TMEM / SMEM / GMEM / REGS constructors
-    REF_UNION = "ref_union"
-    BARRIER = "barrier"
-    MMA = "tcgen05_mma"
-    COMMIT_ARRIVE = "tcgen05_commit_arrive"
-    COPY_TO_TMEM = "async_copy_to_tmem"
-    KERNEL = "kernel"  # plgpu.kernel, pl.kernel: scratch after operands, by name when a dict
-    PALLAS_CALL = "pallas_call"
-    CORE_MAP = "core_map"  # decorator factory: scratch only
-    RUN_SCOPED = "run_scoped"  # f(*types, **kw_types), called at once
-    WITH_SCOPED = "with_scoped"  # decorator factory: f(*caller_args, *refs, **kw, **kw_refs)
-    BODY_NO_REFS = "body_no_refs"  # pl.when, nd_loop, ...: a body that receives no refs
-    PARTIAL = "functools.partial"
 
 
 _MEMORY_SPACE_SIGNATURE = (
@@ -90,7 +73,8 @@ def dynamic_scheduling_loop(grid_names, *, thread_axis=None, init_carry=None):
             return body(_traced(), init_carry)
     return decorator
 
-def warp_map(*args, **kwargs): ...
+def warp_map(f):
+    f(_traced())
 def _traced(): ...
 '''
 
@@ -179,35 +163,22 @@ STUBS: dict[str, str] = {
 }
 PACKAGES = frozenset({"jax", "jax.experimental", PALLAS})
 
-KINDS: dict[str, Kind] = {
-    **{f"{MOSAIC_GPU}.{space}": Kind.ALLOC for space in ("TMEM", "SMEM", "GMEM", "REGS")},
-    f"{MOSAIC_GPU}.RefUnion": Kind.REF_UNION,
-    f"{MOSAIC_GPU}.Barrier": Kind.BARRIER,
-    f"{MOSAIC_GPU}.ClusterBarrier": Kind.BARRIER,
-    f"{MOSAIC_GPU}.tcgen05_mma": Kind.MMA,
-    f"{MOSAIC_GPU}.tcgen05_commit_arrive": Kind.COMMIT_ARRIVE,
-    f"{MOSAIC_GPU}.async_copy_smem_to_tmem": Kind.COPY_TO_TMEM,
-    f"{MOSAIC_GPU}.async_copy_scales_to_tmem": Kind.COPY_TO_TMEM,
-    f"{MOSAIC_GPU}.async_copy_sparse_metadata_to_tmem": Kind.COPY_TO_TMEM,
-    f"{MOSAIC_GPU}.kernel": Kind.KERNEL,
-    f"{MOSAIC_GPU}.nd_loop": Kind.BODY_NO_REFS,
-    f"{MOSAIC_GPU}.dynamic_scheduling_loop": Kind.BODY_NO_REFS,
-    f"{MOSAIC_GPU}.warp_map": Kind.BODY_NO_REFS,
-    f"{PALLAS}.kernel": Kind.KERNEL,
-    f"{PALLAS}.pallas_call": Kind.PALLAS_CALL,
-    f"{PALLAS}.core_map": Kind.CORE_MAP,
-    f"{PALLAS}.run_scoped": Kind.RUN_SCOPED,
-    f"{PALLAS}.with_scoped": Kind.WITH_SCOPED,
-    f"{PALLAS}.when": Kind.BODY_NO_REFS,
-    "functools.partial": Kind.PARTIAL,
-}
+# The API functions the tracer models (`trace.stubs`), by qualified name.
+MODELLED: frozenset[str] = frozenset({
+    *(f"{MOSAIC_GPU}.{space}" for space in ("TMEM", "SMEM", "GMEM", "REGS")),
+    *(f"{MOSAIC_GPU}.{name}" for name in (
+        "RefUnion", "Barrier", "ClusterBarrier", "tcgen05_mma", "tcgen05_commit_arrive",
+        "async_copy_smem_to_tmem", "async_copy_scales_to_tmem", "async_copy_sparse_metadata_to_tmem",
+        "kernel", "nd_loop", "dynamic_scheduling_loop", "warp_map")),
+    *(f"{PALLAS}.{name}" for name in ("kernel", "pallas_call", "core_map", "run_scoped", "with_scoped", "when")),
+    "functools.partial",
+})
 
 # Names under which the API is called. Inference is asked only about calls whose callee ends in
 # one of these names: it keeps astroid away from every other library the kernel file uses.
-CALLEE_NAMES = frozenset(qname.rsplit(".", 1)[1] for qname in KINDS)
+CALLEE_NAMES = frozenset(qname.rsplit(".", 1)[1] for qname in MODELLED)
 
-# Parameters that may be passed positionally, and what an argument is when not written, per
-# API function (as in the stubs above).
+# Parameters that may be passed positionally, per API function (as in the stubs above).
 POSITIONAL: dict[str, tuple[str, ...]] = {
     "TMEM": ("shape", "dtype"),
     "SMEM": ("shape", "dtype"),
@@ -219,17 +190,6 @@ POSITIONAL: dict[str, tuple[str, ...]] = {
         "async_copy_smem_to_tmem", "async_copy_scales_to_tmem", "async_copy_sparse_metadata_to_tmem")},
     "Barrier": (),  # keyword-only
     "ClusterBarrier": (),
-}
-_ALLOC_DEFAULTS = {"transforms": (), "packed": None, "collective": None, "layout": None}
-DEFAULTS: dict[str, dict] = {
-    **{space: _ALLOC_DEFAULTS for space in ("TMEM", "SMEM", "GMEM", "REGS")},
-    "tcgen05_mma": {"barrier": None, "a_scale": None, "b_scale": None, "a_sparse_metadata": None,
-                    "accumulate": True, "collective_axis": None},
-    "tcgen05_commit_arrive": {"collective_axis": None, "predicate": None},
-    **{copy: {"collective_axis": None} for copy in (
-        "async_copy_smem_to_tmem", "async_copy_scales_to_tmem", "async_copy_sparse_metadata_to_tmem")},
-    "Barrier": {"orders_tensor_core": False},
-    "ClusterBarrier": {"orders_tensor_core": False},
 }
 TMEM_ONLY_KEYWORDS = ("packed", "collective", "layout")  # JAX refuses any non-None value elsewhere
 
@@ -279,7 +239,7 @@ class ApiValue:
 def api_value(qualified: str | None, called: bool = False) -> ApiValue | None:
     """What an attribute of the Pallas modules (or a call of one) is, when we can say it is
     not None: enum members and attributes, layouts, transforms. Functions the analysis
-    models (`KINDS`) keep their own treatment."""
+    models (`MODELLED`) keep their own treatment."""
     if called and qualified == SHAPE_DTYPE_STRUCT:
         return ApiValue(qualified + "()")
     if not qualified or not qualified.startswith(f"{PALLAS}."):
@@ -290,11 +250,3 @@ def api_value(qualified: str | None, called: bool = False) -> ApiValue | None:
     if called and not (".TMEMLayout." in qualified or name.endswith("Transform")):
         return None  # other API functions may return None (barrier_wait, ...)
     return ApiValue(qualified + ("()" if called else ""))
-
-
-# Keyword names, per kernel-like API, under which scratch allocations are passed.
-SCRATCH_KEYWORDS = {
-    Kind.KERNEL: ("scratch_types", "scratch_shapes"),
-    Kind.PALLAS_CALL: ("scratch_shapes",),
-    Kind.CORE_MAP: ("scratch_shapes",),
-}

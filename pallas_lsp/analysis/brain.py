@@ -43,7 +43,7 @@ from astroid.nodes.scoped_nodes import ClassDef
 from astroid.rebuilder import TreeRebuilder
 
 from . import api
-from .solve import BudgetExceeded, Cancelled
+from .project import BudgetExceeded, Cancelled
 
 _STUB_DIR = "<pallas-lsp stubs>"
 _lock = threading.Lock()

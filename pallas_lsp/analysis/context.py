@@ -1,15 +1,14 @@
-"""What a rule sees of one analysed file: the data flow, the solver, positions."""
+"""What a rule sees of one analysed file: its trace, its project, positions."""
 
 from __future__ import annotations
 
 import os
-from typing import Any, Callable
 
 from astroid import nodes
 
-from . import brain, solve
+from . import brain
 from .findings import Span
-from .flow import Flow
+from .project import Project
 from .source import Lines
 from .trace import Trace
 
@@ -23,7 +22,7 @@ class Context:
     def __init__(self, module: nodes.Module, lines: Lines, path: str | None) -> None:
         self.module = module
         self.path = path
-        self.flow = Flow(module)
+        self.project = Project(module)
         self._lines: dict[nodes.Module, Lines | None] = {module: lines}
         self._trace: Trace | None = None
 
@@ -31,13 +30,8 @@ class Context:
     def trace(self) -> Trace:
         """The file traced abstractly (once, when a rule first asks)."""
         if self._trace is None:
-            self._trace = Trace(self.module, self.flow)
+            self._trace = Trace(self.module, self.project)
         return self._trace
-
-    # -- solving ---------------------------------------------------------------------------
-
-    def explore(self, check: Callable[[solve.Concretizer], Any], pins: dict | None = None) -> list[solve.Run] | None:
-        return solve.explore(check, self.flow, pins)
 
     # -- positions -------------------------------------------------------------------------
 

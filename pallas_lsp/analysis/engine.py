@@ -29,9 +29,9 @@ from .facts import Fact, facts
 from .findings import Finding
 from .prefilter import Bindings, applicable, mentions_pallas
 from .rules import RULES, Rule
+from .project import BudgetExceeded, Cancelled
 from .session import DEFAULT_SESSION, Session
 from .settings import Settings, prefixes
-from .solve import BudgetExceeded, Cancelled
 from .source import Lines, decode
 
 log = logging.getLogger("pallas_lsp")
@@ -217,23 +217,22 @@ def _analyze(job: _Job, deadline: float) -> list[Finding]:
         with brain.requested_modules() as read:
             try:
                 module = brain.build(manager, job.text, name, job.path, tree())
-                return _run_rules(module, job, root, deadline, bindings())
+                return _run_rules(module, job, root, deadline)
             finally:
                 job.dependencies = _keep_project_modules(manager, name, root, read)
                 brain.forget_inferences()
 
 
-def _run_rules(module, job: _Job, root: str | None, deadline: float, bindings: Bindings) -> list[Finding]:
+def _run_rules(module, job: _Job, root: str | None, deadline: float) -> list[Finding]:
     ctx = Context(module, Lines(job.text), job.path)
-    ctx.flow.bindings = bindings
-    ctx.flow.deadline = deadline
-    ctx.flow.project_root = root
+    ctx.project.deadline = deadline
+    ctx.project.project_root = root
     if job.cancel is not None:
-        ctx.flow.cancelled = job.cancel.is_set
+        ctx.project.cancelled = job.cancel.is_set
     findings: list[Finding] = []
     for rule in job.rules:
         findings.extend(rule.check(ctx))
-        ctx.flow.check_time()
+        ctx.project.check_time()
     if job.want_facts:
         job.facts = _facts(ctx)
     return sorted(findings, key=lambda f: (f.span.line, f.span.col, f.code))

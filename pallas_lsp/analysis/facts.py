@@ -9,18 +9,19 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any, Callable
 
 from astroid import nodes
 
-from . import fixes, values as v
-from .api import Kind
+from . import fixes
 from .context import Context
 from .findings import Span
-from .solve import Concretizer, Run, describe
+from .rules.site_rule import Picker, explore
+from .trace import Site, decide
+from .trace import objects as o
 from .values import UNKNOWN
 
-_ROLES = ("accumulator", "LHS", "RHS")
+_ROLES = (("acc", "accumulator"), ("a", "LHS"), ("b", "RHS"))
 
 
 @dataclass(frozen=True)
@@ -38,67 +39,97 @@ class _Use:
 
 def facts(ctx: Context) -> list[Fact]:
     uses: dict[nodes.Call, list[_Use]] = defaultdict(list)
+    allocs: dict[nodes.Call, list[Site]] = defaultdict(list)
+    for site in ctx.trace.sites("alloc"):
+        allocs[site.node].append(site)
+    mmas: dict[nodes.Call, list[Site]] = defaultdict(list)
+    for site in ctx.trace.sites("mma"):
+        mmas[site.node].append(site)
     found: list[Fact] = []
-    for call in ctx.flow.sites(Kind.MMA):
-        found.extend(_operand_facts(ctx, call, uses))
-    for call in ctx.flow.sites(Kind.ALLOC):
-        fact = _allocation_fact(ctx, call, uses.get(call, []))
+    for call, sites in mmas.items():
+        found.extend(_operand_facts(ctx, call, sites, uses))
+    for call, sites in allocs.items():
+        fact = _allocation_fact(ctx, call, sites, uses.get(call, []))
         if fact is not None:
             found.append(fact)
     return found
 
 
-def _operand_facts(ctx: Context, call: nodes.Call, uses: dict) -> Iterable[Fact]:
+def _runs(sites: list[Site], check: Callable[[Site, Picker], Any]) -> list[tuple]:
+    """(guard, outcome, chain) of `check` over every site of one call."""
+    return [(guard, outcome, site.chain) for site in sites
+            for guard, outcome in explore(lambda pick: check(site, pick), site.guard)]
+
+
+def _operand_facts(ctx: Context, call: nodes.Call, sites: list[Site], uses: dict) -> list[Fact]:
     if any(isinstance(arg, nodes.Starred) for arg in call.args) or len(call.args) < 3:
-        return
-    written = fixes.keyword(call, "collective_axis")
-    axis = written.value if written is not None else None
-    axis_runs = _runs(ctx, ctx.flow.evaluate(axis), lambda conc, value: conc.is_none(value) is False)
-    collective = _summary(axis_runs)
-    for role, operand in zip(_ROLES, call.args[:3]):
-        lazy = ctx.flow.evaluate(operand)
-        refs = _runs(ctx, lazy, lambda conc, value: value)
-        allocs = {run.outcome.alloc.node: run.outcome.alloc for run in refs if isinstance(run.outcome, v.Ref)}
-        if len(allocs) != 1:
+        return []
+    collective = _summary(_runs(sites, lambda site, pick: _axis_given(pick, site.arguments.get("collective_axis"))))
+    found = []
+    for (name, role), operand in zip(_ROLES, call.args[:3]):
+        refs = _runs(sites, lambda site, pick, name=name: _alloc_of(pick.pick(site.arguments.get(name))))
+        made = {outcome.node: outcome for _, outcome, _ in refs if isinstance(outcome, o.Alloc)}
+        if len(made) != 1:
             continue
-        alloc = next(iter(allocs.values()))
+        alloc = next(iter(made.values()))
         uses[alloc.node].append(_Use(call, role, collective))
         span = ctx.span(operand)
         if span is not None and ctx.is_local(operand):
             lines = [f"**{role}** of `tcgen05_mma` ({_collective_text(collective)})", ""]
-            lines += _allocation_lines(ctx, alloc)
-            yield Fact(span, "\n".join(lines))
+            lines += _allocation_lines(ctx, alloc.node, alloc.space, alloc.name, _flag_text(sites_of(ctx, alloc)))
+            found.append(Fact(span, "\n".join(lines)))
+    return found
 
 
-def _allocation_fact(ctx: Context, call: nodes.Call, uses: list[_Use]) -> Fact | None:
-    alloc = ctx.flow.evaluate(call)
+def sites_of(ctx: Context, alloc: o.Alloc) -> list[Site]:
+    return [site for site in ctx.trace.sites("alloc") if site.node is alloc.node]
+
+
+def _axis_given(pick: Picker, value: Any) -> Any:
+    item = pick.pick(value)
+    if isinstance(item, o.Free):
+        return pick._choose(decide.is_set(item, pick.guard))
+    return pick.given(item)
+
+
+def _alloc_of(value: Any) -> Any:
+    ref = o.base_ref(value)
+    if isinstance(ref, o.Member):
+        ref = ref.ref
+    return ref if isinstance(ref, o.Alloc) else UNKNOWN
+
+
+def _allocation_fact(ctx: Context, call: nodes.Call, sites: list[Site], uses: list[_Use]) -> Fact | None:
     span = ctx.span(call)
-    if not isinstance(alloc, v.Alloc) or span is None:
+    if span is None or not ctx.is_local(call):
         return None
-    lines = _allocation_lines(ctx, alloc, here=True)
+    first = sites[0].value
+    lines = _allocation_lines(ctx, call, first.space, first.name, _flag_text(sites), here=True)
     for use in uses:
         lines.append(f"- {use.role} of the `tcgen05_mma` at {ctx.where(use.mma)} "
                      f"({_collective_text(use.collective)})")
     return Fact(span, "\n".join(lines))
 
 
-def _allocation_lines(ctx: Context, alloc: v.Alloc, here: bool = False) -> list[str]:
-    space = alloc.space
-    name = f" `{alloc.name}`" if alloc.name else ""
-    where = "" if here else f", allocated at {ctx.where(alloc.node)}"
-    lines = [f"**{space}** allocation{name}{where}", ""]
-    shape, dtype = (alloc.node.args + [None, None])[:2]
+def _allocation_lines(ctx: Context, node: nodes.Call, space: str, name: str, flag: str,
+                      here: bool = False) -> list[str]:
+    named = f" `{name}`" if name else ""
+    where = "" if here else f", allocated at {ctx.where(node)}"
+    lines = [f"**{space}** allocation{named}{where}", ""]
+    shape, dtype = (node.args + [None, None])[:2]
     if shape is not None:
         lines.append(f"- shape `{shape.as_string()}`" + (f", dtype `{dtype.as_string()}`" if dtype else ""))
     if space == "TMEM":
-        lines.append(f"- collective: {_flag_text(ctx, alloc)}")
+        lines.append(f"- collective: {flag}")
     return lines
 
 
-def _flag_text(ctx: Context, alloc: v.Alloc) -> str:
-    runs = _runs(ctx, alloc.collective, lambda conc, value: conc.truth(value) if value is not None else False)
-    summary = _summary(runs)
-    keyword = fixes.keyword(alloc.node, "collective")
+def _flag_text(sites: list[Site]) -> str:
+    if not sites:
+        return "unknown"
+    node = sites[0].node
+    summary = _summary(_runs(sites, lambda site, pick: _flag(pick, site.value)))
+    keyword = fixes.keyword(node, "collective")
     written = "" if keyword is None else f" (`collective={keyword.value.as_string()}`)"
     if summary is True:
         return "yes" + written
@@ -109,23 +140,24 @@ def _flag_text(ctx: Context, alloc: v.Alloc) -> str:
     return f"{summary}{written}"
 
 
-def _runs(ctx: Context, lazy: v.Lazy, decide) -> list[Run]:
-    def check(conc: Concretizer) -> Any:
-        return decide(conc, conc.value(lazy))
+def _flag(pick: Picker, alloc: Any) -> Any:
+    if not isinstance(alloc, o.Alloc):
+        return UNKNOWN
+    value = pick.flag(alloc.collective)
+    return UNKNOWN if value is UNKNOWN else bool(value)
 
-    return ctx.explore(check) or []
 
-
-def _summary(runs: list[Run]) -> Any:
+def _summary(runs: list[tuple]) -> Any:
     """True/False when every decided run agrees, UNKNOWN when none decides, else a condition
     ('yes when config.collective is True')."""
-    decided = [run for run in runs if run.outcome is not UNKNOWN and run.outcome in (True, False)]
-    values = {run.outcome for run in decided}
+    decided = [(guard, outcome, chain) for guard, outcome, chain in runs if outcome is True or outcome is False]
+    values = {outcome for _, outcome, _ in decided}
     if not values:
         return UNKNOWN
     if len(values) == 1:
         return values.pop()
-    condition = describe([run for run in decided if run.outcome is True], decided)
+    condition = decide.Verdicts([(g, c) for g, outcome, c in decided if outcome is True],
+                                [(g, c) for g, outcome, c in decided if outcome is False]).describe()
     return f"yes {condition}, otherwise no"
 
 

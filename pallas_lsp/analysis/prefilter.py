@@ -29,7 +29,7 @@ from .rules import RULES, Rule
 
 # The jax modules whose stubs hold the primitives the rules judge (`jax.lax` and `jax` have
 # stubs too, but only higher-order functions that call back into the user's code).
-MODELLED = tuple(sorted({qname.rpartition(".")[0] for qname in api.KINDS if qname.startswith("jax.")}))
+MODELLED = tuple(sorted({qname.rpartition(".")[0] for qname in api.MODELLED if qname.startswith("jax.")}))
 
 
 def mentions_pallas(text: str | bytes, rules: Iterable[Rule] = RULES) -> bool:

@@ -1,6 +1,8 @@
 """Trace one of JAX's Blackwell kernels (or a mutant of it) with collective=True, on the CPU.
 
-    python run_jax_kernel.py PATH matmul|ragged
+    python run_jax_kernel.py PATH matmul|ragged [--lower]
+
+With --lower the kernel is also lowered for CUDA (`jax.jit(f).trace(*args).lower(...)`).
 
 Prints JSON: null when tracing succeeds, else the error's type, message and the innermost
 line of PATH in the traceback.
@@ -15,6 +17,7 @@ import jax
 import jax.numpy as jnp
 
 path, which = sys.argv[1], sys.argv[2]
+lower = "--lower" in sys.argv[3:]
 spec = importlib.util.spec_from_file_location("mutant", path)
 mod = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(mod)
@@ -38,6 +41,8 @@ else:
             jax.ShapeDtypeStruct((4,), jnp.int32))
 try:
     jax.make_jaxpr(f)(*args)
+    if lower:
+        jax.jit(f).trace(*args).lower(lowering_platforms=("cuda",))
     print(json.dumps(None))
 except Exception as e:  # noqa: BLE001 - whatever JAX raises is the verdict
     frames = [fr.lineno for fr in traceback.extract_tb(e.__traceback__) if fr.filename == path]

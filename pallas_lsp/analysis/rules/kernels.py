@@ -1,44 +1,95 @@
-"""Facts about the `plgpu.kernel` calls that run a piece of code, shared by the rules JAX
-reports when lowering (cluster axes, TMEM allocations of a kernel)."""
+"""Facts about one run of a kernel, from the trace: its cluster and threads (the "kernel"
+site's arguments; for `plgpu.kernel` they arrive in `**mesh_kwargs`), the TMEM it allocates
+(its scratch, and every `pl.run_scoped` of its body, `functools.partial(pl.run_scoped, ...)`
+and helpers included), and the tcgen05 ops it runs. Shared by the rules JAX reports when
+lowering (PLS012 - PLS017).
+
+A kernel made by a factory runs once per call of the factory: each run is its own
+`KernelRun` (the calls that led to the `plgpu.kernel(...)` tell them apart), so a collective
+and a non-collective instance of one kernel are never mixed up.
+"""
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Any, Iterator
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Iterator
 
 from astroid import nodes
 
-from .. import api, values as v
-from ..api import Kind
+from .. import api
 from ..context import Context
-from ..findings import Finding
-from ..solve import Concretizer
+from ..findings import Finding, Fix, Severity
+from ..trace import Site, decide
+from ..trace import objects as o
 from ..values import UNKNOWN
-from .call_rule import Arguments, CallRule, arguments
-from .tmem import MIXED, flag, union_collective
+from .base import Rule
+from .site_rule import Picker, api_function, explore, finding
 
-MOSAIC_KERNEL = f"{api.MOSAIC_GPU}.kernel"
-
-
-def is_mosaic_kernel(ctx: Context, call: nodes.Call) -> bool:
-    """`plgpu.kernel(...)` or `functools.partial(plgpu.kernel, ...)` (not `pl.kernel`)."""
-    flow = ctx.flow
-    if flow.api_name(call.func) == MOSAIC_KERNEL:
-        return True
-    return flow.api_kind(call) is Kind.PARTIAL and bool(call.args) and flow.api_name(call.args[0]) == MOSAIC_KERNEL
+MOSAIC_KERNEL = "plgpu.kernel"
+PALLAS_CALL = "pl.pallas_call"
 
 
-def mosaic_kernels_running(ctx: Context, node: nodes.NodeNG) -> list[nodes.Call] | None:
-    """The `plgpu.kernel` calls whose body runs `node`; None when unknown or when one of them
-    is another kind of kernel."""
-    invocations = ctx.flow.kernels_running(node)
-    if not invocations:
+@dataclass
+class KernelRun:
+    site: Site  # the "kernel" site
+    members: list = field(default_factory=list)  # the sites its body recorded, in order
+
+    @property
+    def api(self) -> str:
+        return api_function(self.site)
+
+    @property
+    def node(self) -> nodes.Call:
+        return self.site.node
+
+
+def _own_chain(site: Site) -> tuple:
+    """The calls that led to a kernel site, without the decorator call it is itself."""
+    chain = site.chain
+    return chain[:-1] if chain and chain[-1] is site.node else chain
+
+
+def kernel_runs(ctx: Context) -> list[KernelRun]:
+    """Every kernel run of the trace, with the sites of its body (computed once per file)."""
+    cached = ctx.__dict__.get("_kernel_runs")
+    if cached is not None:
+        return cached[0]
+    runs: list[KernelRun] = []
+    by_key: dict[tuple, list[KernelRun]] = {}
+    for site in ctx.trace.sites("kernel"):
+        run = KernelRun(site)
+        runs.append(run)
+        by_key.setdefault((site.node, _own_chain(site)), []).append(run)
+    of_site: dict[int, KernelRun] = {}
+    for site in ctx.trace.interp.sites:
+        if site.kind == "kernel" or site.kernel is None:
+            continue
+        run = _run_of(site, by_key)
+        if run is not None:
+            run.members.append(site)
+            of_site[id(site)] = run
+    ctx.__dict__["_kernel_runs"] = (runs, of_site)
+    return runs
+
+
+def run_of(ctx: Context, site: Site) -> KernelRun | None:
+    """The kernel run a site of the body belongs to; None when unknown."""
+    kernel_runs(ctx)
+    return ctx.__dict__["_kernel_runs"][1].get(id(site))
+
+
+def _run_of(site: Site, by_key: dict) -> KernelRun | None:
+    chain = site.chain
+    index = next((i for i, node in enumerate(chain) if node is site.kernel), None)
+    if index is None:
         return None
-    calls = [invocation.node for invocation in invocations]
-    if not all(isinstance(call, nodes.Call) and is_mosaic_kernel(ctx, call) for call in calls):
-        return None
-    return calls
+    candidates = [run for run in by_key.get((site.kernel, chain[:index]), ()) if run.site.guard <= site.guard]
+    return candidates[0] if len(candidates) == 1 else None
+
+
+# ---------------------------------------------------------------------------
+# The cluster and the threads.
 
 
 @dataclass(frozen=True)
@@ -54,117 +105,237 @@ class Cluster:
         return f"cluster={self.dims}, cluster_names={self.names}"
 
 
-def cluster_of(ctx: Context, conc: Concretizer, call: nodes.Call) -> Cluster | Any:
+def mesh(pick: Picker, run: KernelRun) -> dict | Any:
+    """`plgpu.kernel`'s `**mesh_kwargs` (cluster, threads, grid); UNKNOWN for other kernels."""
+    if run.api != MOSAIC_KERNEL:
+        return UNKNOWN
+    found = pick.pick(run.site.arguments.get("mesh_kwargs"))
+    return found if isinstance(found, dict) else UNKNOWN
+
+
+def cluster_of(pick: Picker, run: KernelRun) -> Cluster | Any:
     """The kernel's `cluster=` and `cluster_names=` (both `()` when absent), or UNKNOWN."""
-    keywords = {kw.arg: kw.value for kw in call.keywords or ()}
-    if None in keywords:
-        return UNKNOWN  # **mesh_kwargs may carry them
-    names = _sequence(conc, ctx, keywords.get("cluster_names"), str)
-    dims = _sequence(conc, ctx, keywords.get("cluster"), int)
+    kwargs = mesh(pick, run)
+    if kwargs is UNKNOWN:
+        return UNKNOWN
+    names = _sequence(pick, kwargs.get("cluster_names", ()), str)
+    dims = _sequence(pick, kwargs.get("cluster", ()), int)
     if names is UNKNOWN or dims is UNKNOWN:
         return UNKNOWN
     return Cluster(names, dims)
 
 
-def _sequence(conc: Concretizer, ctx: Context, node: nodes.NodeNG | None, item: type) -> tuple | Any:
-    value = () if node is None else conc.value(ctx.flow.evaluate(node))
-    if not isinstance(value, (tuple, list)):
+def threads_of(pick: Picker, run: KernelRun) -> tuple[int, str] | None | Any:
+    """(num_threads, thread_name) of a kernel launched with two or more threads; None for a
+    single thread; UNKNOWN."""
+    kwargs = mesh(pick, run)
+    if kwargs is UNKNOWN:
         return UNKNOWN
-    if not all(isinstance(x, item) and not isinstance(x, bool) for x in value):
+    count = pick.pick(kwargs.get("num_threads"))
+    if count is None:
+        return None
+    name = pick.pick(kwargs.get("thread_name"))
+    if not isinstance(count, int) or isinstance(count, bool) or not isinstance(name, str):
         return UNKNOWN
-    return tuple(value)
+    return (count, name) if count >= 2 else UNKNOWN
 
 
-def scratch_of(ctx: Context, call: nodes.Call) -> nodes.NodeNG | None:
-    """The kernel's scratch argument (`scratch_types=` or the old `scratch_shapes=`)."""
-    keywords = {kw.arg: kw.value for kw in call.keywords or ()}
-    return next((keywords[name] for name in api.SCRATCH_KEYWORDS[Kind.KERNEL] if name in keywords), None)
+def _sequence(pick: Picker, value: Any, item: type) -> tuple | Any:
+    found = pick.pick(value)
+    if not isinstance(found, (tuple, list)):
+        return UNKNOWN
+    items = [pick.pick(element) for element in found]
+    if not all(isinstance(x, item) and not isinstance(x, bool) for x in items):
+        return UNKNOWN
+    return tuple(items)
 
 
-def tmem_allocations(conc: Concretizer, scratch: Any) -> list[tuple[Any, bool]] | Any:
-    """(ref, collective) for each TMEM allocation (RefUnions count as one) of concrete kernel
-    scratch; [] for a scratch JAX ignores (None, or a single ref); UNKNOWN."""
-    if scratch is None or isinstance(scratch, (v.Ref, v.UnionRef)):
-        return []
-    found: list[tuple[Any, bool]] = []
-    pending = [scratch]
-    while pending:
-        item = pending.pop(0)  # in source order, for messages
-        if isinstance(item, dict):
-            pending.extend(item.values())
-        elif isinstance(item, (tuple, list)):
-            pending.extend(item)
-        elif isinstance(item, (v.Ref, v.UnionRef)):
-            collective = _tmem_collective(conc, item)
-            if collective is UNKNOWN:
-                return UNKNOWN
-            if collective is not None:
-                found.append((item, collective))
-        elif item is not None and not isinstance(item, v.Barrier):
+# ---------------------------------------------------------------------------
+# The TMEM a run allocates.
+
+
+@dataclass(frozen=True)
+class Allocation:
+    """One TMEM allocation of a kernel (a RefUnion counts as one)."""
+
+    ref: Any  # objects.Alloc | objects.Union
+    collective: bool
+    by: Site | None  # the `pl.run_scoped` site that allocated it; None for the kernel's scratch
+
+
+def scratch_value(run: KernelRun) -> Any:
+    arguments = run.site.arguments
+    for name in ("scratch_types", "scratch_shapes"):
+        value = arguments.get(name)
+        if value is not None:
+            return value
+    return None
+
+
+def tmem_allocations(pick: Picker, run: KernelRun) -> list[Allocation] | Any:
+    """Every TMEM allocation of the run, in allocation order: the scratch (a single ref,
+    which JAX ignores, gives none), then each `pl.run_scoped` of the body; UNKNOWN when a
+    part cannot be followed, or when the body makes TMEM we do not see allocated."""
+    found: list[Allocation] = []
+    accounted: set = set()
+    scratch = pick.pick(scratch_value(run))
+    if not isinstance(scratch, (o.Alloc, o.Union, o.Member, o.View)):
+        if not _collect(pick, scratch, None, found, accounted):
             return UNKNOWN
+    for site in run.members:
+        if site.kind != "run_scoped" or not pick.holds(site.guard):
+            continue
+        if not _collect(pick, (site.arguments.get("types"), site.arguments.get("kw_types")), site, found, accounted):
+            return UNKNOWN
+    for site in run.members:
+        if site.kind == "alloc" and site.value.space == "TMEM" and site.node not in accounted \
+                and pick.holds(site.guard):
+            return UNKNOWN  # made in the body, allocated by something we do not model
     return found
 
 
-def _tmem_collective(conc: Concretizer, ref: Any) -> bool | None | Any:
-    """Whether a TMEM allocation is collective; None when it is not TMEM."""
-    if isinstance(ref, v.UnionRef):
-        collective = union_collective(conc, ref.union)
-        return UNKNOWN if collective is MIXED else collective
-    if ref.alloc.space != "TMEM":
-        return None
-    return conc.truth(flag(conc, ref))
+def _collect(pick: Picker, value: Any, by: Site | None, found: list, accounted: set) -> bool:
+    item = pick.pick(value)
+    if item is None or isinstance(item, (o.Barrier, str, int, float)):
+        return True
+    if isinstance(item, dict):
+        return all(_collect(pick, element, by, found, accounted) for element in item.values())
+    if isinstance(item, (tuple, list)):
+        return all(_collect(pick, element, by, found, accounted) for element in item)
+    ref = o.base_ref(item)
+    if isinstance(ref, o.Member):
+        ref = ref.ref
+    if not isinstance(ref, (o.Alloc, o.Union)):
+        return isinstance(item, api.ApiValue)  # semaphores and other API objects: no TMEM
+    if not _account(pick, ref, accounted):
+        return False
+    collective = pick.collective(ref)
+    if collective is UNKNOWN or collective is decide.MIXED:
+        return False
+    if collective is not None:
+        found.append(Allocation(ref, bool(collective), by))
+    return True
 
 
-def describe_refs(ctx: Context, refs: list) -> str:
+def _account(pick: Picker, ref: Any, accounted: set) -> bool:
+    if isinstance(ref, o.Alloc):
+        accounted.add(ref.node)
+        return True
+    leaves = pick.leaves(ref.groups)
+    if leaves is UNKNOWN:
+        return False
+    return all(_account(pick, leaf, accounted) for leaf in leaves)
+
+
+def pallas_call_scratch(ctx: Context) -> set:
+    """The allocation calls found in any `pl.pallas_call`'s scratch, in any setting."""
+    found: set = set()
+    for site in ctx.trace.sites("kernel"):
+        if api_function(site) == PALLAS_CALL:
+            _alloc_nodes(site.arguments.get("scratch_shapes"), found, 0)
+    return found
+
+
+def _alloc_nodes(value: Any, found: set, depth: int) -> None:
+    if depth > 16:
+        return
+    for _, item in o.split(value):
+        item = o.base_ref(item)
+        if isinstance(item, o.Member):
+            item = item.ref
+        if isinstance(item, o.Alloc):
+            found.add(item.node)
+        elif isinstance(item, o.Union):
+            _alloc_nodes(item.groups, found, depth + 1)
+        elif isinstance(item, (tuple, list)):
+            for element in item:
+                _alloc_nodes(element, found, depth + 1)
+        elif isinstance(item, dict):
+            for element in item.values():
+                _alloc_nodes(element, found, depth + 1)
+
+
+def fails_tracing_first(pick: Picker, run: KernelRun, plain: list[Allocation]) -> bool:
+    """Does a collective MMA of this run use one of the `plain` (non-collective) TMEM
+    allocations as accumulator or LHS? JAX then stops at trace time (PLS001), before lowering
+    could see anything about the kernel's allocations."""
+    allocs = {allocation.ref.node for allocation in plain if isinstance(allocation.ref, o.Alloc)}
+    for site in run.members:
+        if site.kind != "mma" or not pick.holds(site.guard):
+            continue
+        if pick.given(site.arguments.get("collective_axis")) is not True:
+            continue
+        for name in ("acc", "a"):
+            operand = o.base_ref(pick.pick(site.arguments.get(name)))
+            if isinstance(operand, o.Alloc) and operand.node in allocs:
+                return True
+    return False
+
+
+def describe_refs(ctx: Context, allocations: list[Allocation]) -> str:
     """"'acc' (line 12), the RefUnion at line 14": allocations and unions, for messages."""
     shown = []
-    for ref in refs:
-        made = ref.union if isinstance(ref, v.UnionRef) else ref.alloc
-        what = "the RefUnion" if isinstance(ref, v.UnionRef) else "the TMEM"
-        shown.append(f"'{made.name}' ({ctx.where(made.node)})" if made.name else f"{what} at {ctx.where(made.node)}")
+    for allocation in allocations:
+        made = allocation.ref
+        what = "the RefUnion" if isinstance(made, o.Union) else "the TMEM"
+        where = ctx.where(made.node)
+        call = next((node for node in reversed(getattr(made, "chain", ())) if isinstance(node, nodes.Call)
+                     and ctx.is_local(node) and node.lineno != made.node.lineno), None)
+        if call is not None:
+            where += f", made by the call at {ctx.where(call)}"
+        shown.append(f"'{made.name}' ({where})" if made.name else f"{what} at {where}")
     return ", ".join(shown)
 
 
-class KernelRule(CallRule):
-    """A rule about one `plgpu.kernel` call as a whole (its cluster, its scratch)."""
+# ---------------------------------------------------------------------------
+# Rules about a kernel run as a whole.
 
-    kinds = (Kind.KERNEL, Kind.PARTIAL)
+
+class KernelRule(Rule):
+    """A rule about one kernel run (its cluster, its allocations). `problem` returns a falsy
+    value when the run is fine, UNKNOWN when it cannot tell, else a detail; `reported` says
+    which site the finding goes on (the kernel's, or the `pl.run_scoped` that allocates)."""
+
+    apis: ClassVar[tuple[str, ...]] = (MOSAIC_KERNEL,)
+
+    def problem(self, ctx: Context, run: KernelRun, pick: Picker) -> Any:
+        raise NotImplementedError
+
+    def message(self, ctx: Context, run: KernelRun, detail: Any) -> str:
+        raise NotImplementedError
+
+    def reported(self, run: KernelRun, detail: Any) -> Site:
+        return run.site
+
+    def fixes(self, ctx: Context, run: KernelRun, detail: Any) -> tuple[Fix, ...]:
+        return ()
+
+    def severity_of(self, run: KernelRun, detail: Any) -> Severity:
+        return self.severity
+
+    def same_problem(self, ctx: Context, run: KernelRun, detail: Any) -> Any:
+        return self.message(ctx, run, detail)
 
     def check(self, ctx: Context) -> Iterator[Finding]:
-        for call in ctx.flow.sites(*self.kinds):
-            if is_mosaic_kernel(ctx, call) and not any(kw.arg is None for kw in call.keywords or ()):
-                written = {kw.arg: kw.value for kw in call.keywords or ()}
-                yield from self._call(ctx, Arguments(ctx, call, written, {}))
-
-    def tmem_sides(self, ctx: Context, args: Arguments, conc: Concretizer) -> tuple[list, list] | Any:
-        """(collective, non-collective) TMEM allocations of the kernel's scratch, or UNKNOWN."""
-        allocations = kernel_tmem(ctx, conc, args.call)
-        if allocations is UNKNOWN:
-            return UNKNOWN
-        return ([ref for ref, collective in allocations if collective],
-                [ref for ref, collective in allocations if not collective])
-
-
-def kernel_tmem(ctx: Context, conc: Concretizer, kernel: nodes.Call) -> list[tuple[Any, bool]] | Any:
-    """(ref, collective) of each TMEM allocation in the kernel's scratch."""
-    scratch = scratch_of(ctx, kernel)
-    return [] if scratch is None else tmem_allocations(conc, conc.value(ctx.flow.evaluate(scratch)))
-
-
-def fails_tracing_first(ctx: Context, conc: Concretizer, kernel: nodes.Call, plain: list) -> bool:
-    """Does a collective MMA of this kernel use one of the `plain` (non-collective) TMEM refs
-    as accumulator or LHS? JAX then stops at trace time (PLS001), before lowering could see
-    anything about the kernel's allocations."""
-    allocs = {ref.alloc for ref in plain if isinstance(ref, v.Ref)}
-    for mma in ctx.flow.sites(Kind.MMA):
-        args = arguments(ctx, mma)
-        kernels = mosaic_kernels_running(ctx, mma)
-        if args is None or not kernels or kernel not in kernels:
-            continue
-        if args.given(conc, "collective_axis") is not True:
-            continue
-        for name in ("acc", "a"):
-            operand = args.value(conc, name) if name in args.written else None
-            if isinstance(operand, v.Ref) and operand.union is None and operand.alloc in allocs:
-                return True
-    return False
+        found: dict[tuple, list] = {}
+        decided: dict[nodes.NodeNG, list] = {}
+        for run in kernel_runs(ctx):
+            if run.api not in self.apis:
+                continue
+            for guard, outcome in explore(lambda pick: self.problem(ctx, run, pick), run.site.guard):
+                if outcome is UNKNOWN:
+                    continue
+                decided.setdefault(run.node, []).append((guard, run.site.chain))
+                if not outcome:
+                    continue
+                site = self.reported(run, outcome)
+                reported = decide.reported_at(site, ctx.module)
+                if reported is None:
+                    continue
+                key = (reported, self.same_problem(ctx, run, outcome))
+                found.setdefault(key, [run, outcome, site, []])[3].append((guard, run.site.chain))
+        for (reported, _), (run, detail, site, bad) in found.items():
+            others = decided.get(run.node, [])
+            yield from finding(self, ctx, site.node, reported, self.message(ctx, run, detail),
+                               self.severity_of(run, detail), bad, others,
+                               lambda run=run, detail=detail: self.fixes(ctx, run, detail))

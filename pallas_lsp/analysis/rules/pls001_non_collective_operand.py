@@ -9,13 +9,13 @@ from typing import Any, Iterator
 from astroid import nodes
 
 from .. import fixes
-from ..api import Kind
 from ..context import Context
 from ..findings import Applicability, Finding, Fix, Related, Span
 from ..trace import Site, decide, objects
 from ..values import UNKNOWN
 from . import examples
 from .base import Invalid, Rule
+from .kernels import pallas_call_scratch
 from .tmem import collective_keyword_text
 
 
@@ -416,14 +416,9 @@ def _render(axis: Any) -> str:
 
 
 def _in_pallas_call(ctx: Context, alloc: nodes.Call) -> bool:
-    """Is the allocation written in a `pl.pallas_call`'s scratch? A pallas_call has no cluster,
-    so collective TMEM there fails to lower (PLS013): the fix cannot be safe."""
-    node = alloc.parent
-    while node is not None and not isinstance(node, (nodes.FunctionDef, nodes.Module)):
-        if isinstance(node, nodes.Call) and ctx.flow.api_kind(node) is Kind.PALLAS_CALL:
-            return True
-        node = node.parent
-    return False
+    """Is the allocation in a `pl.pallas_call`'s scratch? A pallas_call has no cluster, so
+    collective TMEM there fails to lower (PLS013): the fix cannot be safe."""
+    return alloc in pallas_call_scratch(ctx)
 
 
 def _literal_flag(alloc: nodes.Call) -> bool:

@@ -5,17 +5,16 @@ from __future__ import annotations
 from typing import Any
 
 from .. import api, fixes
-from ..api import Kind
 from ..context import Context
 from ..findings import Applicability, Fix
-from ..solve import Concretizer
+from ..trace import Site
 from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
-from .call_rule import Arguments, CallRule, space_of
+from .site_rule import Picker, SiteRule, written
 
 
-class TmemOnlyArgument(CallRule):
+class TmemOnlyArgument(SiteRule):
     """## What it does
     Flags `plgpu.SMEM(...)`, `plgpu.GMEM(...)` and `plgpu.REGS(...)` calls given `packed=`,
     `collective=` or `layout=` with any value other than `None` (`collective=False`
@@ -50,38 +49,47 @@ class TmemOnlyArgument(CallRule):
     jax_message = "packed, collective and layout arguments are only supported for TMEM."
     triggers = (b"SMEM", b"GMEM", b"REGS")
     identifiers = frozenset({"SMEM", "GMEM", "REGS"})
-    kinds = (Kind.ALLOC,)
+    kinds = ("alloc",)
     VALID = (examples.PLS003_VALID,)
     INVALID = (Invalid(examples.PLS003_INVALID, fixed=examples.PLS003_VALID),)
 
-    def problem(self, ctx: Context, args: Arguments, conc: Concretizer) -> Any:
-        if space_of(ctx, args.call) == "TMEM":
-            return ()
-        given = [(name, args.given(conc, name)) for name in api.TMEM_ONLY_KEYWORDS if name in args.written]
-        offending = tuple((name, args.value(conc, name)) for name, is_given in given if is_given is True)
-        if not offending and any(is_given is UNKNOWN for _, is_given in given):
-            return UNKNOWN
-        return offending
+    def applies(self, site: Site) -> bool:
+        return site.value.space != "TMEM"
 
-    def same_problem(self, ctx: Context, args: Arguments, detail: Any) -> Any:
+    def problem(self, ctx: Context, site: Site, pick: Picker) -> Any:
+        offending, unknown = [], False
+        for name in api.TMEM_ONLY_KEYWORDS:
+            value = site.arguments.get(name)
+            is_given = pick.given(value)
+            if is_given is True:
+                offending.append((name, pick.pick(value)))
+            unknown = unknown or is_given is UNKNOWN
+        if not offending and unknown:
+            return UNKNOWN
+        return tuple(offending)
+
+    def same_problem(self, ctx: Context, site: Site, detail: Any) -> Any:
         return tuple(name for name, _ in detail)  # whatever value each setting gives
 
-    def message(self, ctx: Context, args: Arguments, detail: Any) -> str:
-        written = ", ".join(_shown(args, name, value) for name, value in detail)
+    def message(self, ctx: Context, site: Site, detail: Any) -> str:
+        shown = ", ".join(_shown(site, name, value) for name, value in detail)
         return (f"packed, collective and layout arguments are only supported for TMEM: "
-                f"{space_of(ctx, args.call)} allocation with {written}")
+                f"{site.value.space} allocation with {shown}")
 
-    def fixes(self, ctx: Context, args: Arguments, detail: Any) -> tuple[Fix, ...]:
+    def fixes(self, ctx: Context, site: Site, detail: Any) -> tuple[Fix, ...]:
         if len(detail) > 1:  # one removal at a time keeps the edits apart
             return ()
         name = detail[0][0]
-        edits = fixes.remove_keyword(ctx, args.call, name)
+        edits = fixes.remove_keyword(ctx, site.node, name)
         return (Fix(f"Remove {name}=", Applicability.UNSAFE, edits),) if edits else ()
 
 
-def _shown(args: Arguments, name: str, value: Any) -> str:
+def _shown(site: Site, name: str, value: Any) -> str:
     """`collective=False`, or `collective=flag (True here)` when the value came from elsewhere."""
-    written = args.written[name].as_string()
-    if isinstance(value, (bool, int, float, str)) and written != repr(value):
-        return f"{name}={written} ({value!r} here)"
-    return f"{name}={written}"
+    node = written(site, name)
+    if node is None:
+        return f"{name}={value!r}" if isinstance(value, (bool, int, float, str)) else f"{name}=..."
+    text = node.as_string()
+    if isinstance(value, (bool, int, float, str)) and text != repr(value):
+        return f"{name}={text} ({value!r} here)"
+    return f"{name}={text}"

@@ -5,17 +5,16 @@ from __future__ import annotations
 from typing import Any
 
 from .. import fixes
-from ..api import Kind
 from ..context import Context
 from ..findings import Applicability, Fix
-from ..solve import Concretizer
+from ..trace import Site
 from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
-from .call_rule import Arguments, CallRule, space_of
+from .site_rule import Picker, SiteRule, shown
 
 
-class PackedWithLayout(CallRule):
+class PackedWithLayout(SiteRule):
     """## What it does
     Flags `plgpu.TMEM(...)` calls given both `packed=` and `layout=` (neither `None`).
 
@@ -47,22 +46,26 @@ class PackedWithLayout(CallRule):
     jax_message = "packed cannot be specified if layout is specified."
     triggers = (b"TMEM",)
     identifiers = frozenset({"TMEM"})
-    kinds = (Kind.ALLOC,)
+    kinds = ("alloc",)
     VALID = (examples.PLS004_VALID,)
     INVALID = (Invalid(examples.PLS004_INVALID, fixed=examples.PLS004_VALID),)
 
-    def problem(self, ctx: Context, args: Arguments, conc: Concretizer) -> Any:
-        if space_of(ctx, args.call) != "TMEM" or not {"packed", "layout"} <= args.written.keys():
+    def applies(self, site: Site) -> bool:
+        return site.value.space == "TMEM"
+
+    def problem(self, ctx: Context, site: Site, pick: Picker) -> Any:
+        packed = pick.given(site.arguments.get("packed"))
+        if packed is False:
             return False
-        packed, layout = args.given(conc, "packed"), args.given(conc, "layout")
-        if packed is False or layout is False:
+        layout = pick.given(site.arguments.get("layout"))
+        if layout is False:
             return False
         return UNKNOWN if UNKNOWN in (packed, layout) else True
 
-    def message(self, ctx: Context, args: Arguments, detail: Any) -> str:
+    def message(self, ctx: Context, site: Site, detail: Any) -> str:
         return (f"packed cannot be specified if layout is specified: "
-                f"packed={args.written['packed'].as_string()} with layout={args.written['layout'].as_string()}")
+                f"packed={shown(site, 'packed')} with layout={shown(site, 'layout')}")
 
-    def fixes(self, ctx: Context, args: Arguments, detail: Any) -> tuple[Fix, ...]:
-        edits = fixes.remove_keyword(ctx, args.call, "packed")
+    def fixes(self, ctx: Context, site: Site, detail: Any) -> tuple[Fix, ...]:
+        edits = fixes.remove_keyword(ctx, site.node, "packed")
         return (Fix("Remove packed=", Applicability.UNSAFE, edits),) if edits else ()

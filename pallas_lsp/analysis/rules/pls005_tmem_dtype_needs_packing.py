@@ -5,17 +5,16 @@ from __future__ import annotations
 from typing import Any
 
 from .. import api, fixes
-from ..api import Kind
 from ..context import Context
 from ..findings import Applicability, Fix
-from ..solve import Concretizer
+from ..trace import Site
 from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
-from .call_rule import Arguments, CallRule, space_of
+from .site_rule import Picker, SiteRule
 
 
-class TmemDtypeNeedsPacking(CallRule):
+class TmemDtypeNeedsPacking(SiteRule):
     """## What it does
     Flags `plgpu.TMEM(shape, dtype)` where `dtype` is a known dtype whose items are not 32 bits
     wide (`jnp.float16`, `jnp.bfloat16`, `jnp.int8`, `jnp.float8_*`, ...) and neither `packed=`
@@ -51,29 +50,33 @@ class TmemDtypeNeedsPacking(CallRule):
     jax_message = "dtypes narrower than 32-bit require either the packed argument or an explicit TMEM layout"
     triggers = (b"TMEM",)
     identifiers = frozenset({"TMEM"})
-    kinds = (Kind.ALLOC,)
+    kinds = ("alloc",)
     VALID = (examples.PLS005_VALID,)
     INVALID = (Invalid(examples.PLS005_INVALID, fixed=examples.PLS005_VALID),)
 
-    def problem(self, ctx: Context, args: Arguments, conc: Concretizer) -> Any:
-        if space_of(ctx, args.call) != "TMEM":
-            return None
-        dtype = args.value(conc, "dtype")
+    def applies(self, site: Site) -> bool:
+        return site.value.space == "TMEM"
+
+    def problem(self, ctx: Context, site: Site, pick: Picker) -> Any:
+        dtype = pick.pick(site.arguments.get("dtype"))
         if not isinstance(dtype, api.DType):
             return UNKNOWN
         if dtype.bits == 32:
             return None
-        packed, layout = args.given(conc, "packed"), args.given(conc, "layout")
-        if packed is True or layout is True:
+        packed = pick.given(site.arguments.get("packed"))
+        if packed is True:
+            return None
+        layout = pick.given(site.arguments.get("layout"))
+        if layout is True:
             return None
         return UNKNOWN if UNKNOWN in (packed, layout) else dtype
 
-    def message(self, ctx: Context, args: Arguments, detail: Any) -> str:
+    def message(self, ctx: Context, site: Site, detail: Any) -> str:
         return (f"dtypes narrower than 32-bit require either the packed argument or an explicit TMEM "
                 f"layout: {detail.name} ({detail.bits}-bit) TMEM allocated without packed= or layout=")
 
-    def fixes(self, ctx: Context, args: Arguments, detail: Any) -> tuple[Fix, ...]:
+    def fixes(self, ctx: Context, site: Site, detail: Any) -> tuple[Fix, ...]:
         if detail.bits > 32:
             return ()
-        edits = fixes.set_keyword(ctx, args.call, "packed", "True")
+        edits = fixes.set_keyword(ctx, site.node, "packed", "True")
         return (Fix("Add packed=True", Applicability.UNSAFE, edits),) if edits else ()

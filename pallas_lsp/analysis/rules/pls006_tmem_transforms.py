@@ -5,17 +5,16 @@ from __future__ import annotations
 from typing import Any
 
 from .. import fixes
-from ..api import Kind
 from ..context import Context
 from ..findings import Applicability, Fix
-from ..solve import Concretizer
+from ..trace import Site
 from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
-from .call_rule import Arguments, CallRule, space_of
+from .site_rule import Picker, SiteRule, shown
 
 
-class TmemTransforms(CallRule):
+class TmemTransforms(SiteRule):
     """## What it does
     Flags `plgpu.TMEM(...)` calls given a non-empty `transforms=` (tiling, swizzling, ...).
 
@@ -48,21 +47,22 @@ class TmemTransforms(CallRule):
     jax_message = "transforms are not supported for TMEM"
     triggers = (b"TMEM",)
     identifiers = frozenset({"TMEM"})
-    kinds = (Kind.ALLOC,)
+    kinds = ("alloc",)
     VALID = (examples.PLS006_VALID,)
     INVALID = (Invalid(examples.PLS006_INVALID, fixed=examples.PLS006_VALID),)
 
-    def problem(self, ctx: Context, args: Arguments, conc: Concretizer) -> Any:
-        if space_of(ctx, args.call) != "TMEM" or "transforms" not in args.written:
-            return False
-        transforms = args.value(conc, "transforms")
+    def applies(self, site: Site) -> bool:
+        return site.value.space == "TMEM"
+
+    def problem(self, ctx: Context, site: Site, pick: Picker) -> Any:
+        transforms = pick.pick(site.arguments.get("transforms"))
         if not isinstance(transforms, (tuple, list)):  # JAX tests truthiness; stay with what we see
             return UNKNOWN if transforms is not None else False
         return bool(transforms)
 
-    def message(self, ctx: Context, args: Arguments, detail: Any) -> str:
-        return f"transforms are not supported for TMEM: transforms={args.written['transforms'].as_string()}"
+    def message(self, ctx: Context, site: Site, detail: Any) -> str:
+        return f"transforms are not supported for TMEM: transforms={shown(site, 'transforms')}"
 
-    def fixes(self, ctx: Context, args: Arguments, detail: Any) -> tuple[Fix, ...]:
-        edits = fixes.remove_keyword(ctx, args.call, "transforms")
+    def fixes(self, ctx: Context, site: Site, detail: Any) -> tuple[Fix, ...]:
+        edits = fixes.remove_keyword(ctx, site.node, "transforms")
         return (Fix("Remove transforms=", Applicability.UNSAFE, edits),) if edits else ()

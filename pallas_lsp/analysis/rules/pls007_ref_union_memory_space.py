@@ -2,23 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from typing import Any
 
-from .. import values as v
-from ..api import Kind
 from ..context import Context
-from ..findings import Finding
-from ..solve import Concretizer
+from ..trace import Site
 from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
-from .call_rule import Arguments, CallRule
-from .tmem import space, union_leaves
+from .site_rule import Picker, SiteRule
 
 ALIASABLE = ("SMEM", "TMEM")
 
 
-class RefUnionMemorySpace(CallRule):
+class RefUnionMemorySpace(SiteRule):
     """## What it does
     Flags a `plgpu.RefUnion(...)` whose members (looked at through list and tuple groups;
     a nested union counts as one member in its own space) are not all SMEM or all TMEM:
@@ -54,37 +50,28 @@ class RefUnionMemorySpace(CallRule):
     jax_message = "All aliased Refs must have the same memory space (SMEM or TMEM)."
     triggers = (b"RefUnion",)
     identifiers = frozenset({"RefUnion"})
-    kinds = (Kind.REF_UNION,)
+    kinds = ("union",)
     VALID = (examples.PLS007_VALID,)
     INVALID = (Invalid(examples.PLS007_INVALID),)
 
-    def check(self, ctx: Context) -> Iterator[Finding]:
-        for call in ctx.flow.sites(*self.kinds):
-            yield from self._call(ctx, Arguments(ctx, call, {}, {}))
+    def problem(self, ctx: Context, site: Site, pick: Picker) -> Any:
+        """The members' spaces, in order, when JAX refuses them; () when fine; UNKNOWN."""
+        found = pick.leaves(site.value.groups)
+        if found is UNKNOWN or not found:
+            return UNKNOWN
+        spaces = [pick.space(leaf) for leaf in found]
+        if UNKNOWN in spaces or "mixed" in spaces:  # a nested union JAX refuses is its own finding
+            return UNKNOWN
+        if len(set(spaces)) == 1 and spaces[0] in ALIASABLE:
+            return ()
+        return tuple(spaces)
 
-    def problem(self, ctx: Context, args: Arguments, conc: Concretizer) -> Any:
-        union = ctx.flow.evaluate(args.call)
-        return _spaces_if_wrong(conc, union) if isinstance(union, v.UnionAlloc) else UNKNOWN
-
-    def same_problem(self, ctx: Context, args: Arguments, detail: Any) -> Any:
+    def same_problem(self, ctx: Context, site: Site, detail: Any) -> Any:
         return True  # one finding per union, whichever members a setting gives it
 
-    def message(self, ctx: Context, args: Arguments, detail: Any) -> str:
+    def message(self, ctx: Context, site: Site, detail: Any) -> str:
         return ("All aliased Refs must have the same memory space (SMEM or TMEM): "
                 f"this RefUnion aliases {_describe(detail)}")
-
-
-def _spaces_if_wrong(conc: Concretizer, union: v.UnionAlloc) -> Any:
-    """The members' spaces, in order, when JAX refuses them; () when fine; UNKNOWN."""
-    found = union_leaves(conc, union)
-    if found is UNKNOWN or not found:
-        return UNKNOWN
-    spaces = [space(conc, leaf) for leaf in found]
-    if UNKNOWN in spaces or "mixed" in spaces:  # a nested union JAX refuses is its own finding
-        return UNKNOWN
-    if len(set(spaces)) == 1 and spaces[0] in ALIASABLE:
-        return ()
-    return tuple(spaces)
 
 
 def _describe(spaces: tuple) -> str:

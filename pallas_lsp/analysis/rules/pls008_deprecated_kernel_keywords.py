@@ -3,30 +3,31 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Any
 
 from astroid import nodes
 
 from .. import fixes
-from ..api import Kind
 from ..context import Context
-from ..findings import Applicability, Finding, Fix, Severity
+from ..findings import Applicability, Fix, Severity
+from ..trace import Site
+from ..values import UNKNOWN
 from . import examples
-from .base import Invalid, Rule
-from .kernels import is_mosaic_kernel
+from .base import Invalid
+from .kernels import MOSAIC_KERNEL
+from .site_rule import Picker, SiteRule, api_function
 
 RENAMES = {"out_shape": "out_type", "scratch_shapes": "scratch_types"}
 
 
 @dataclass(frozen=True)
 class Use:
-    call: nodes.Call  # plgpu.kernel(...) or functools.partial(plgpu.kernel, ...)
-    old: tuple[str, ...]  # deprecated keywords written
-    both: tuple[str, ...]  # deprecated keywords written together with their new name
-    positional: nodes.NodeNG | None  # out_shape given as the second positional argument
+    old: tuple[str, ...]  # deprecated keywords given
+    both: tuple[str, ...]  # deprecated keywords given together with their new name
+    positional: bool  # out_shape given as the second positional argument
 
 
-class DeprecatedKernelKeywords(Rule):
+class DeprecatedKernelKeywords(SiteRule):
     """## What it does
     Flags `plgpu.kernel(...)` calls (also `functools.partial(plgpu.kernel, ...)` and the
     decorator forms) that pass `out_shape=` or `scratch_shapes=`, or the output type as a
@@ -70,57 +71,95 @@ class DeprecatedKernelKeywords(Rule):
     summary = "plgpu.kernel(out_shape=..., scratch_shapes=...): deprecated, removed in jax 0.12"
     jax_message = "The out_shape and scratch_shapes arguments to plgpu.kernel are deprecated."
     severity = Severity.WARNING
-    triggers = (b"out_shape", b"scratch_shapes")
+    triggers = (b"out_shape", b"scratch_shapes", b"kernel")
     identifiers = frozenset({"kernel"})
+    kinds = ("kernel",)
     VALID = (examples.PLS008_VALID,)
     INVALID = (Invalid(examples.PLS008_INVALID, fixed=examples.PLS008_VALID),)
 
-    def check(self, ctx: Context) -> Iterator[Finding]:
-        for use in _uses(ctx):
-            span = ctx.span(use.call.func)
-            if span is not None:
-                yield Finding(self.code, _message(use), span, Severity.ERROR if use.both else self.severity,
-                              fixes=_fixes(ctx, use))
+    def applies(self, site: Site) -> bool:
+        return api_function(site) == MOSAIC_KERNEL
+
+    def problem(self, ctx: Context, site: Site, pick: Picker) -> Any:
+        given = {name: pick.given(site.arguments.get(name)) for name in (*RENAMES, *RENAMES.values())}
+        old = tuple(name for name in RENAMES if given[name] is True)
+        if not old:
+            return UNKNOWN if UNKNOWN in (given["out_shape"], given["scratch_shapes"]) else None
+        positional = "out_shape" in old and _positional_output(site) is not None
+        renamed = tuple(name for name in old if not (name == "out_shape" and positional))
+        both = tuple(name for name in old if given[RENAMES[name]] is True)
+        if not both and any(given[RENAMES[name]] is UNKNOWN for name in old):
+            return UNKNOWN
+        return Use(renamed, both, positional)
+
+    def severity_of(self, detail: Use) -> Severity:
+        return Severity.ERROR if detail.both else self.severity
+
+    def message(self, ctx: Context, site: Site, detail: Use) -> str:
+        if detail.both:
+            name = detail.both[0]
+            return (f"Cannot specify both {name} and {RENAMES[name]}. Use {RENAMES[name]}. "
+                    "(a ValueError before jax 0.12, a TypeError from 0.12)")
+        spelled = [f"{name}=" for name in detail.old] + (["a positional output type"] if detail.positional else [])
+        instead = [f"{RENAMES[name]}=" for name in detail.old] + (["out_type="] if detail.positional else [])
+        return (f"plgpu.kernel with {' and '.join(spelled)}: deprecated in jax 0.10.2 and 0.11, a TypeError "
+                f"from jax 0.12; use {' and '.join(instead)}")
+
+    def fixes(self, ctx: Context, site: Site, detail: Use) -> tuple[Fix, ...]:
+        if detail.both:  # old and new name: drop the old one, when there is just one such pair
+            call = _keyword_call(site, detail.both[0])
+            edits = fixes.remove_keyword(ctx, call, detail.both[0]) if len(detail.both) == 1 and call else ()
+            return (Fix(f"Remove {detail.both[0]}=", Applicability.UNSAFE, edits),) if edits else ()
+        edits: tuple = ()
+        for name in detail.old:
+            call = _keyword_call(site, name)
+            if call is None:
+                return ()
+            edits += fixes.rename_keyword(ctx, call, name, RENAMES[name])
+        positional = _positional_output(site) if detail.positional else None
+        if positional is not None:
+            edits += fixes.insert_before(ctx, positional, "out_type=")
+        if len(edits) != len(detail.old) + (positional is not None):
+            return ()
+        renames = [f"{name}= to {RENAMES[name]}=" for name in detail.old]
+        title = "Rename " + " and ".join(renames) if renames else "Pass the output type as out_type="
+        if renames and positional is not None:
+            title += ", pass the output type as out_type="
+        return (Fix(title, Applicability.SAFE, edits, preferred=True),)
 
 
-def _uses(ctx: Context) -> Iterator[Use]:
-    for call in ctx.flow.sites(Kind.KERNEL, Kind.PARTIAL):
-        if not is_mosaic_kernel(ctx, call):
-            continue
-        # functools.partial(plgpu.kernel, ...) gets its body later: no positional output type
-        positional = call.args[1] if len(call.args) == 2 and ctx.flow.api_kind(call) is Kind.KERNEL else None
-        written = {kw.arg for kw in call.keywords or ()}
-        old = tuple(name for name in RENAMES if name in written)
-        if isinstance(positional, nodes.Starred):
-            positional = None
-        if not old and positional is None:
-            continue
-        both = tuple(name for name in old if RENAMES[name] in written)
-        yield Use(call, old, both, positional)
+def _callee_name(call: nodes.Call) -> str:
+    func = call.func
+    return func.attrname if isinstance(func, nodes.Attribute) else func.name if isinstance(func, nodes.Name) else ""
 
 
-def _message(use: Use) -> str:
-    if use.both:
-        name = use.both[0]
-        return (f"Cannot specify both {name} and {RENAMES[name]}. Use {RENAMES[name]}. "
-                "(a ValueError before jax 0.12, a TypeError from 0.12)")
-    spelled = [f"{name}=" for name in use.old] + (["a positional output type"] if use.positional else [])
-    instead = [f"{RENAMES[name]}=" for name in use.old] + (["out_type="] if use.positional else [])
-    return (f"plgpu.kernel with {' and '.join(spelled)}: deprecated in jax 0.10.2 and 0.11, a TypeError "
-            f"from jax 0.12; use {' and '.join(instead)}")
+def _positional_output(site: Site) -> nodes.NodeNG | None:
+    """The output type given as `plgpu.kernel(body, out_shape)`'s second argument (under
+    any name the kernel is called by), not by a keyword here or in a partial."""
+    call = site.node
+    if len(call.args) != 2 or any(isinstance(arg, nodes.Starred) for arg in call.args):
+        return None
+    if _callee_name(call) == "partial" or _keyword_call(site, "out_shape") is not None:
+        return None
+    if any(keyword.arg is None for keyword in call.keywords or ()):
+        return None
+    return call.args[1]
 
 
-def _fixes(ctx: Context, use: Use) -> tuple[Fix, ...]:
-    if use.both:  # old and new name: drop the old one, when there is just one such pair
-        edits = fixes.remove_keyword(ctx, use.call, use.both[0]) if len(use.both) == 1 else ()
-        return (Fix(f"Remove {use.both[0]}=", Applicability.UNSAFE, edits),) if edits else ()
-    edits = tuple(edit for name in use.old for edit in fixes.rename_keyword(ctx, use.call, name, RENAMES[name]))
-    if use.positional is not None:
-        edits += fixes.insert_before(ctx, use.positional, "out_type=")
-    if len(edits) != len(use.old) + (use.positional is not None):
-        return ()
-    renames = [f"{name}= to {RENAMES[name]}=" for name in use.old]
-    title = "Rename " + " and ".join(renames) if renames else "Pass the output type as out_type="
-    if renames and use.positional is not None:
-        title += ", pass the output type as out_type="
-    return (Fix(title, Applicability.SAFE, edits, preferred=True),)
+def _keyword_call(site: Site, name: str) -> nodes.Call | None:
+    """The call that writes the keyword `name`: the kernel call itself, or the
+    `functools.partial(plgpu.kernel, ...)` assigned to the name it calls."""
+    call = site.node
+    if fixes.keyword(call, name) is not None:
+        return call
+    func = call.func
+    if not isinstance(func, nodes.Name):
+        return None
+    _, assignments = func.lookup(func.name)
+    if len(assignments) != 1 or not isinstance(assignments[0], nodes.AssignName):
+        return None
+    statement = assignments[0].parent
+    value = getattr(statement, "value", None)
+    if isinstance(statement, nodes.Assign) and isinstance(value, nodes.Call) and fixes.keyword(value, name) is not None:
+        return value
+    return None

@@ -4,15 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import values as v
-from ..api import Kind
 from ..context import Context
-from ..solve import Concretizer
+from ..trace import Site
+from ..trace import objects as o
 from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
-from .call_rule import Arguments, CallRule
-from .tmem import space
+from .site_rule import Picker, SiteRule, shown
 
 # In the order JAX checks them: (parameter, role, allowed spaces, JAX's message).
 OPERANDS = (
@@ -25,13 +23,13 @@ OPERANDS = (
 SCALES = ("a_scale", "b_scale")
 
 
-class MmaOperandMemorySpace(CallRule):
+class MmaOperandMemorySpace(SiteRule):
     """## What it does
     Flags a `plgpu.tcgen05_mma(acc, a, b, ...)` whose accumulator is not a TMEM allocation,
     whose LHS is neither TMEM nor SMEM, whose RHS is not SMEM, or whose `a_scale=` /
     `b_scale=` is not TMEM, following each operand back
-    to its allocation (as PLS001 does). Operands whose allocation cannot be found, such as the
-    kernel's own inputs, are not reported.
+    to its allocation (as PLS001 does), or to the kernel's own inputs and outputs, which are
+    GMEM refs. Operands that cannot be followed are not reported.
 
     ## Why is this bad?
     The tensor core reads its operands from shared memory (and the LHS optionally from Tensor
@@ -65,28 +63,35 @@ class MmaOperandMemorySpace(CallRule):
     jax_message = "Accumulator must be a TMEM Ref."
     triggers = (b"tcgen05",)
     identifiers = frozenset({"tcgen05_mma"})
-    kinds = (Kind.MMA,)
+    kinds = ("mma",)
     VALID = (examples.PLS009_VALID,)
     INVALID = (Invalid(examples.PLS009_INVALID),)
 
-    def problem(self, ctx: Context, args: Arguments, conc: Concretizer) -> Any:
+    def problem(self, ctx: Context, site: Site, pick: Picker) -> Any:
         for name, role, allowed, message in OPERANDS:
-            if name not in args.written:
-                if name in SCALES:
-                    continue
-                return UNKNOWN
-            operand = args.value(conc, name)
+            operand = pick.pick(site.arguments.get(name))
             if operand is None and name in SCALES:
                 continue
-            where = space(conc, operand) if isinstance(operand, (v.Ref, v.UnionRef)) else UNKNOWN
+            ref = _made(operand)
+            where = pick.space(ref) if ref is not None else UNKNOWN
             if where is UNKNOWN or where == "mixed":
                 return UNKNOWN  # JAX stops at the first bad operand: later ones are not decided
             if where not in allowed:
-                return (name, role, where, message, operand)
+                return (name, role, where, message, ref)
         return None
 
-    def message(self, ctx: Context, args: Arguments, detail: Any) -> str:
-        name, role, where, message, operand = detail
-        alloc = operand.union if isinstance(operand, v.UnionRef) else operand.alloc
-        return (f"{message.rstrip('.')}: {role} '{args.written[name].as_string()}' is {where}, allocated at "
-                f"{ctx.where(alloc.node)}")
+    def message(self, ctx: Context, site: Site, detail: Any) -> str:
+        name, role, where, message, ref = detail
+        if isinstance(ref, o.Operand):
+            return (f"{message.rstrip('.')}: {role} '{shown(site, name)}' is the kernel's GMEM operand "
+                    f"'{ref.name}' (the kernel at {ctx.where(ref.kernel)}); copy it to SMEM first")
+        return (f"{message.rstrip('.')}: {role} '{shown(site, name)}' is {where}, allocated at "
+                f"{ctx.where(ref.node)}")
+
+
+def _made(operand: Any) -> Any:
+    """The allocation or union an operand reads (through `.at[...]` and union members)."""
+    ref = o.base_ref(operand)
+    if isinstance(ref, o.Member):
+        ref = ref.ref
+    return ref if isinstance(ref, (o.Alloc, o.Union, o.Operand)) else None

@@ -4,18 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import fixes, values as v
-from ..api import Kind
+from .. import fixes
 from ..context import Context
 from ..findings import Applicability, Fix
-from ..solve import Concretizer
+from ..trace import Site
+from ..trace import objects as o
 from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
-from .call_rule import Arguments, CallRule, arguments
+from .site_rule import Picker, SiteRule, shown
 
 
-class MmaBarrierOrdersTensorCore(CallRule):
+class MmaBarrierOrdersTensorCore(SiteRule):
     """## What it does
     Flags `plgpu.tcgen05_mma(..., barrier)` and `plgpu.tcgen05_commit_arrive(barrier)` calls
     whose barrier (followed back to its `plgpu.Barrier(...)` / `plgpu.ClusterBarrier(...)`,
@@ -53,33 +53,31 @@ class MmaBarrierOrdersTensorCore(CallRule):
     jax_message = "MMA barrier must have orders_tensor_core set to True."
     triggers = (b"tcgen05",)
     identifiers = frozenset({"tcgen05_mma", "tcgen05_commit_arrive"})
-    kinds = (Kind.MMA, Kind.COMMIT_ARRIVE)
+    kinds = ("mma", "commit")
     VALID = (examples.PLS010_VALID,)
     INVALID = (Invalid(examples.PLS010_INVALID, fixed=examples.PLS010_VALID),)
 
-    def problem(self, ctx: Context, args: Arguments, conc: Concretizer) -> Any:
-        if "barrier" not in args.written:
-            return None
-        barrier = args.value(conc, "barrier")
+    def problem(self, ctx: Context, site: Site, pick: Picker) -> Any:
+        barrier = o.base_ref(pick.pick(site.arguments.get("barrier")))
         if barrier is None:
             return None  # an MMA without a barrier is not checked
-        if not isinstance(barrier, v.Barrier):
+        if not isinstance(barrier, o.Barrier):
             return UNKNOWN
-        created = arguments(ctx, barrier.node)
-        if created is None:
-            return UNKNOWN
-        orders = created.truth(conc, "orders_tensor_core")
+        orders = pick.truth(dict(barrier.arguments).get("orders_tensor_core", False))
         if orders is UNKNOWN:
             return UNKNOWN
         return None if orders else barrier
 
-    def message(self, ctx: Context, args: Arguments, detail: Any) -> str:
+    def same_problem(self, ctx: Context, site: Site, detail: Any) -> Any:
+        return detail.node
+
+    def message(self, ctx: Context, site: Site, detail: Any) -> str:
         written = fixes.keyword(detail.node, "orders_tensor_core")
         how = "without orders_tensor_core=True" if written is None else (
             f"with orders_tensor_core={written.value.as_string()}")
         return (f"MMA barrier must have orders_tensor_core set to True: "
-                f"'{args.written['barrier'].as_string()}' is created at {ctx.where(detail.node)} {how}")
+                f"'{shown(site, 'barrier')}' is created at {ctx.where(detail.node)} {how}")
 
-    def fixes(self, ctx: Context, args: Arguments, detail: Any) -> tuple[Fix, ...]:
+    def fixes(self, ctx: Context, site: Site, detail: Any) -> tuple[Fix, ...]:
         edits = fixes.set_keyword(ctx, detail.node, "orders_tensor_core", "True")
         return (Fix("Create the barrier with orders_tensor_core=True", Applicability.UNSAFE, edits),) if edits else ()

@@ -5,17 +5,16 @@ from __future__ import annotations
 from typing import Any
 
 from .. import fixes
-from ..api import Kind
 from ..context import Context
 from ..findings import Applicability, Fix
-from ..solve import Concretizer
+from ..trace import Site
 from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
-from .call_rule import Arguments, CallRule
+from .site_rule import Picker, SiteRule
 
 
-class MmaScales(CallRule):
+class MmaScales(SiteRule):
     """## What it does
     Flags `plgpu.tcgen05_mma(...)` calls where exactly one of `a_scale=` and `b_scale=` is
     given (not `None`).
@@ -49,24 +48,22 @@ class MmaScales(CallRule):
     jax_message = "a_scale and b_scale must both be present or absent."
     triggers = (b"_scale",)
     identifiers = frozenset({"tcgen05_mma"})
-    kinds = (Kind.MMA,)
+    kinds = ("mma",)
     VALID = (examples.PLS011_VALID,)
     INVALID = (Invalid(examples.PLS011_INVALID, fixed=examples.PLS011_VALID),)
 
-    def problem(self, ctx: Context, args: Arguments, conc: Concretizer) -> Any:
-        if not {"a_scale", "b_scale"} & args.written.keys():
-            return None
-        given = {name: args.given(conc, name) for name in ("a_scale", "b_scale")}
+    def problem(self, ctx: Context, site: Site, pick: Picker) -> Any:
+        given = {name: pick.given(site.arguments.get(name)) for name in ("a_scale", "b_scale")}
         if UNKNOWN in given.values():
             return UNKNOWN
         if given["a_scale"] == given["b_scale"]:
             return None
         return "a_scale" if given["a_scale"] else "b_scale"
 
-    def message(self, ctx: Context, args: Arguments, detail: Any) -> str:
+    def message(self, ctx: Context, site: Site, detail: Any) -> str:
         missing = "b_scale" if detail == "a_scale" else "a_scale"
         return f"a_scale and b_scale must both be present or absent: {detail}= is given, {missing}= is not"
 
-    def fixes(self, ctx: Context, args: Arguments, detail: Any) -> tuple[Fix, ...]:
-        edits = fixes.remove_keyword(ctx, args.call, detail)
+    def fixes(self, ctx: Context, site: Site, detail: Any) -> tuple[Fix, ...]:
+        edits = fixes.remove_keyword(ctx, site.node, detail)
         return (Fix(f"Remove {detail}=", Applicability.UNSAFE, edits),) if edits else ()

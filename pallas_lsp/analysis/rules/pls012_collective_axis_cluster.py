@@ -7,15 +7,14 @@ from typing import Any
 
 from astroid import nodes
 
-from ..api import Kind
 from ..context import Context
 from ..findings import Severity
-from ..solve import Concretizer
+from ..trace import Site
 from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
-from .call_rule import Arguments, CallRule, api_function
-from .kernels import Cluster, cluster_of, mosaic_kernels_running
+from .kernels import Cluster, cluster_of, run_of
+from .site_rule import Picker, SiteRule
 
 
 @dataclass(frozen=True)
@@ -26,7 +25,7 @@ class Mismatch:
     kernel: nodes.Call
 
 
-class CollectiveAxisCluster(CallRule):
+class CollectiveAxisCluster(SiteRule):
     """## What it does
     Flags `plgpu.tcgen05_mma`, `plgpu.tcgen05_commit_arrive` and `plgpu.async_copy_*_to_tmem`
     calls whose `collective_axis` does not fit the `cluster=` / `cluster_names=` of the
@@ -77,31 +76,29 @@ class CollectiveAxisCluster(CallRule):
     triggers = (b"collective_axis",)
     identifiers = frozenset({"collective_axis"})
     lowering = True
-    kinds = (Kind.MMA, Kind.COMMIT_ARRIVE, Kind.COPY_TO_TMEM)
+    kinds = ("mma", "commit", "copy")
     VALID = (examples.PLS012_VALID,)
     INVALID = (Invalid(examples.PLS012_INVALID),)
 
-    def problem(self, ctx: Context, args: Arguments, conc: Concretizer) -> Any:
-        axis = args.value(conc, "collective_axis")
+    def problem(self, ctx: Context, site: Site, pick: Picker) -> Any:
+        axis = pick.pick(site.arguments.get("collective_axis"))
         if axis is None:
             return None
-        kernels = mosaic_kernels_running(ctx, args.call)
-        if not isinstance(axis, str) or kernels is None:
+        run = run_of(ctx, site)
+        if not isinstance(axis, str) or run is None:
             return UNKNOWN
-        arrives = _arrives(ctx, args, conc)
-        for kernel in kernels:
-            cluster = cluster_of(ctx, conc, kernel)
-            if cluster is UNKNOWN:
-                return UNKNOWN
-            what = _mismatch(axis, cluster, arrives)
-            if what:
-                return Mismatch(what, axis, cluster, kernel) if what is not UNKNOWN else UNKNOWN
-        return None
+        cluster = cluster_of(pick, run)
+        if cluster is UNKNOWN:
+            return UNKNOWN
+        what = _mismatch(axis, cluster, _arrives(site, pick))
+        if what is UNKNOWN:
+            return UNKNOWN
+        return Mismatch(what, axis, cluster, run.node) if what else None
 
     def severity_of(self, detail: Mismatch) -> Severity:
         return Severity.WARNING if detail.what == "shape" else Severity.ERROR
 
-    def message(self, ctx: Context, args: Arguments, detail: Mismatch) -> str:
+    def message(self, ctx: Context, site: Site, detail: Mismatch) -> str:
         axis, cluster = detail.axis, detail.cluster
         where = f"the plgpu.kernel at {ctx.where(detail.kernel)} has {cluster.shown()}"
         if detail.what == "unknown":
@@ -116,13 +113,12 @@ class CollectiveAxisCluster(CallRule):
                 f"accepts any cluster whose minor-most dimension is 2): {where}")
 
 
-def _arrives(ctx: Context, args: Arguments, conc: Concretizer) -> Any:
+def _arrives(site: Site, pick: Picker) -> Any:
     """Does the op arrive on a barrier collectively (where the cluster shape is checked)?"""
-    name = api_function(ctx, args.call)
-    if name == "tcgen05_commit_arrive":
+    if site.kind == "commit":
         return True
-    if name == "tcgen05_mma":
-        return args.given(conc, "barrier")
+    if site.kind == "mma":
+        return pick.given(site.arguments.get("barrier"))
     return False
 
 

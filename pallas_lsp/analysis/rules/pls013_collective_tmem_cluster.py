@@ -2,25 +2,27 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from typing import Any
 
-from ..api import Kind
 from ..context import Context
-from ..findings import Finding, Severity
-from ..solve import Concretizer
+from ..findings import Severity
+from ..trace import Site
 from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
-from .call_rule import Arguments
-from .kernels import KernelRule, cluster_of, describe_refs
+from .kernels import MOSAIC_KERNEL, PALLAS_CALL, KernelRule, KernelRun, cluster_of, describe_refs, tmem_allocations
+from .site_rule import Picker
 
 
 class CollectiveTmemCluster(KernelRule):
     """## What it does
-    Flags a `plgpu.kernel(...)` whose scratch allocates collective TMEM
-    (`plgpu.TMEM(..., collective=True)`, also inside a RefUnion) while its `cluster=` has an
-    odd number of blocks, or is not given at all. Flags that choose both (`collective=flag`
-    with `cluster=(2,) if flag else ()`) are reasoned about together.
+    Flags a `plgpu.kernel(...)` that allocates collective TMEM
+    (`plgpu.TMEM(..., collective=True)`, also inside a RefUnion), in its scratch or with
+    `pl.run_scoped` in its body, while its `cluster=` has an odd number of blocks, or is not
+    given at all. Flags that choose both (`collective=flag` with `cluster=(2,) if flag else
+    ()`) are reasoned about together. JAX gives no source line: the finding goes on the
+    kernel call, or on the `pl.run_scoped` call when only the body allocates collective
+    TMEM.
 
     Collective TMEM in the `scratch_shapes` of a `pl.pallas_call(...)`, which has no cluster,
     is flagged too, as a warning: jax 0.10.2 confirms it when lowering on the CPU, and jax 0.12
@@ -58,39 +60,46 @@ class CollectiveTmemCluster(KernelRule):
     triggers = (b"collective",)
     identifiers = frozenset({"TMEM"})
     lowering = True
+    apis = (MOSAIC_KERNEL, PALLAS_CALL)
     VALID = (examples.PLS013_VALID,)
     INVALID = (Invalid(examples.PLS013_INVALID),)
 
-    def check(self, ctx: Context) -> Iterator[Finding]:
-        yield from super().check(ctx)
-        for call in ctx.flow.sites(Kind.PALLAS_CALL):  # a pallas_call has no cluster at all
-            if not any(kw.arg is None for kw in call.keywords or ()):
-                written = {kw.arg: kw.value for kw in call.keywords or ()}
-                yield from self._call(ctx, Arguments(ctx, call, written, {}))
-
-    def problem(self, ctx: Context, args: Arguments, conc: Concretizer) -> Any:
-        sides = self.tmem_sides(ctx, args, conc)
-        if sides is UNKNOWN or not sides[0]:
-            return sides if sides is UNKNOWN else None
-        collective = sides[0]
-        if ctx.flow.api_kind(args.call) is Kind.PALLAS_CALL:
-            return (collective, None)
-        cluster = cluster_of(ctx, conc, args.call)
+    def problem(self, ctx: Context, run: KernelRun, pick: Picker) -> Any:
+        allocations = tmem_allocations(pick, run)
+        if allocations is UNKNOWN:
+            return UNKNOWN
+        collective = [allocation for allocation in allocations if allocation.collective]
+        if not collective:
+            return None
+        if run.api == PALLAS_CALL:
+            return (tuple(collective), None)
+        cluster = cluster_of(pick, run)
         if cluster is UNKNOWN:
             return UNKNOWN
-        return (collective, cluster) if cluster.blocks % 2 else None
+        return (tuple(collective), cluster) if cluster.blocks % 2 else None
 
-    def severity_of(self, detail: Any) -> Severity:
+    def reported(self, run: KernelRun, detail: Any) -> Site:
+        """The kernel call, unless every collective allocation is a `pl.run_scoped`'s."""
+        collective, _ = detail
+        if any(allocation.by is None for allocation in collective):
+            return run.site
+        return collective[0].by
+
+    def same_problem(self, ctx: Context, run: KernelRun, detail: Any) -> Any:
+        return True  # one finding per kernel (and place), whatever each setting allocates
+
+    def severity_of(self, run: KernelRun, detail: Any) -> Severity:
         return Severity.WARNING if detail[1] is None else self.severity
 
-    def message(self, ctx: Context, args: Arguments, detail: Any) -> str:
+    def message(self, ctx: Context, run: KernelRun, detail: Any) -> str:
         collective, cluster = detail
+        refs = describe_refs(ctx, list(collective))
         if cluster is None:
             return ("Collective TMEM allocations are only supported for clusters with an even number of "
-                    f"blocks in them: this pl.pallas_call allocates collective TMEM ({describe_refs(ctx, collective)}) "
+                    f"blocks in them: this pl.pallas_call allocates collective TMEM ({refs}) "
                     "and a pallas_call has no cluster; use plgpu.kernel with cluster=(2,) (confirmed with "
                     "jax 0.10.2; jax 0.12 cannot lower pallas_call without a GPU)")
         given = f"cluster={cluster.dims}" if cluster.dims else "no cluster"
+        where = "the kernel" if collective[0].by is None else f"the plgpu.kernel at {ctx.where(run.node)}"
         return ("Collective TMEM allocations are only supported for clusters with an even number of "
-                f"blocks in them: the kernel allocates collective TMEM ({describe_refs(ctx, collective)}) "
-                f"but has {given}")
+                f"blocks in them: {where} allocates collective TMEM ({refs}) but has {given}")

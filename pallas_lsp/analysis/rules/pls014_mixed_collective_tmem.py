@@ -5,21 +5,28 @@ from __future__ import annotations
 from typing import Any
 
 from ..context import Context
-from ..solve import Concretizer
+from ..trace import Site
 from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
-from .call_rule import Arguments
-from .kernels import KernelRule, describe_refs, fails_tracing_first
+from .kernels import KernelRule, KernelRun, describe_refs, fails_tracing_first, tmem_allocations
+from .site_rule import Picker
 
 
 class MixedCollectiveTmem(KernelRule):
     """## What it does
-    Flags a `plgpu.kernel(...)` whose scratch allocates both collective and non-collective
-    TMEM (RefUnions count as one allocation). Allocations made with `pl.run_scoped` inside
-    the body are not looked at yet. A kernel whose collective MMA uses one of the
-    non-collective allocations is left to PLS001: JAX stops there when tracing, and making
-    that allocation collective resolves both.
+    Flags a `plgpu.kernel(...)` that allocates both collective and non-collective TMEM, in
+    its scratch or with `pl.run_scoped` in its body (also `functools.partial(pl.run_scoped,
+    ...)` and helper functions or modules that call it); RefUnions count as one allocation.
+    Each run of a kernel is judged on its own: a factory that builds a collective and a
+    non-collective instance is not mixing anything. A kernel whose collective MMA uses one
+    of the non-collective allocations is left to PLS001: JAX stops there when tracing, and
+    making that allocation collective resolves both.
+
+    JAX gives no source line for this error. The finding goes on the minority side (on a
+    tie, the side that disagrees with the first allocation): the `plgpu.kernel(...)` call
+    when that side is in the scratch, else the `pl.run_scoped` call that allocates it (or
+    the call of the kernel's own file that leads to a helper making it).
 
     ## Why is this bad?
     A kernel's Tensor Memory is allocated either for the pair of blocks of a cluster or for
@@ -60,16 +67,33 @@ class MixedCollectiveTmem(KernelRule):
     VALID = (examples.PLS014_VALID,)
     INVALID = (Invalid(examples.PLS014_INVALID),)
 
-    def problem(self, ctx: Context, args: Arguments, conc: Concretizer) -> Any:
-        sides = self.tmem_sides(ctx, args, conc)
-        if sides is UNKNOWN:
+    def problem(self, ctx: Context, run: KernelRun, pick: Picker) -> Any:
+        allocations = tmem_allocations(pick, run)
+        if allocations is UNKNOWN:
             return UNKNOWN
-        collective, plain = sides
-        if not collective or not plain or fails_tracing_first(ctx, conc, args.call, plain):
+        collective = [allocation for allocation in allocations if allocation.collective]
+        plain = [allocation for allocation in allocations if not allocation.collective]
+        if not collective or not plain or fails_tracing_first(pick, run, plain):
             return None
-        return (collective, plain)
+        return (tuple(collective), tuple(plain), allocations[0].collective)
 
-    def message(self, ctx: Context, args: Arguments, detail: Any) -> str:
-        collective, plain = detail
-        return ("Can't mix collective and non-collective TMEM allocations within the same kernel: "
-                f"collective: {describe_refs(ctx, collective)}; not collective: {describe_refs(ctx, plain)}")
+    def reported(self, run: KernelRun, detail: Any) -> Site:
+        """The minority side (on a tie, the side that disagrees with the first allocation):
+        its `pl.run_scoped`, or the kernel call when it is in the scratch."""
+        collective, plain, first = detail
+        minority = collective if len(collective) < len(plain) or (
+            len(collective) == len(plain) and not first) else plain
+        by = next((allocation.by for allocation in minority if allocation.by is not None), None)
+        if by is None or any(allocation.by is None for allocation in minority):
+            return run.site
+        return by
+
+    def same_problem(self, ctx: Context, run: KernelRun, detail: Any) -> Any:
+        return True  # one finding per kernel (and place), whatever each setting allocates
+
+    def message(self, ctx: Context, run: KernelRun, detail: Any) -> str:
+        collective, plain, _ = detail
+        where = "" if self.reported(run, detail) is run.site else f" (the plgpu.kernel at {ctx.where(run.node)})"
+        return ("Can't mix collective and non-collective TMEM allocations within the same kernel"
+                f"{where}: collective: {describe_refs(ctx, list(collective))}; "
+                f"not collective: {describe_refs(ctx, list(plain))}")

@@ -6,17 +6,17 @@ from typing import Any
 
 from astroid import nodes
 
-from .. import api, fixes, values as v
+from .. import api, fixes
 from ..context import Context
 from ..findings import Applicability, Fix
-from ..solve import Concretizer
+from ..trace import objects as o
 from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
-from .call_rule import Arguments
-from .kernels import KernelRule, scratch_of
+from .kernels import KernelRule, KernelRun, scratch_value
+from .site_rule import Picker, written
 
-ALLOCATIONS = (v.Ref, v.UnionRef, v.Barrier)
+ALLOCATIONS = (o.Alloc, o.Union, o.Member, o.View, o.Barrier)
 
 
 class SingleKernelScratch(KernelRule):
@@ -59,57 +59,63 @@ class SingleKernelScratch(KernelRule):
     VALID = (examples.PLS015_VALID,)
     INVALID = (Invalid(examples.PLS015_INVALID, fixed=examples.PLS015_VALID),)
 
-    def problem(self, ctx: Context, args: Arguments, conc: Concretizer) -> Any:
-        scratch = scratch_of(ctx, args.call)
-        if scratch is None:
-            return None
-        value = conc.value(ctx.flow.evaluate(scratch))
+    def problem(self, ctx: Context, run: KernelRun, pick: Picker) -> Any:
+        value = pick.pick(scratch_value(run))
         if not isinstance(value, ALLOCATIONS):
             return None if value is not UNKNOWN else UNKNOWN
-        missing = _missing_parameters(ctx, args.call)
+        missing = _missing_parameters(pick, run)
         if missing is UNKNOWN:
             return UNKNOWN
-        return (scratch, missing) if missing else None
+        return tuple(missing) if missing else None
 
-    def message(self, ctx: Context, args: Arguments, detail: Any) -> str:
-        scratch, missing = detail
-        return (f"{scratch.parent.arg} is a single allocation, not a sequence or a mapping: plgpu.kernel "
-                f"ignores it, and the body misses {', '.join(repr(name) for name in missing)}")
+    def message(self, ctx: Context, run: KernelRun, detail: Any) -> str:
+        name = "scratch_types" if run.site.arguments.get("scratch_types") is not None else "scratch_shapes"
+        return (f"{name} is a single allocation, not a sequence or a mapping: plgpu.kernel "
+                f"ignores it, and the body misses {', '.join(repr(name) for name in detail)}")
 
-    def fixes(self, ctx: Context, args: Arguments, detail: Any) -> tuple[Fix, ...]:
-        scratch, missing = detail
+    def fixes(self, ctx: Context, run: KernelRun, detail: Any) -> tuple[Fix, ...]:
+        name = "scratch_types" if run.site.arguments.get("scratch_types") is not None else "scratch_shapes"
+        scratch = written(run.site, name)
+        if scratch is None:
+            return ()
         edits = fixes.wrap(ctx, scratch, "[", "]")
-        safe = Applicability.SAFE if len(missing) == 1 else Applicability.UNSAFE
-        return (Fix("Put the allocation in a list", safe, edits, preferred=len(missing) == 1),) if edits else ()
+        safe = Applicability.SAFE if len(detail) == 1 else Applicability.UNSAFE
+        return (Fix("Put the allocation in a list", safe, edits, preferred=len(detail) == 1),) if edits else ()
 
 
-def _missing_parameters(ctx: Context, kernel: nodes.Call) -> list[str] | Any:
+def _missing_parameters(pick: Picker, run: KernelRun) -> list[str] | Any:
     """The body's required parameters left after `plgpu.kernel(body, ...)(*operands)` binds
     operands and outputs; UNKNOWN when any of that cannot be counted."""
+    kernel = run.node
     parent = kernel.parent
     if not (isinstance(parent, nodes.Call) and parent.func is kernel) or parent.keywords:
         return UNKNOWN
-    if any(isinstance(arg, nodes.Starred) for arg in parent.args) or not kernel.args:
+    if any(isinstance(arg, nodes.Starred) for arg in parent.args):
         return UNKNOWN
-    body = ctx.flow.static_callable(kernel.args[0])
-    outputs = _outputs(ctx, kernel)
-    if not isinstance(body, nodes.FunctionDef) or outputs is UNKNOWN or body.args.vararg:
+    body = pick.pick(run.site.arguments.get("body"))
+    outputs = _outputs(pick, run)
+    if not isinstance(body, o.Closure) or not isinstance(body.node, nodes.FunctionDef) or outputs is UNKNOWN:
         return UNKNOWN
-    params = body.args.posonlyargs + body.args.args
-    required = [arg.name for arg in params[: len(params) - len(body.args.defaults)]]
+    arguments = body.node.args
+    if arguments.vararg or arguments.args is None:
+        return UNKNOWN
+    params = (arguments.posonlyargs or []) + arguments.args
+    required = [arg.name for arg in params[: len(params) - len(arguments.defaults)]]
     return required[len(parent.args) + outputs:]
 
 
-def _outputs(ctx: Context, kernel: nodes.Call) -> int | Any:
+def _outputs(pick: Picker, run: KernelRun) -> int | Any:
     """How many output refs the body gets: one per item of a tuple or list `out_type`, one
     for a `jax.ShapeDtypeStruct(...)`, none without `out_type`."""
-    keywords = {kw.arg: kw.value for kw in kernel.keywords or ()}
-    node = keywords.get("out_type", keywords.get("out_shape"))
-    if node is None:
-        return 0 if len(kernel.args) == 1 else UNKNOWN
-    lazy = ctx.flow.evaluate(node)
-    if isinstance(lazy, v.Const) and lazy.value == api.ApiValue(api.SHAPE_DTYPE_STRUCT + "()"):
+    arguments = run.site.arguments
+    value = arguments.get("out_type")
+    if value is None:
+        value = arguments.get("out_shape")
+    found = pick.pick(value)
+    if found is None:
+        return 0
+    if found == api.ApiValue(api.SHAPE_DTYPE_STRUCT + "()"):
         return 1
-    if isinstance(lazy, v.Seq) and not any(isinstance(item, v.Star) for item in lazy.items):
-        return len(lazy.items)
+    if isinstance(found, (tuple, list)):
+        return len(found)
     return UNKNOWN

@@ -4,26 +4,29 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..api import Kind
+from astroid import nodes
+
 from ..context import Context
 from ..findings import Severity
-from ..solve import Concretizer
+from ..trace import Site
 from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
-from .call_rule import Arguments, CallRule, api_function
-from .kernels import describe_refs, fails_tracing_first, kernel_tmem, mosaic_kernels_running
+from .kernels import KernelRun, describe_refs, fails_tracing_first, run_of, tmem_allocations
+from .site_rule import Picker, SiteRule, api_function, written
 
 
-class InconsistentCollectiveOp(CallRule):
+class InconsistentCollectiveOp(SiteRule):
     """## What it does
     Flags a `plgpu.tcgen05_mma`, `plgpu.tcgen05_commit_arrive` or `plgpu.async_copy_*_to_tmem`
     whose `collective_axis` disagrees with the TMEM its `plgpu.kernel` allocates: an op
     without `collective_axis` in a kernel whose TMEM is collective, or a commit or copy with
     `collective_axis` in a kernel whose TMEM is not. An MMA with `collective_axis` on
     non-collective TMEM is PLS001, and so is a kernel where such an MMA makes JAX stop when
-    tracing. Kernels whose TMEM is allocated elsewhere than in their scratch are not looked
-    at.
+    tracing. The kernel's TMEM is its scratch and every `pl.run_scoped` of its body; each run
+    of a kernel is judged on its own. A kernel whose `compiler_params` choose
+    `plgpu.LoweringSemantics.Lane` is not reported, nor one whose `compiler_params` cannot be
+    read.
 
     ## Why is this bad?
     A kernel runs its tensor-core work either for pairs of blocks or for single blocks.
@@ -57,40 +60,64 @@ class InconsistentCollectiveOp(CallRule):
     jax_message = "Collective attributes are inconsistent across operations in the kernel."
     severity = Severity.WARNING
     triggers = (b"tcgen05", b"_to_tmem")
-    identifiers = frozenset({"tcgen05_mma", "tcgen05_commit_arrive", "async_copy_smem_to_tmem", "async_copy_scales_to_tmem", "async_copy_sparse_metadata_to_tmem"})
+    identifiers = frozenset({"tcgen05_mma", "tcgen05_commit_arrive", "async_copy_smem_to_tmem",
+                             "async_copy_scales_to_tmem", "async_copy_sparse_metadata_to_tmem"})
     lowering = True
-    kinds = (Kind.MMA, Kind.COMMIT_ARRIVE, Kind.COPY_TO_TMEM)
+    kinds = ("mma", "commit", "copy")
     VALID = (examples.PLS017_VALID,)
     INVALID = (Invalid(examples.PLS017_INVALID),)
 
-    def problem(self, ctx: Context, args: Arguments, conc: Concretizer) -> Any:
-        collective_op = args.given(conc, "collective_axis")
-        kernels = mosaic_kernels_running(ctx, args.call)
-        if collective_op is UNKNOWN or kernels is None:
+    def problem(self, ctx: Context, site: Site, pick: Picker) -> Any:
+        collective_op = pick.given(site.arguments.get("collective_axis"))
+        run = run_of(ctx, site)
+        if collective_op is UNKNOWN or run is None or run.api != "plgpu.kernel":
             return UNKNOWN
-        if collective_op and api_function(ctx, args.call) == "tcgen05_mma":
+        if collective_op and site.kind == "mma":
             return None  # PLS001's case, which JAX reports when tracing
-        for kernel in kernels:
-            allocations = kernel_tmem(ctx, conc, kernel)
-            if allocations is UNKNOWN or not allocations:
-                return UNKNOWN
-            flags = {collective for _, collective in allocations}
-            if len(flags) > 1:
-                return UNKNOWN  # PLS014
-            collective_tmem = flags.pop()
-            refs = [ref for ref, _ in allocations]
-            if not collective_tmem and fails_tracing_first(ctx, conc, kernel, refs):
-                return None  # PLS001: JAX stops when tracing; the allocation is what to change
-            if collective_tmem != collective_op:
-                return (collective_op, refs)
+        semantics = _semantics(run)
+        if semantics is UNKNOWN or semantics == "Lane":
+            return semantics if semantics is UNKNOWN else None
+        allocations = tmem_allocations(pick, run)
+        if allocations is UNKNOWN or not allocations:
+            return UNKNOWN
+        flags = {allocation.collective for allocation in allocations}
+        if len(flags) > 1:
+            return UNKNOWN  # PLS014
+        collective_tmem = flags.pop()
+        if not collective_tmem and fails_tracing_first(pick, run, allocations):
+            return None  # PLS001: JAX stops when tracing; the allocation is what to change
+        if collective_tmem != collective_op:
+            return (collective_op, tuple(allocations))
         return None
 
-    def message(self, ctx: Context, args: Arguments, detail: Any) -> str:
-        collective_op, refs = detail
-        op = api_function(ctx, args.call)
+    def message(self, ctx: Context, site: Site, detail: Any) -> str:
+        collective_op, allocations = detail
+        op = api_function(site)
+        refs = describe_refs(ctx, list(allocations))
         if collective_op:
-            what = f"{op} has collective_axis set, but the kernel's TMEM ({describe_refs(ctx, refs)}) is not collective"
+            what = f"{op} has collective_axis set, but the kernel's TMEM ({refs}) is not collective"
         else:
-            what = f"{op} has no collective_axis, but the kernel's TMEM ({describe_refs(ctx, refs)}) is collective"
+            what = f"{op} has no collective_axis, but the kernel's TMEM ({refs}) is collective"
         return (f"Collective attributes are inconsistent across operations in the kernel: {what} "
                 "(lowering fails from jax 0.11, whose default Warpgroup semantics check this)")
+
+
+def _semantics(run: KernelRun) -> Any:
+    """The kernel's lowering semantics: None for the version's default, "Lane",
+    "Warpgroup", or UNKNOWN when `compiler_params` hides it."""
+    if run.site.arguments.get("compiler_params") is None:
+        return None
+    node = written(run.site, "compiler_params")
+    if isinstance(node, nodes.Name):  # compiler_params = plgpu.CompilerParams(...) beforehand
+        _, assignments = node.lookup(node.name)
+        statement = assignments[0].parent if len(assignments) == 1 else None
+        node = statement.value if isinstance(statement, nodes.Assign) and len(statement.targets) == 1 else None
+    if not isinstance(node, nodes.Call):
+        return UNKNOWN
+    for keyword in node.keywords or ():
+        if keyword.arg is None:
+            return UNKNOWN
+        if keyword.arg == "lowering_semantics":
+            text = keyword.value.as_string()
+            return "Lane" if text.endswith("Lane") else "Warpgroup" if text.endswith("Warpgroup") else UNKNOWN
+    return None

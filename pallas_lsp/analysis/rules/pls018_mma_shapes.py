@@ -4,17 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import values as v
-from ..api import Kind
 from ..context import Context
-from ..solve import Concretizer
+from ..trace import Site
+from ..trace import objects as o
 from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
-from .call_rule import Arguments, CallRule, arguments
+from .site_rule import Picker, SiteRule
 
 
-class MmaShapes(CallRule):
+class MmaShapes(SiteRule):
     """## What it does
     Flags a `plgpu.tcgen05_mma(acc, a, b, ...)` whose operands, each an allocation with a
     literal or foldable 2-D shape and used whole (not through `.at[...]`), do not fit: the
@@ -55,17 +54,20 @@ class MmaShapes(CallRule):
     jax_message = "Accumulator and RHS have incompatible shapes."
     triggers = (b"tcgen05",)
     identifiers = frozenset({"tcgen05_mma"})
-    kinds = (Kind.MMA,)
+    kinds = ("mma",)
     VALID = (examples.PLS018_VALID,)
     INVALID = (Invalid(examples.PLS018_INVALID),)
 
-    def problem(self, ctx: Context, args: Arguments, conc: Concretizer) -> Any:
-        if not {"acc", "a", "b"} <= args.written.keys():
-            return UNKNOWN
-        shapes = [_shape(ctx, conc, args.value(conc, name)) for name in ("acc", "a", "b")]
-        collective = args.given(conc, "collective_axis")
-        sparse = args.given(conc, "a_sparse_metadata")
-        if UNKNOWN in shapes or UNKNOWN in (collective, sparse):
+    def problem(self, ctx: Context, site: Site, pick: Picker) -> Any:
+        shapes = []
+        for name in ("acc", "a", "b"):
+            shape = _shape(pick, site.arguments.get(name))
+            if shape is UNKNOWN:
+                return UNKNOWN
+            shapes.append(shape)
+        collective = pick.given(site.arguments.get("collective_axis"))
+        sparse = pick.given(site.arguments.get("a_sparse_metadata"))
+        if UNKNOWN in (collective, sparse):
             return UNKNOWN
         (acc_m, acc_n), (lhs_m, lhs_k), (rhs_k, rhs_n) = shapes
         acc, lhs, rhs = shapes
@@ -80,18 +82,17 @@ class MmaShapes(CallRule):
             return f"LHS and RHS have incompatible shapes. LHS: {lhs}. RHS: {rhs}."
         return None
 
-    def message(self, ctx: Context, args: Arguments, detail: Any) -> str:
+    def message(self, ctx: Context, site: Site, detail: Any) -> str:
         return detail
 
 
-def _shape(ctx: Context, conc: Concretizer, ref: Any) -> tuple[int, int] | Any:
-    """The 2-D shape of an allocation used whole; UNKNOWN otherwise."""
-    if not isinstance(ref, v.Ref) or ref.union is not None or ref.sliced:
+def _shape(pick: Picker, operand: Any) -> tuple[int, int] | Any:
+    """The 2-D shape of an allocation used whole (not through `.at[...]` or a union); UNKNOWN
+    otherwise."""
+    ref = pick.pick(operand)
+    if not isinstance(ref, o.Alloc):
         return UNKNOWN
-    made = arguments(ctx, ref.alloc.node)
-    if made is None or "shape" not in made.written:
-        return UNKNOWN
-    shape = conc.argument(ref, ctx.flow.evaluate(made.written["shape"]))
+    shape = pick.pick(ref.argument("shape", UNKNOWN))
     if not isinstance(shape, (tuple, list)) or len(shape) != 2:
         return UNKNOWN
     if not all(isinstance(dim, int) and not isinstance(dim, bool) for dim in shape):

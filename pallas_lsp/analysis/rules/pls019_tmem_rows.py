@@ -4,18 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..api import Kind
 from ..context import Context
-from ..solve import Concretizer
+from ..trace import Site
 from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
-from .call_rule import Arguments, CallRule, space_of
+from .site_rule import Picker, SiteRule
 
 ROWS = (128, 64)  # the lanes of Tensor Memory, and half of them
 
 
-class TmemRows(CallRule):
+class TmemRows(SiteRule):
     """## What it does
     Flags `plgpu.TMEM(shape, dtype)` without `layout=` whose shape is literal or foldable and
     whose rows (the second-to-last dimension; leading ones are batch dimensions) are neither
@@ -49,23 +48,24 @@ class TmemRows(CallRule):
     jax_message = "TMEM references must have either 128 or 64 rows"
     triggers = (b"TMEM",)
     identifiers = frozenset({"TMEM"})
-    kinds = (Kind.ALLOC,)
+    kinds = ("alloc",)
     VALID = (examples.PLS019_VALID,)
     INVALID = (Invalid(examples.PLS019_INVALID),)
 
-    def problem(self, ctx: Context, args: Arguments, conc: Concretizer) -> Any:
-        if space_of(ctx, args.call) != "TMEM" or "shape" not in args.written:
-            return None
-        layout = args.given(conc, "layout")
+    def applies(self, site: Site) -> bool:
+        return site.value.space == "TMEM"
+
+    def problem(self, ctx: Context, site: Site, pick: Picker) -> Any:
+        layout = pick.given(site.arguments.get("layout"))
         if layout is not False:
             return UNKNOWN if layout is UNKNOWN else None
-        shape = args.value(conc, "shape")
+        shape = pick.pick(site.arguments.get("shape"))
         if not isinstance(shape, (tuple, list)) or len(shape) < 2:
             return UNKNOWN
         if not all(isinstance(dim, int) and not isinstance(dim, bool) for dim in shape):
             return UNKNOWN
         return None if shape[-2] in ROWS else tuple(shape[-2:])
 
-    def message(self, ctx: Context, args: Arguments, detail: Any) -> str:
+    def message(self, ctx: Context, site: Site, detail: Any) -> str:
         return (f"Unsupported shape: {detail}. TMEM references must have either 128 or 64 rows, "
                 f"but got {detail[0]}.")

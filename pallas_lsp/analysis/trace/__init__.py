@@ -26,7 +26,7 @@ MAX_ENTRY_ROUNDS = 4
 class Trace:
     def __init__(self, module: nodes.Module, flow: Any) -> None:
         self.module = module
-        self.flow = flow
+        self.flow = flow  # the analysis's `Project`: its imports, budget and root directory
         self.interp = Interpreter(module, Resolver(flow), flow.deadline, flow.cancelled)
         self._run()
 

@@ -23,7 +23,7 @@ import astroid
 from astroid import nodes
 
 from .. import api
-from ..solve import BudgetExceeded, Cancelled
+from ..project import BudgetExceeded, Cancelled
 from ..values import UNKNOWN
 from . import objects as o
 from .objects import TRUE, Guard, conjoin, guarded, split
@@ -749,7 +749,7 @@ class Interpreter:
                 return self.invoke(function, args, kwargs, node, preset)
         for value in list(args) + list(kwargs.values()):
             self.escape(value)
-        if isinstance(callee, o.Library):
+        if isinstance(callee, (o.Library, api.ApiValue)):
             return self.stubs.library_call(callee)
         return UNKNOWN
 
@@ -776,7 +776,7 @@ class Interpreter:
             return UNKNOWN
         frame.vars.update(bound)
         anchor = self.anchor()
-        key = _memo_key(func, closure.env, bound, self.guard, anchor, self.kernels[-1] if self.kernels else None)
+        key = _memo_key(func, closure.env, bound, self.guard, anchor, self.kernel_run())
         if key is not None and key in self._memo:
             return self._memo[key]
         self.executed.add(func)
@@ -860,6 +860,17 @@ class Interpreter:
             if node.root() is self.root:
                 return node
         return None
+
+    def kernel_run(self) -> tuple | None:
+        """The kernel invocation we are in: the calls up to its `plgpu.kernel(...)` (a kernel
+        made by a factory called twice runs twice, and each run records its own sites)."""
+        if not self.kernels:
+            return None
+        kernel = self.kernels[-1]
+        for index in range(len(self.stack) - 1, -1, -1):
+            if self.stack[index] is kernel:
+                return tuple(self.stack[: index + 1])
+        return (kernel,)
 
     def record(self, kind: str, node: nodes.Call, arguments: dict, value: Any = None) -> None:
         self.sites.append(Site(kind, node, arguments, self.guard, tuple(self.stack),
@@ -948,7 +959,7 @@ def _compare(op: str, left: Any, right: Any) -> Any:
                     var = o.none_var(subject)
                     truth = op == "is"
                     return o.Guarded(((frozenset({(var, True)}), truth), (frozenset({(var, False)}), not truth)))
-                if subject is UNKNOWN:
+                if subject is UNKNOWN or isinstance(subject, o.Operand):  # a None operand stays None
                     return UNKNOWN
                 return (subject is None) == (op == "is")
         if isinstance(left, _PRIMITIVE) and isinstance(right, _PRIMITIVE):

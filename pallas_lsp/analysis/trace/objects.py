@@ -171,6 +171,15 @@ class At:
 
 
 @dataclass(frozen=True)
+class Operand:
+    """An input or output ref of a `plgpu.kernel` / `pl.kernel` body: in GMEM (or None, for a
+    None operand: whether it is None is not known)."""
+
+    kernel: nodes.Call
+    name: str
+
+
+@dataclass(frozen=True)
 class Barrier:
     node: nodes.Call
     kind: str  # Barrier | ClusterBarrier

@@ -20,8 +20,8 @@ _KNOWN_ROOTS = ("jax", "functools", "dataclasses", "builtins", "typing", "math")
 
 
 class Resolver:
-    def __init__(self, flow: Any) -> None:
-        self.flow = flow  # knows what is the project (flow._from_project)
+    def __init__(self, project: Any) -> None:
+        self.project = project  # knows what is the project (`Project.from_project`)
         self._library: dict[str, Any] = {}
 
     def imported(self, interp: Any, node: nodes.Import | nodes.ImportFrom) -> Iterator[tuple[str, Any]]:
@@ -70,7 +70,7 @@ class Resolver:
     def _is_project(self, node: nodes.NodeNG, name: str) -> bool:
         if isinstance(node, nodes.ImportFrom) and node.level:
             return True
-        return bool(self.flow._from_project(node, name))
+        return bool(self.project.from_project(node, name))
 
     @staticmethod
     def _import(node: nodes.NodeNG, modname: str) -> nodes.Module | None:

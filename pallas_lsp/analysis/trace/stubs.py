@@ -137,8 +137,12 @@ def resolve(qname: str) -> Any:
     return o.Library(qname)
 
 
-def library_call(callee: o.Library) -> Any:
-    made = api.api_value(callee.qname, called=True)
+def library_call(callee: Any) -> Any:
+    """A library function called (or an API object: `plgpu.TilingTransform((8, 64))`)."""
+    qname = callee.qualified if isinstance(callee, api.ApiValue) else callee.qname
+    if qname.endswith("()"):
+        return UNKNOWN
+    made = api.api_value(qname, called=True)
     return made if made is not None else UNKNOWN
 
 
@@ -147,7 +151,9 @@ def attribute(interp: Any, obj: Any, name: str) -> Any:  # noqa: C901 - one bran
         return obj.attribute(name)
     if isinstance(obj, o.Library):
         return resolve(f"{obj.qname}.{name}")
-    if isinstance(obj, (o.Alloc, o.Union, o.Member, o.View, o.Barrier)):
+    if isinstance(obj, api.ApiValue) and not obj.qualified.endswith("()"):
+        return resolve(f"{obj.qualified}.{name}")  # plgpu.TMEMLayout.SCALES_LAYOUT
+    if isinstance(obj, (o.Alloc, o.Union, o.Member, o.View, o.Barrier, o.Operand)):
         return o.At(obj) if name == "at" else UNKNOWN
     if isinstance(obj, o.Instance):
         return instance_attribute(interp, obj, name)
@@ -199,7 +205,7 @@ def item(interp: Any, obj: Any, key: Any) -> Any:  # noqa: C901
         return _group(obj.ref, key)
     if isinstance(obj, o.Free):
         return obj.item(key) if isinstance(key, (str, int, bool)) else UNKNOWN
-    if isinstance(obj, (o.Alloc, o.Barrier, o.View)):
+    if isinstance(obj, (o.Alloc, o.Barrier, o.View, o.Operand)):
         return o.View(obj)  # a 3-D TMEM `acc[1]`-style read keeps the allocation
     return UNKNOWN
 
@@ -561,7 +567,7 @@ def _kernel(interp: Any, qname: str, node: nodes.Call, args: list, kwargs: dict)
     bound = bind_api(interp, qname, args, kwargs) or {}
     scratch = next((bound[k] for k in ("scratch_types", "scratch_shapes") if bound.get(k) is not None), ())
     interp.record("kernel", node, bound)
-    _run_body(interp, node, body, scratch, tail=True)
+    _run_body(interp, node, body, scratch, tail=True, gmem=True)
     return o.Kernel(node)
 
 
@@ -603,7 +609,8 @@ def _run_scoped(interp: Any, qname: str, node: nodes.Call, args: list, kwargs: d
     return interp.invoke(body, list(types), kw_types, node)
 
 
-def _run_body(interp: Any, node: nodes.NodeNG, body: Any, scratch: Any, tail: bool, kernel: bool = True) -> None:
+def _run_body(interp: Any, node: nodes.NodeNG, body: Any, scratch: Any, tail: bool, kernel: bool = True,
+              gmem: bool = False) -> None:
     """Run a kernel body: scratch given as a sequence fills the last parameters (the operands
     before them are unknown), as a mapping binds by name; anything else binds nothing."""
     if kernel:
@@ -613,14 +620,14 @@ def _run_body(interp: Any, node: nodes.NodeNG, body: Any, scratch: Any, tail: bo
     try:
         for guard, item in o.split(scratch):
             for _, target in o.split(body):
-                _run_one_body(interp, node, target, item, tail)
+                _run_one_body(interp, node, target, item, tail, gmem)
     finally:
         interp.stack = saved
         if kernel:
             interp.kernels.pop()
 
 
-def _run_one_body(interp: Any, node: nodes.NodeNG, body: Any, scratch: Any, tail: bool) -> None:
+def _run_one_body(interp: Any, node: nodes.NodeNG, body: Any, scratch: Any, tail: bool, gmem: bool = False) -> None:
     func, lead, keywords = body, [], {}
     while isinstance(func, o.Partial):
         lead, keywords = list(func.args) + lead, {**dict(func.keywords), **keywords}
@@ -639,8 +646,11 @@ def _run_one_body(interp: Any, node: nodes.NodeNG, body: Any, scratch: Any, tail
     params = [arg.name for arg in (arguments.posonlyargs or []) + arguments.args]
     preset = dict(zip(params, lead))
     free = [p for p in params[len(lead):] if p not in keywords]
+    # the operands and outputs of plgpu.kernel / pl.kernel (before the scratch) are GMEM refs
+    operand = (lambda p: o.Operand(node, p)) if gmem else (lambda p: UNKNOWN)
     if isinstance(scratch, dict):
         keywords = {**keywords, **scratch}
+        preset.update({p: operand(p) for p in free if p not in scratch})
     elif isinstance(scratch, (tuple, list)) and arguments.vararg and tail:
         preset.update({p: UNKNOWN for p in free})  # operands come first
         preset[arguments.vararg] = o.TailTuple(tuple(scratch))
@@ -648,12 +658,14 @@ def _run_one_body(interp: Any, node: nodes.NodeNG, body: Any, scratch: Any, tail
         if arguments.vararg or len(scratch) > len(free):
             preset.update({p: UNKNOWN for p in free})  # the refs land where we cannot tell
         elif tail:
+            preset.update({p: operand(p) for p in free[: len(free) - len(scratch)]})
             preset.update(zip(free[len(free) - len(scratch):], scratch))
         else:
             preset.update(zip(free, scratch))
     elif scratch is UNKNOWN:
         preset.update({p: UNKNOWN for p in free})
-    # anything else (a lone allocation): plgpu.kernel ignores it
+    elif tail:  # anything else (a lone allocation): plgpu.kernel ignores it
+        preset.update({p: operand(p) for p in free})
     interp.run(func, [], keywords, node, preset=preset)  # by name, also into **refs
 
 
