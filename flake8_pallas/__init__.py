@@ -74,7 +74,7 @@ class PallasChecker:
 
     def _findings(self) -> list:
         text = "".join(self.lines)
-        if not mentions_pallas(text):
+        if not mentions_pallas(text, path=None if self.filename in _STDIN_NAMES else self.filename):
             return []
         path = None if self.filename in _STDIN_NAMES else self.filename
         try:

@@ -46,7 +46,7 @@ def analyse_one(target: Target) -> FileReport:
 
 def analyse_text(target: Target, text: str) -> FileReport:
     """The report of `text` as the file `target.path` (standard input): never cached."""
-    if not mentions_pallas(text):
+    if not mentions_pallas(text, path=target.path):
         return _report(target, _unused_noqa(target, text, []), None, 0)
     findings, error, silenced, _ = _lint(target, text)
     return _report(target, findings, error, silenced)
@@ -68,7 +68,7 @@ def _settle(target: Target) -> tuple[FileReport | None, str]:
         return _report(target, [], f"cannot read: {error.strerror or error}", 0), ""
     except (SyntaxError, UnicodeDecodeError, LookupError) as error:
         return _report(target, [], f"cannot decode: {error}", 0), ""
-    if not mentions_pallas(text):
+    if not mentions_pallas(text, path=target.path):
         return _report(target, _unused_noqa(target, text, []), None, 0), text
     if target.cache is not None:
         record = cache.load(Path(target.cache), _cache_key(target, text))

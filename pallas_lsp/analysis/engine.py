@@ -70,7 +70,7 @@ def analyze_file(path: str, **options) -> Result:
 
 def analyze_bytes(data: bytes, path: str | None = None, **options) -> Result:
     rules = select_rules(options.get("select"), options.get("ignore"))
-    if not mentions_pallas(data, rules):
+    if not mentions_pallas(data, rules, path):
         return Result()
     try:
         text = decode(data)
@@ -98,7 +98,7 @@ def analyze_source(
     the stdlib AST of `text` when the caller has parsed it already (flake8 has); `session` the
     process state to analyse in (the language server hands in its own)."""
     rules = select_rules(select, ignore)
-    if not rules or not mentions_pallas(text, rules):
+    if not rules or not mentions_pallas(text, rules, path):
         return Result()
     return _analyze_decoded(_Job(text, path, rules, budget, cancel, overlays, want_facts, tree, session))
 
@@ -201,7 +201,7 @@ def _analyze(job: _Job, deadline: float) -> list[Finding]:
     tree = _tree_of(job)
     name = module_name(job.path)
     bindings = functools.lru_cache(maxsize=None)(lambda: Bindings.of(tree(), _package_of(job.path, name)))
-    job.rules = applicable(job.rules, job.text, bindings)
+    job.rules = applicable(job.rules, job.text, bindings, job.path)
     if not job.rules:
         return []
     brain.install()

@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import ast
 import functools
+import os
 import re
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Iterator
 
 from . import api
 from .rules import RULES, Rule
@@ -32,25 +33,111 @@ from .rules import RULES, Rule
 MODELLED = tuple(sorted({qname.rpartition(".")[0] for qname in api.MODELLED if qname.startswith("jax.")}))
 
 
-def mentions_pallas(text: str | bytes, rules: Iterable[Rule] = RULES) -> bool:
-    """The byte prefilter: does the file contain any word a selected rule starts from?"""
+def mentions_pallas(text: str | bytes, rules: Iterable[Rule] = RULES, path: str | None = None) -> bool:
+    """The byte prefilter: does the file contain any word a selected rule starts from, or does
+    one of the project modules it imports (a helper may build the union or issue the MMA)?"""
     data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
-    return any(word in data for rule in rules for word in rule.triggers)
+    rules = tuple(rules)
+    if any(word in data for rule in rules for word in rule.triggers):
+        return True
+    return path is not None and any(word in imported_data(data, path) for rule in rules for word in rule.triggers)
 
 
-def applicable(rules: list[Rule], text: str, bindings: Callable[[], Bindings]) -> list[Rule]:
+def applicable(rules: list[Rule], text: str, bindings: Callable[[], Bindings], path: str | None = None) -> list[Rule]:
     """The rules of `rules` that could fire in `text`; `bindings()` (the stdlib tree walked
-    once) is asked for only when the words are there."""
+    once) is asked for only when the words are there. A rule whose words only the file's
+    project imports contain is kept: what it judges happens in there."""
     data = text.encode("utf-8", "surrogatepass")
-    rules = [rule for rule in rules if not rule.triggers or any(word in data for word in rule.triggers)]
+    own = [rule for rule in rules if not rule.triggers or any(word in data for word in rule.triggers)]
+    if path is not None and len(own) < len(rules):
+        reached = imported_data(data, path)
+        through_imports = [rule for rule in rules if rule not in own and any(w in reached for w in rule.triggers)]
+    else:
+        through_imports = []
+    rules = own
     if not rules or not all(rule.identifiers for rule in rules):
-        return rules
+        return rules + through_imports
     words = set(_identifier_pattern(frozenset().union(*(rule.identifiers for rule in rules))).findall(text))
     rules = [rule for rule in rules if rule.identifiers & words]
     if not rules:
         return rules
     used = api_uses(bindings(), frozenset().union(*(rule.identifiers for rule in rules)))
-    return [rule for rule in rules if rule.identifiers & used]
+    return [rule for rule in rules if rule.identifiers & used] + through_imports
+
+
+# -- project imports ---------------------------------------------------------------------------
+
+_IMPORT = re.compile(
+    rb"^[ \t]*(?:from[ \t]+(?P<dots>\.*)(?P<module>[\w.]*)[ \t]+import[ \t]+(?P<names>[\w., \t()]+)"
+    rb"|import[ \t]+(?P<plain>[\w.]+))", re.M)
+MAX_IMPORTED_FILES = 24
+
+
+def imported_data(data: bytes, path: str, depth: int = 2) -> bytes:
+    """The bytes of the project modules `data` (the file at `path`) imports, and of theirs,
+    `depth` levels down (jax's own modules are not the project's)."""
+    found: list[bytes] = []
+    seen = {os.path.abspath(path)}
+    pending = [(data, os.path.abspath(path), depth)]
+    while pending and len(seen) <= MAX_IMPORTED_FILES:
+        source, where, level = pending.pop()
+        for module in _project_files(source, where):
+            if module in seen:
+                continue
+            seen.add(module)
+            text = _file_bytes(module)
+            found.append(text)
+            if level > 1:
+                pending.append((text, module, level - 1))
+    return b"\n".join(found)
+
+
+def _project_files(data: bytes, path: str) -> Iterator[str]:
+    directory = os.path.dirname(path)
+    root = directory
+    while os.path.isfile(os.path.join(root, "__init__.py")):
+        root = os.path.dirname(root)
+    installed = os.path.basename(root) in ("site-packages", "dist-packages")
+    own_top = os.path.relpath(path, root).split(os.sep)[0]
+    for match in _IMPORT.finditer(data):
+        if match["plain"]:
+            candidates = [(root, match["plain"].decode())]
+        else:
+            module = match["module"].decode()
+            base = root
+            if match["dots"]:
+                base = directory
+                for _ in range(len(match["dots"]) - 1):
+                    base = os.path.dirname(base)
+            names = [n.strip() for n in re.split(r"[,()\s]+", match["names"].decode()) if n.strip()]
+            candidates = [(base, module)] + [(base, f"{module}.{name}" if module else name)
+                                             for name in names if name.isidentifier()]
+        for base, module in candidates:
+            top = module.split(".")[0] if module else ""
+            if not module or top == "jax" or (installed and base == root and top != own_top):
+                continue  # jax is served by the stubs; an installed package's project is itself
+            stem = os.path.join(base, *module.split("."))
+            for file in (stem + ".py", os.path.join(stem, "__init__.py")):
+                if os.path.isfile(file):
+                    yield os.path.abspath(file)
+                    break
+
+
+@functools.lru_cache(maxsize=256)
+def _cached_bytes(path: str, stamp: tuple[int, int]) -> bytes:
+    try:
+        with open(path, "rb") as file:
+            return file.read(1 << 20)
+    except OSError:
+        return b""
+
+
+def _file_bytes(path: str) -> bytes:
+    try:
+        status = os.stat(path)
+    except OSError:
+        return b""
+    return _cached_bytes(path, (status.st_size, status.st_mtime_ns))
 
 
 @functools.lru_cache(maxsize=32)

@@ -33,6 +33,13 @@ class Var:
     label: str
     labels: tuple = ()  # one per domain value, for choices between call sites
 
+    def __hash__(self) -> int:  # guards hash their variables all the time: compute it once
+        cached = self.__dict__.get("_hash")
+        if cached is None:
+            cached = hash((self.key, self.domain, self.label, self.labels))
+            object.__setattr__(self, "_hash", cached)
+        return cached
+
     def render(self, value: object) -> str:
         if self.labels:
             return self.labels[self.domain.index(value)]

@@ -14,13 +14,17 @@ from typing import Any, Iterator
 from astroid import nodes
 
 from ..values import UNKNOWN
-from . import objects, project
-from .interp import Interpreter, Site
+from . import callers, objects
+from .interp import EntryExhausted, Interpreter, Site
 from .resolver import Resolver
 
 __all__ = ["Trace", "Site", "objects"]
 
 MAX_ENTRY_ROUNDS = 4
+# Steps one entry point may take (a 9,800-line test file of JAX's takes 56,000 in all), and
+# all entries of a file together: past them, what was recorded stands and the rest is silent.
+STEPS_PER_ENTRY = 100_000
+STEPS_PER_FILE = 600_000
 
 
 class Trace:
@@ -35,9 +39,24 @@ class Trace:
 
     # -- entries ---------------------------------------------------------------------------
 
+    def _bounded(self, run: Any, *args: Any) -> None:
+        interp = self.interp
+        interp.entry_limit = min(interp._steps + STEPS_PER_ENTRY, STEPS_PER_FILE)
+        try:
+            run(*args)
+        except EntryExhausted:
+            self.exhausted += 1
+        finally:
+            interp.entry_limit = float("inf")
+
     def _run(self) -> None:
         interp = self.interp
-        module = interp.module(self.module)
+        self.exhausted = 0  # entry points not followed to the end
+        found: list = []
+        self._bounded(lambda: found.append(interp.module(self.module)))
+        if not found:
+            return
+        module = found[0]
         referenced = _referenced_names(self.module)
         deferred = []
         for func, owner in _top_level_functions(self.module):
@@ -46,10 +65,10 @@ class Trace:
             if func.name in referenced:
                 deferred.append((func, owner))
             else:
-                self._entry(func, owner, module)
-        for func, owner in deferred:
-            if func not in interp.executed:
-                self._entry(func, owner, module)
+                self._bounded(self._entry, func, owner, module)
+        for func, owner in deferred:  # used here, but never reached with known arguments
+            if func not in interp.known_calls:
+                self._bounded(self._entry, func, owner, module)
         for _ in range(MAX_ENTRY_ROUNDS):
             pending = [c for c in interp.escaped if c.node not in interp.executed]
             pending += [closures[0] for node, closures in interp.closures.items()
@@ -62,7 +81,7 @@ class Trace:
                 if closure.node in interp.executed or closure.node in seen:
                     continue
                 seen.add(closure.node)
-                _run_unknown(interp, closure)
+                self._bounded(_run_unknown, interp, closure)
 
     def _entry(self, func: nodes.FunctionDef, owner: nodes.ClassDef | None, module: Any) -> None:
         interp = self.interp
@@ -76,7 +95,7 @@ class Trace:
         names = [arg.name for arg in (arguments.posonlyargs or []) + arguments.args + arguments.kwonlyargs]
         first = len(interp.sites)
         interp.run(closure, [], {}, func, preset=self._inputs(func, owner, names, module, free=True))
-        if names and _depends_on_inputs(interp.sites[first:], func, owner) and project.used_elsewhere(
+        if names and _depends_on_inputs(interp.sites[first:], func, owner) and callers.used_elsewhere(
                 (owner or func).name, self.flow.project_root and self.module.file, self.flow.project_root):
             # other modules call it: their arguments decide, and their analyses follow it
             del interp.sites[first:]

@@ -87,6 +87,11 @@ class Site:
     meshes: tuple = ()  # the `pl.core_map(...)` calls whose bodies it runs in
 
 
+class EntryExhausted(Exception):
+    """One entry point took more steps than any kernel needs (pure-Python code that branches
+    and loops on values we do not know): what it recorded stands, the rest is not followed."""
+
+
 class _Signal(Exception):
     """A path that ends: `return`, `raise`, `break`, `continue`."""
 
@@ -113,6 +118,7 @@ class Interpreter:
         self.meshes: list[nodes.NodeNG] = []  # core_map bodies being run
         self.sites: list[Site] = []
         self.executed: set[nodes.NodeNG] = set()  # function nodes whose body ran
+        self.known_calls: set[nodes.NodeNG] = set()  # ... at least once with every argument known
         self.closures: dict[nodes.NodeNG, list[o.Closure]] = {}
         self.escaped: list[o.Closure] = []
         self.modules: dict[nodes.Module, o.ModuleObj] = {}
@@ -124,11 +130,14 @@ class Interpreter:
         self._memo: dict[tuple, Any] = {}
         self._active: dict[nodes.NodeNG, int] = {}
         self._steps = 0
+        self.entry_limit = float("inf")  # `Trace` gives each entry point a number of steps
 
     # -- budget ----------------------------------------------------------------------------
 
     def tick(self) -> None:
         self._steps += 1
+        if self._steps > self.entry_limit:
+            raise EntryExhausted()
         if self._steps & 511 == 0:
             if self.cancelled():
                 raise Cancelled()
@@ -453,7 +462,7 @@ class Interpreter:
         self.tick()
         try:
             return self._ev(node, frame)
-        except (_Signal, BudgetExceeded):
+        except (_Signal, BudgetExceeded, EntryExhausted):
             raise
         except RecursionError:
             raise
@@ -768,8 +777,9 @@ class Interpreter:
         """Call a function of the analysed code (or a stub) with these arguments."""
         func = closure.node
         depth = self._active.get(func, 0)
-        if depth >= 2 or len(self.stack) > MAX_DEPTH:
-            return UNKNOWN
+        if (depth >= 1 and not closure.stub) or depth >= MAX_DEPTH or len(self.stack) > MAX_DEPTH:
+            return UNKNOWN  # recursion: kernels do not recurse, and following it explodes
+            # (a stub's inner function nests legitimately: `pl.when` inside `pl.when`)
         frame = Frame(closure.env)
         bound = self.bind(closure, args, kwargs, preset)
         if bound is None:
@@ -780,6 +790,8 @@ class Interpreter:
         if key is not None and key in self._memo:
             return self._memo[key]
         self.executed.add(func)
+        if not any(value is UNKNOWN for value in bound.values()):
+            self.known_calls.add(func)
         pushed = not closure.stub and isinstance(node, nodes.NodeNG) and node.root() is not None
         saved_stack = self.stack
         if pushed:
@@ -989,7 +1001,7 @@ def _is_unknown_callable(value: Any) -> bool:
 def _memo_key(func: Any, env: Any, bound: dict, guard: Guard, anchor: Any, kernel: Any) -> tuple | None:
     try:
         frozen = tuple(sorted((name, _freeze(value)) for name, value in bound.items()))
-        key = (func, id(env), frozen, guard, anchor, kernel)
+        key = (func, env, frozen, guard, anchor, kernel)  # the frame itself: an id may be reused
         hash(key)
         return key
     except _Unfreezable:
@@ -1008,5 +1020,5 @@ def _freeze(value: Any) -> Any:
     if isinstance(value, (list, dict, set)):
         raise _Unfreezable()  # the callee may mutate it: run it every time
     if isinstance(value, o.Instance):
-        return ("instance", id(value))
+        return value  # by identity, and kept alive by the key
     return value

@@ -24,12 +24,19 @@ MAX_ALTERNATIVES = 64
 
 def conjoin(*guards: Guard) -> Guard | None:
     """The conjunction of guards, None when it is contradictory."""
-    literals: dict[Var, bool] = {}
+    result: Guard = TRUE
     for guard in guards:
-        for var, value in guard:
-            if literals.setdefault(var, value) != value:
+        if not guard or guard is result:
+            continue
+        if not result:
+            result = guard
+            continue
+        small, large = (guard, result) if len(guard) < len(result) else (result, guard)
+        for var, value in small:
+            if (var, not value) in large:
                 return None
-    return frozenset(literals.items())
+        result = result | guard
+    return result
 
 
 @dataclass(frozen=True)
