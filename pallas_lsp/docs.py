@@ -55,7 +55,7 @@ def write(directory: Path) -> list[Path]:
 def stale(directory: Path) -> list[Path]:
     """The pages under `directory` that differ from what the rules produce (or are missing)."""
     found = []
-    for rule in RULES:
+    for rule in REGISTRY:
         target = directory / f"{rule.code}.md"
         if not target.is_file() or target.read_text(encoding="utf-8") != page(rule):
             found.append(target)
