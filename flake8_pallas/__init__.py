@@ -17,6 +17,8 @@ import logging
 from collections.abc import Iterator
 from typing import Any, ClassVar
 
+from flake8.exceptions import ExecutionError  # type: ignore[import-untyped]
+
 from pallas_lsp import __version__
 from pallas_lsp.analysis import (
     FILE_NOT_ANALYSED, ConfigError, analyze_source, check_selectors, codes, mentions_pallas, not_analysed, resolve,
@@ -48,13 +50,11 @@ class PallasChecker:
 
     @classmethod
     def parse_options(cls, options: Any) -> None:
-        from flake8.exceptions import ExecutionError
-
         try:
             cls.overrides = {
-                "select": check_selectors(codes(options.pallas_select), "--pallas-select")
+                "select": check_selectors(codes(options.pallas_select) or (), "--pallas-select")
                 if options.pallas_select is not None else None,
-                "ignore": check_selectors(codes(options.pallas_ignore), "--pallas-ignore")
+                "ignore": check_selectors(codes(options.pallas_ignore) or (), "--pallas-ignore")
                 if options.pallas_ignore is not None else None,
                 "budget": options.pallas_budget,
             }

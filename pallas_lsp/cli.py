@@ -183,10 +183,10 @@ def parser() -> argparse.ArgumentParser:
     rule.add_argument("--all", action="store_true", help="every rule")
     rule.add_argument("--output-format", choices=("text", "json"), default="text")
 
-    config = commands.add_parser("config", help="describe the [tool.pallas-lint] keys",
-                                 description="List the [tool.pallas-lint] keys, or describe one.")
-    config.add_argument("key", nargs="?", metavar="KEY", help="e.g. per-file-ignores")
-    config.add_argument("--output-format", choices=("text", "json"), default="text")
+    keys = commands.add_parser("config", help="describe the [tool.pallas-lint] keys",
+                               description="List the [tool.pallas-lint] keys, or describe one.")
+    keys.add_argument("key", nargs="?", metavar="KEY", help="e.g. per-file-ignores")
+    keys.add_argument("--output-format", choices=("text", "json"), default="text")
 
     # listed for --help only: `pallas-lint server ...` is dispatched before parsing, since its
     # options are the server's own
@@ -261,7 +261,7 @@ def _warn(message: str) -> None:
     print(f"warning: {message}", file=sys.stderr)
 
 
-def check(args: argparse.Namespace) -> int:  # noqa: C901 - one branch per mode of `check`
+def check(args: argparse.Namespace) -> int:
     if args.output_format not in report.FORMATS:  # from PALLAS_LINT_OUTPUT_FORMAT
         raise UsageError(f"unknown output format {args.output_format!r}; "
                          f"choose from {', '.join(report.FORMATS)}")
@@ -298,7 +298,7 @@ def _found(args: argparse.Namespace, resolver: SettingsResolver) -> list[Target]
     return found
 
 
-def _check_files(args: argparse.Namespace, resolver: SettingsResolver) -> int:
+def _check_files(args: argparse.Namespace, resolver: SettingsResolver) -> int:  # noqa: C901 - one branch per mode
     found = _found(args, resolver)
     if args.show_files:
         return _write(args, "".join(f"{target.path}\n" for target in found), 0)
@@ -386,7 +386,7 @@ def _show_settings(args: argparse.Namespace, found: list[Target], resolver: Sett
 # -- stdin ------------------------------------------------------------------------------------
 
 
-def _check_stdin(args: argparse.Namespace, resolver: SettingsResolver) -> int:
+def _check_stdin(args: argparse.Namespace, resolver: SettingsResolver) -> int:  # noqa: C901 - ruff's stdin modes
     """ruff's stdin mode: the source from stdin, reported as --stdin-filename (else `-`); with
     --fix or --fix-only the fixed source goes to stdout and the findings to stderr."""
     others = [path for path in args.paths if path != "-"]
@@ -405,14 +405,15 @@ def _check_stdin(args: argparse.Namespace, resolver: SettingsResolver) -> int:
     try:
         text = decode(data)
     except (SyntaxError, UnicodeDecodeError, LookupError) as error:
-        text, item = None, batch.FileReport(path, [not_analysed(f"cannot decode: {error}")], f"cannot decode: {error}")
-    else:
-        item = _stdin_report(target, text, path)
-    if not (fixing or args.diff) or text is None:
+        reason = f"cannot decode: {error}"
         if fixing:
             _write(args, data.decode("utf-8", "surrogateescape"), 0)
+        item = batch.FileReport(path, [not_analysed(reason)], reason)
         return _report(args, [item], None, sys.stderr if fixing else None)
-    after, fixed_by = text, Counter()
+    item = _stdin_report(target, text, path)
+    if not (fixing or args.diff):
+        return _report(args, [item], None)
+    after, fixed_by = text, Counter[tuple[str, str]]()
     for _ in range(batch.MAX_FIX_ROUNDS):
         plan = Plan()
         for finding in item.findings:
@@ -459,7 +460,7 @@ def _stdin_report(target: Target, text: str, path: str) -> batch.FileReport:
 WATCH_INTERVAL = 0.5  # seconds between looks at the files
 
 
-def _watch(args: argparse.Namespace, resolver: SettingsResolver) -> int:
+def _watch(args: argparse.Namespace, resolver: SettingsResolver) -> int:  # noqa: C901 - the walk and the loop
     """ruff's --watch: check, then check again whenever a Python file or a pyproject.toml
     under the paths changes (polled: no extra dependency). Ends on Ctrl-C."""
     def stamp() -> dict[str, tuple[int, int]]:
@@ -500,7 +501,7 @@ def _watch(args: argparse.Namespace, resolver: SettingsResolver) -> int:
 
 def _diff(outcome: batch.FixOutcome, args: argparse.Namespace) -> int:
     status = 1 if outcome.changes and not args.exit_zero else 0
-    text = []
+    text: list[str] = []
     for path in sorted(outcome.changes):
         change = outcome.changes[path]
         shown = report.display(path)

@@ -143,7 +143,7 @@ class _Ignores:
         self._specs: dict[str, list[tuple[str, pathspec.PathSpec]]] = {}
 
     def _own(self, directory: str) -> list[tuple[str, pathspec.PathSpec]]:
-        specs = []
+        specs: list[tuple[str, pathspec.PathSpec]] = []
         names = IGNORE_FILES if self.repository is not None else IGNORE_FILES[1:]
         if directory == self.repository:
             names = ("info-exclude", *names)

@@ -11,9 +11,8 @@ import hashlib
 import json
 import os
 from collections import Counter
-from collections.abc import Iterable
-from pathlib import Path
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
@@ -316,14 +315,15 @@ def rdjson(reports: list[FileReport], **_) -> str:
     """reviewdog's rdjson, as ruff writes it; a fix's edits to the same file are suggestions."""
     diagnostics = []
     for path, f in _findings(reports):
-        item = {
+        file = os.path.abspath(f.span.path or path)
+        item: dict[str, Any] = {
             "code": {"url": docs_url(f.code), "value": f.code},
-            "location": {"path": os.path.abspath(f.span.path or path), "range": _rd_range(f.span)},
+            "location": {"path": file, "range": _rd_range(f.span)},
             "message": f.message,
         }
         fix = primary_fix(f)
         if fix is not None:
-            same = [edit for edit in fix.edits if os.path.abspath(edit.span.path or path) == item["location"]["path"]]
+            same = [edit for edit in fix.edits if os.path.abspath(edit.span.path or path) == file]
             if same:
                 item["suggestions"] = [{"range": _rd_range(edit.span), "text": edit.new_text} for edit in same]
         diagnostics.append(item)

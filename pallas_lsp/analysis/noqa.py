@@ -176,7 +176,7 @@ def unused(text: str, findings: Iterable[Finding], enabled: Callable[[str], bool
             continue
         written = [code.group(0).upper() for code in _CODE.finditer(match.group("codes"))]
         if any(UNUSED_CODE.startswith(code) for code in written if code.startswith("PLS")):
-            continue  # `# noqa: PLS100` keeps this comment as it is
+            continue  # naming PLS100 in the comment keeps it as it is
         codes_here = by_line.get(line, set())
         unused_codes, unknown_codes = [], []
         for code in written:

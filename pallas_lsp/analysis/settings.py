@@ -132,13 +132,20 @@ def validate_codes(values: Iterable[str], where: str, known: Iterable[str]) -> t
 
 
 def validate_globs(values: Iterable[str], where: str) -> tuple[str, ...]:
+    """`values`, once each compiles as a glob; raises ConfigError naming `where`."""
     values = tuple(values)
-    for value in values:
-        try:
-            check_glob(value)
-        except GlobError as error:
-            raise ConfigError(f"{where}: {error}") from None
+    problem = next((error for error in map(_glob_error, values) if error), None)
+    if problem is not None:
+        raise ConfigError(f"{where}: {problem}")
     return values
+
+
+def _glob_error(pattern: str) -> str | None:
+    try:
+        check_glob(pattern)
+    except GlobError as error:
+        return str(error)
+    return None
 
 
 def find_pyproject(start: str) -> Path | None:

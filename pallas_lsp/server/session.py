@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as t
 
-from pallas_lsp.analysis import ConfigError, Lines, Settings, decode
+from pallas_lsp.analysis import Lines, Settings, decode
 
 from . import convert
 from .log import set_log_level

@@ -93,7 +93,7 @@ def _codes(value: Any, key: str) -> tuple[str, ...] | None:
     where = f"editor setting pallas.{key}"
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
         raise ConfigError(f"{where} must be a list of rule codes")
-    return check_selectors(codes(value), where) or None
+    return check_selectors(codes(value) or (), where) or None
 
 
 def _is_number(value: Any) -> TypeGuard[int | float]:

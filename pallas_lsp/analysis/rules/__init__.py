@@ -47,7 +47,7 @@ RULES: tuple[Rule, ...] = (
     TmemRows(),
 )
 # Codes the frontends produce themselves, not a check: a file that was not analysed (from
-# `Result.error`) and a `# noqa` that silences nothing.
+# `Result.error`) and a noqa comment that silences nothing.
 FILE_NOT_ANALYSED = FileNotAnalysed.code
 UNUSED_NOQA = UnusedNoqa.code
 # Every code a user can select, ignore, or look up (`pallas-lint rule`): the checks' and the
