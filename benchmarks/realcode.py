@@ -48,9 +48,9 @@ ROOT = HERE.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
 from real_kernels import targets as targets_mod  # noqa: E402
-from real_kernels.mutate import KINDS, Mutant, mutants  # noqa: E402
+from real_kernels.mutate import BIG, KINDS, Mutant, mutants, sliced, test_spans  # noqa: E402
 from real_kernels.sources import Source, jax_sources, tokamax_sources  # noqa: E402
-from real_kernels.verdicts import VerdictCache, judge  # noqa: E402
+from real_kernels.verdicts import VerdictCache, judge, record  # noqa: E402
 
 from pallas_lsp.analysis import analyze_source  # noqa: E402
 
@@ -120,21 +120,57 @@ def profile(source: Source, top: int = 25) -> str:
 
 # ----------------------------------------------------------------------------- scoring
 
+class Linted:
+    """The linter on a mutant and on its original (a big test file: one test method at a time,
+    see `mutate.sliced`), originals memoized."""
+
+    def __init__(self):
+        self.bases = {}
+        self.spans = {}
+
+    def _view(self, source, mutant, text):
+        if text.count("\n") <= BIG:
+            return text, "whole"
+        spans = self.spans.get(source.label)
+        if spans is None:
+            spans = self.spans[source.label] = test_spans(ast.parse(source.text))
+        scope = tuple(mutant.scope[:2])
+        if scope not in spans:
+            return text, "whole"
+        return sliced(text, spans, scope), scope
+
+    def __call__(self, source, mutant):
+        base_text, view = self._view(source, mutant, source.text)
+        if (source.label, view) not in self.bases:
+            self.bases[(source.label, view)] = lint(source, base_text)[0]
+        text, _ = self._view(source, mutant, mutant.text)
+        found, error = lint(source, text)
+        return found, self.bases[(source.label, view)], error
+
+
+LINTED_STATUSES = ("bug", "clean", "disagree")
+
+
 def score(sources, judged, args):
     """judged: [(source, mutant, verdict)] with verdict the merged JAX verdict."""
     rows = defaultdict(Counter)
-    misses, wrong, elsewhere, extra = [], [], [], []
+    misses, wrong, elsewhere, extra, disagree = [], [], [], [], []
+    linted = Linted()
     for source, mutant, verdict in judged:
-        base, _ = lint(source)
-        found, error = lint(source, mutant.text)
-        new = [f for f in found if f not in base and (f[0], f[2], f[3]) not in {(b[0], b[2], b[3]) for b in base}]
-        new = [f for f in found if f not in base]
         status = verdict["status"]
         key = (mutant.kind, source.label)
+        if status not in LINTED_STATUSES:
+            rows[key][status] += 1
+            continue
+        found, base, error = linted(source, mutant)
+        new = [f for f in found if f not in base]
         if status == "bug":
             line, code = verdict["line"], verdict["code"]
             codes = set(code.split("|"))
-            at = [f for f in new if f[0] is None and f[1] == line and f[2] in codes]
+            if verdict.get("phase") == "lower":  # JAX names no line: the right code anywhere
+                at = [f for f in new if f[2] in codes]
+            else:
+                at = [f for f in new if f[0] is None and f[1] == line and f[2] in codes]
             if at:
                 rows[key]["found"] += 1
                 others = [f for f in new if f not in at]
@@ -153,14 +189,15 @@ def score(sources, judged, args):
                 wrong.append((source, mutant, verdict, new))
         else:
             rows[key][status] += 1
-    return rows, misses, wrong, elsewhere, extra
+            disagree.append((source, mutant, verdict, new))
+    return rows, misses, wrong, elsewhere, extra, disagree
 
 
 def _fmt_findings(found) -> str:
     return "; ".join(f"{(p + ':') if p else ''}{line}: {code} {msg}" for p, line, code, msg in found)
 
 
-def report(rows, misses, wrong, elsewhere, extra, out=sys.stdout):
+def report(rows, misses, wrong, elsewhere, extra, disagree, out=sys.stdout):
     print("\n## Mutants (JAX-confirmed bugs: found at JAX's line / elsewhere / missed; JAX-clean: wrong reports)\n", file=out)
     print("| kind | file | bugs | found | elsewhere | missed | JAX-clean | wrong | not counted |", file=out)
     print("|---|---|---|---|---|---|---|---|---|", file=out)
@@ -177,14 +214,19 @@ def report(rows, misses, wrong, elsewhere, extra, out=sys.stdout):
     def block(title, items, show):
         print(f"\n## {title} ({len(items)})\n", file=out)
         for source, mutant, verdict, extra_info in items:
-            print(f"- `{source.label}:{mutant.line}` {mutant.kind} ({mutant.what}); JAX: "
-                  f"{verdict.get('code', '')} at line {verdict.get('line')} ({verdict.get('phase', '')}, "
-                  f"{verdict.get('jax', '')}): `{(verdict.get('message') or '')[:160]}`; ours: {show(extra_info)}", file=out)
+            jax_says = (f"{verdict.get('code', '')} at line {verdict.get('line')} ({verdict.get('phase', '')}, "
+                        f"{verdict.get('jax', '')}): `{(verdict.get('message') or '')[:160]}`")
+            if verdict["status"] == "disagree":
+                jax_says = "; ".join(f"{v}: {r['status']} {r.get('code') or ''} line {r.get('line')} "
+                                     f"`{(r.get('message') or '')[:120]}`" for v, r in verdict["per_version"].items())
+            print(f"- `{source.label}:{mutant.line}` {mutant.kind} ({mutant.what}); JAX: {jax_says}; "
+                  f"ours: {show(extra_info)}", file=out)
 
     block("Missed (JAX raises, we say nothing)", misses, lambda e: f"nothing{(' (' + e + ')') if e else ''}")
     block("Found elsewhere (not at JAX's line or with another code)", elsewhere, _fmt_findings)
     block("Wrong reports (JAX accepts the mutant)", wrong, _fmt_findings)
     block("Found, plus findings on other lines", extra, _fmt_findings)
+    block("JAX versions disagree (not counted)", disagree, lambda f: _fmt_findings(f) or "nothing")
 
 
 def main(argv=None) -> int:
@@ -201,6 +243,8 @@ def main(argv=None) -> int:
     parser.add_argument("--profile", help="cProfile the analysis of the source with this label")
     parser.add_argument("--jobs", type=int, default=2, help="JAX processes at once")
     parser.add_argument("--json", help="write the results as JSON here")
+    parser.add_argument("--record", help="write the JAX results behind this run's verdicts here (for the CI test: "
+                                         "tests/real_kernels/recorded.json, from the installed packages)")
     args = parser.parse_args(argv)
 
     sources = collect(args)
@@ -241,8 +285,10 @@ def main(argv=None) -> int:
             work.append((source, target, mutant))
     print(f"\n{len(work)} mutants of {len({s.label for s, _, _ in work})} files")
     judged = judge(work, pythons, cache, linter_only=args.linter_only, jobs=args.jobs)
-    rows, misses, wrong, elsewhere, extra = score(sources, judged, args)
-    report(rows, misses, wrong, elsewhere, extra)
+    if args.record:
+        print(f"recorded {record(cache, judged, Path(args.record))} JAX results in {args.record}", file=sys.stderr)
+    rows, misses, wrong, elsewhere, extra, disagree = score(sources, judged, args)
+    report(rows, misses, wrong, elsewhere, extra, disagree)
 
     if args.timing:
         rows_t = timing(sources)

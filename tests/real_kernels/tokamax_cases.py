@@ -25,12 +25,39 @@ _RAGGED = (
     f"({_S}((1024, 256), jnp.bfloat16), {_S}((4, 256, 512), jnp.bfloat16), {_S}((4,), jnp.int32))))"
     f"({_RAGGED_CONFIG})"
 )
-_GLU = (
-    "(lambda c: (lambda x, w: (getattr(mod, 'gated_linear_unit', None) or mod.gated_linear_unit_sm100)(x, w, activation=jax.nn.silu, config=c), "
-    f"({_S}((512, 256), jnp.bfloat16), {_S}((256, 2, 512), jnp.bfloat16))))"
-    "(__import__('tokamax._src.ops.gated_linear_unit.pallas_mosaic_gpu_common', fromlist=['x']).Config("
-    "tile_m=128, tile_n=64, tile_k=64, num_stages=4))"
+_GLU_CONFIG = (
+    "(lambda cls: cls(**{{k: v for k, v in dict(tile_m=128, tile_n=64, tile_k=64, num_stages=4, {extra}).items() "
+    "if k in cls.__dataclass_fields__}}))(__import__('tokamax._src.ops.gated_linear_unit.pallas_mosaic_gpu_common', "
+    "fromlist=['x']).Config)"
 )
+_GLU = (
+    "(lambda c: (lambda x, w: (getattr(mod, 'gated_linear_unit', None) or mod.gated_linear_unit_sm100)(x, w, "
+    "activation=jax.nn.silu, config=c), "
+    f"({_S}((512, 256), jnp.bfloat16), {_S}((256, 2, 512), jnp.bfloat16))))"
+    "({config})"
+)
+
+# Quantized operands: qwix.QArray of small concrete arrays (quantized on the CPU).
+_Q = "__import__('qwix').quantize"
+_QUANT = (
+    "(lambda c: (lambda a, b, g: mod.{fn}(a, b, g, jnp.dtype(jnp.bfloat16), c), "
+    "({lhs}, {rhs}, {_S}((4,), jnp.int32))))"
+    f"({_RAGGED_CONFIG.replace('collective={c}', 'collective={c}, {extra}')})"
+)
+_W_INT4 = f"{_Q}(jnp.ones((4, 512, 256), jnp.bfloat16), 'int4', channelwise_axes=[0, 2], tiled_axes={{1: 128}})"
+_W_INT8 = f"{_Q}(jnp.ones((4, 512, 256), jnp.bfloat16), 'int8', channelwise_axes=[0, 2])"
+_X_BF16 = f"{_S}((1024, 512), jnp.bfloat16)"
+_X_FP8 = f"{_Q}(jnp.ones((1024, 512), jnp.bfloat16), 'float8_e4m3fn', channelwise_axes=[0], tiled_axes={{1: 128}})"
+_X_INT8 = f"{_Q}(jnp.ones((1024, 512), jnp.bfloat16), 'int8', channelwise_axes=[0])"
+
+
+def _quant(fn, lhs, rhs, extra=""):
+    return tuple(
+        {"kind": "call", "name": f"{fn} collective={c}",
+         "code": _QUANT.format(fn=fn, lhs=lhs, rhs=rhs, c=c, extra=extra, _S=_S)}
+        for c in (True, False)
+    )
+
 
 _CASES = {
     "tokamax/_src/ops/attention/pallas_mosaic_gpu_kernel_sm100.py": tuple(
@@ -40,8 +67,17 @@ _CASES = {
     "tokamax/_src/ops/ragged_dot/pallas_mosaic_gpu_kernel_sm100.py": tuple(
         {"kind": "call", "name": f"ragged_dot collective={c}", "code": _RAGGED.format(c=c)} for c in (True, False)
     ),
-    "tokamax/_src/ops/gated_linear_unit/pallas_mosaic_gpu_kernel_sm100.py": (
-        {"kind": "call", "name": "glu heuristics", "code": _GLU},
+    "tokamax/_src/ops/ragged_dot/pallas_mosaic_gpu_kernel_sm100_quant.py": _quant(
+        "ragged_dot_gpu_quant_blackwell_kernel", _X_BF16, _W_INT4),
+    "tokamax/_src/ops/ragged_dot/pallas_mosaic_gpu_kernel_sm100_quant_post_scale.py": _quant(
+        "ragged_dot_gpu_quant_post_scale_blackwell_kernel", _X_BF16, _W_INT4, "post_scale=True"),
+    "tokamax/_src/ops/ragged_dot/pallas_mosaic_gpu_kernel_sm100_i8_quant.py": _quant(
+        "ragged_dot_gpu_i8_quant_blackwell_kernel", _X_INT8, _W_INT8),
+    "tokamax/_src/ops/ragged_dot/pallas_mosaic_gpu_kernel_sm100_fp8_quant.py": _quant(
+        "ragged_dot_gpu_fp8_quant_blackwell_kernel", _X_FP8, _W_INT4),
+    "tokamax/_src/ops/gated_linear_unit/pallas_mosaic_gpu_kernel_sm100.py": tuple(
+        {"kind": "call", "name": f"glu {extra or 'no cluster'}", "code": _GLU.format(config=_GLU_CONFIG.format(extra=extra))}
+        for extra in ("", "cluster_size_m=2, tile_n=128", "cluster_size_n=2, tile_n=128")
     ),
 }
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -25,8 +26,12 @@ HARNESS = Path(__file__).resolve().parent / "harness.py"
 CHUNK = 20
 
 
+# Part of every cache key: change it when a change to the harness changes verdicts.
+HARNESS_VERSION = "b636ad753eca"
+
+
 def _harness_version() -> str:
-    return hashlib.sha256(HARNESS.read_bytes()).hexdigest()[:12]
+    return HARNESS_VERSION
 
 
 class VerdictCache:
@@ -51,7 +56,12 @@ class VerdictCache:
         if self.path is None:
             return
         with self.lock:
-            tmp = self.path.with_suffix(".tmp")
+            try:  # another run may have saved since: keep its verdicts too
+                on_disk = json.loads(self.path.read_text())
+            except (OSError, json.JSONDecodeError):
+                on_disk = {}
+            self.data = {**on_disk, **self.data}
+            tmp = self.path.with_suffix(f".{os.getpid()}.tmp")
             tmp.write_text(json.dumps(self.data, indent=0, sort_keys=True))
             os.replace(tmp, self.path)
 
@@ -215,9 +225,33 @@ def judge(work, pythons, cache: VerdictCache, *, linter_only=False, jobs=2, log=
             out.append((source, mutant, {"status": "no-harness-case"}))
             continue
         per_version = {v: _version_verdict(cache.get(o), cache.get(m)) for v, (o, m) in keys.items()}
-        out.append((source, mutant, merge(per_version)))
+        merged = merge(per_version)
+        merged["keys"] = sorted({k for pair in keys.values() for k in pair})
+        out.append((source, mutant, merged))
     return out
 
 
 def _cached_version(cache, python):
     return cache.get(f"version:{python}")
+
+
+_PATHS = re.compile(r"(/[\w.+-]+)+/(site-packages|dist-packages)/|(?<![\w.])/(tmp|work|root|home|Users)/[^\s'\"]*")
+
+
+def _scrub(value):
+    if isinstance(value, str):
+        return _PATHS.sub("<path>/", value)
+    if isinstance(value, list):
+        return [_scrub(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _scrub(v) for k, v in value.items() if k != "traceback"}
+    return value
+
+
+def record(cache: VerdictCache, judged, path: Path) -> int:
+    """Write the harness results behind `judged` (no tracebacks, no machine paths) to `path`:
+    what `tests/test_real_mutants.py` reads instead of running JAX again."""
+    keys = sorted({k for _, _, verdict in judged for k in verdict.get("keys", ())})
+    data = {k: _scrub(cache.get(k)) for k in keys if cache.get(k) is not None}
+    path.write_text(json.dumps(data, indent=0, sort_keys=True) + "\n")
+    return len(data)
