@@ -26,7 +26,7 @@ _RAGGED = (
     f"({_RAGGED_CONFIG})"
 )
 _GLU_CONFIG = (
-    "(lambda cls: cls(**{{k: v for k, v in dict(tile_m=128, tile_n=64, tile_k=64, num_stages=4, {extra}).items() "
+    "(lambda cls: cls(**{{k: v for k, v in {{**dict(tile_m=128, tile_n=64, tile_k=64, num_stages=4), **dict({extra})}}.items() "
     "if k in cls.__dataclass_fields__}}))(__import__('tokamax._src.ops.gated_linear_unit.pallas_mosaic_gpu_common', "
     "fromlist=['x']).Config)"
 )
@@ -82,6 +82,17 @@ _CASES = {
 }
 
 
+# tokamax's benchmarking module imports the xprof profiler, which tracing never uses.
+_NO_XPROF = (
+    "import sys, types\n"
+    "try:\n    import xprof.cli.tools\n"
+    "except ImportError:\n"
+    "    for _n in ('xprof', 'xprof.cli', 'xprof.cli.tools'):\n"
+    "        sys.modules.setdefault(_n, types.ModuleType(_n))\n"
+    "    sys.modules['xprof.cli.tools'].get_kernel_stats_tool = None\n"
+)
+
+
 def tokamax_target(source):
     from .targets import _FAKE_DEVICES, Target
 
@@ -89,4 +100,5 @@ def tokamax_target(source):
     if cases is None:
         return None
     module = source.rel[:-3].replace("/", ".")
-    return Target(module=module, purge=(module,), setup=_FAKE_DEVICES, cases=cases)
+    setup = _FAKE_DEVICES + ("" if source.installed else _NO_XPROF)
+    return Target(module=module, purge=(module,), setup=setup, cases=cases)

@@ -143,6 +143,7 @@ def _version_verdict(orig, mut):
             return {"status": "bug", **{k: e.get(k) for k in ("code", "message", "line", "phase")}}
         return {"status": "error", "message": e.get("message", "")[:300]}
     counted = [c for c in mut["cases"] if c["name"] in clean_cases]
+    partial = len(clean_cases) < len(orig["cases"])  # some configurations could not be judged
     for c in counted:
         if c["status"] == "bug":
             return {"status": "bug", "case": c["name"], **{k: c.get(k) for k in ("code", "message", "line", "phase")}}
@@ -151,7 +152,7 @@ def _version_verdict(orig, mut):
             return {"status": "error", "case": c["name"], "message": c.get("message", "")[:300],
                     "line": c.get("line"), "phase": c.get("phase")}
     if any(c["status"] == "clean" and c.get("reached") for c in counted):
-        return {"status": "clean"}
+        return {"status": "clean", "partial": partial}
     if any(c["status"] == "clean" for c in counted):
         return {"status": "unreached"}
     return {"status": "skipped"}
