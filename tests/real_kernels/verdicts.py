@@ -77,13 +77,17 @@ def jax_version(python: str) -> str:
     return _VERSIONS[python]
 
 
-def _site(mutant, text):
+_CALLS: dict[str, dict] = {}
+
+
+def _site(mutant, original):
+    """[first, last] line of the mutated call (the same in the original: mutants keep lines)."""
     import ast
-    tree = ast.parse(text)
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and node.lineno == mutant.line and node.col_offset == mutant.col:
-            return [node.lineno, node.end_lineno]
-    return [mutant.line, mutant.line]
+    digest = hashlib.sha256(original.encode()).hexdigest()
+    if digest not in _CALLS:
+        _CALLS[digest] = {(n.lineno, n.col_offset): [n.lineno, n.end_lineno]
+                          for n in ast.walk(ast.parse(original)) if isinstance(n, ast.Call)}
+    return _CALLS[digest].get((mutant.line, mutant.col), [mutant.line, mutant.line])
 
 
 def _key(version, spec, cases, text, site):
@@ -190,7 +194,7 @@ def judge(work, pythons, cache: VerdictCache, *, linter_only=False, jobs=2, log=
         spec = target.spec(source)
         basename = source.rel.rsplit("/", 1)[-1]
         basename = basename[:-3] + ".py" if basename.endswith(".md") else basename
-        site = _site(mutant, mutant.text)
+        site = _site(mutant, source.text)
         keys = {}
         for python in pythons:
             version = versions.get(python) or _cached_version(cache, python)
