@@ -198,9 +198,8 @@ def judge(work, pythons, cache: VerdictCache, *, linter_only=False, jobs=2, log=
         keys = {}
         for python in pythons:
             version = versions.get(python) or _cached_version(cache, python)
-            if version is None:
-                keys = None
-                break
+            if version is None:  # --linter-only with an interpreter not seen before: ask it
+                version = versions[python] = jax_version(python)
             orig_key = _key(version, spec, cases, source.text, None)
             mut_key = _key(version, spec, cases, mutant.text, site)
             keys[version] = (orig_key, mut_key)
