@@ -29,18 +29,14 @@ from __future__ import annotations
 import argparse
 import ast
 import cProfile
-import hashlib
 import io
 import json
 import os
 import pstats
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 from collections import Counter, defaultdict
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -48,7 +44,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
 from real_kernels import targets as targets_mod  # noqa: E402
-from real_kernels.mutate import BIG, KINDS, Mutant, mutants, sliced, test_spans  # noqa: E402
+from real_kernels.mutate import BIG, KINDS, mutants, sliced, test_spans  # noqa: E402
 from real_kernels.sources import Source, jax_sources, tokamax_sources  # noqa: E402
 from real_kernels.verdicts import VerdictCache, judge, record  # noqa: E402
 
@@ -98,8 +94,8 @@ def timing(sources: list[Source], repeat: int = 3) -> list[tuple[str, int, float
         if not source.blackwell:
             continue
         analyze_source(source.text, source.lint_path)  # warm
-        ours = median_call(lambda: analyze_source(source.text, source.lint_path), repeat)
-        base = median_call(lambda: ast.parse(source.text), max(5, repeat * 3))
+        ours = median_call(lambda source=source: analyze_source(source.text, source.lint_path), repeat)
+        base = median_call(lambda source=source: ast.parse(source.text), max(5, repeat * 3))
         rows.append((source.label, len(source.text.splitlines()), ours, base))
     return rows
 

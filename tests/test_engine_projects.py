@@ -84,7 +84,8 @@ def test_an_edited_but_unsaved_helper_is_read_from_the_editor(tmp_path):
     kernel, helper = a / "helper_module.py", a / "helpers" / "mma.py"
     edited = {str(helper): helper.read_text().replace("collective=collective)", "collective=True)")}
     def lines(**options):
-        return sorted((f.anchor or f.span).line for f in analyze_source(kernel.read_text(), str(kernel), **options).findings)
+        findings = analyze_source(kernel.read_text(), str(kernel), **options).findings
+        return sorted((f.anchor or f.span).line for f in findings)
 
     assert lines() == [23, 44, 65]
     assert lines(overlays=edited) == [23]

@@ -98,13 +98,15 @@ FAMILY_MUTANTS = {
         "blackwell_ragged_dot_mgpu", "ragged",
         r"(\n  num_sms = jax\.local_devices)",
         "\n    pl.run_scoped(lambda extra: None, plgpu.TMEM((128, 128), jnp.float32), collective_axes=(\"wg\",))\n\\1",
-        "PLS014", r"pl\.run_scoped\(lambda extra", "Can't mix collective and non-collective TMEM allocations within the same kernel.", None),
+        "PLS014", r"pl\.run_scoped\(lambda extra",
+        "Can't mix collective and non-collective TMEM allocations within the same kernel.", None),
     # jax 0.12 stops earlier on this mutant (its collective TMA loads no longer fit a
     # one-block cluster), which we do not model; jax 0.10.2 reaches the allocation
     "collective_tmem_odd_cluster": (
         "blackwell_matmul_mgpu", "matmul",
         r"cluster=\(1 \+ collective,\),", "cluster=(1,),",
-        "PLS013", r"f = plgpu\.kernel\(", "Collective TMEM allocations are only supported for clusters with an even number", (0, 12)),
+        "PLS013", r"f = plgpu\.kernel\(",
+        "Collective TMEM allocations are only supported for clusters with an even number", (0, 12)),
 }
 
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import re
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -64,10 +63,10 @@ DEPRECATED = re.compile(r"\b(out_shape|scratch_shapes)\s*=")
 def _sources():
     sources = jax_sources(None)
     try:
-        import tokamax  # noqa: F401
+        import tokamax
     except Exception:  # noqa: BLE001 - not installed, or not importable with this jax
-        pass
-    else:
+        tokamax = None
+    if tokamax is not None:
         sources += tokamax_sources(None)
     return [s for s in sources if s.blackwell]
 
@@ -91,7 +90,7 @@ def test_unmodified_code_is_clean(source):
     lines = source.text.splitlines()
     unexpected = []
     for path, line, code, message in _lint(source, source.text):
-        if code == "PLS008" and path is None and any(DEPRECATED.search(l) for l in lines[line - 1:line + 40]):
+        if code == "PLS008" and path is None and any(DEPRECATED.search(text) for text in lines[line - 1:line + 40]):
             continue
         unexpected.append(f"{source.rel}:{line}: {code} {message}")
     assert unexpected == []

@@ -58,7 +58,7 @@ def facts(ctx: Context) -> list[Fact]:
 def _runs(sites: list[Site], check: Callable[[Site, Picker], Any]) -> list[tuple]:
     """(guard, outcome, chain) of `check` over every site of one call."""
     return [(guard, outcome, site.chain) for site in sites
-            for guard, outcome in explore(lambda pick: check(site, pick), site.guard)]
+            for guard, outcome in explore(lambda pick, site=site: check(site, pick), site.guard)]
 
 
 def _operand_facts(ctx: Context, call: nodes.Call, sites: list[Site], uses: dict) -> list[Fact]:

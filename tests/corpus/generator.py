@@ -189,7 +189,7 @@ class _Names:
     def __init__(self, **kw):
         self.__dict__.update(kw)
 
-    def but(self, **kw) -> "_Names":
+    def but(self, **kw) -> _Names:
         d = dict(self.__dict__)
         d.update(kw)
         return _Names(**d)
@@ -499,7 +499,6 @@ class _Builder:
         if first_flag == "":
             first_flag = self.flag_expr(flipped=False) if self.bug == "mixed_union" else flipped_flag
         second_flag = flipped_flag
-        w = self.acc_width()
         first = self.tmem(self.acc_shape(), "jnp.float32", first_flag,
                           flipped=self.bug != "mixed_union")
         second = self.tmem("(M, N)", "jnp.float32", second_flag, flipped=True)
@@ -721,7 +720,7 @@ def _body_lines(b: _Builder) -> tuple[list[str], list[str]]:
     if a["plumbing"] == "loop_tuple" and b.bug in ("acc", "lhs"):
         var = rel_name + "s"
         one = "acc" if b.bug == "acc" else "lhs_tmem"
-        inner = [f"for i in range(2):"] + _indent([f"{one} = {var}[i]"] + inner)
+        inner = ["for i in range(2):"] + _indent([f"{one} = {var}[i]"] + inner)
 
     if b.bug == "acc" and a["plumbing"] != "loop_tuple":
         inner = ["acc = acc_tmem"] + inner if not in_body else inner
@@ -803,7 +802,6 @@ def _helper_lines(b: _Builder, names: _Names) -> list[str]:
     inner_names = names.but(mma_kwargs=use_kwargs)
     if helper == "none":
         return b.mma_stmt(inner_names)
-    params = ["acc", "lhs", "rhs", "bar", "axis"]
     hn = _Names(acc="acc", lhs="lhs", b="rhs", bar="bar", axis="axis", mma_kwargs=use_kwargs)
     body = b.mma_stmt(hn)
     args = [names.acc, names.lhs, names.b, names.bar, names.axis]

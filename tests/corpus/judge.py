@@ -35,10 +35,10 @@ import warnings
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "oracle"))
-import run_fixture as rf  # noqa: E402  (tests/oracle/run_fixture.py)
+import run_fixture as rf
 
 
-def _program_files(directory: Path) -> dict[str, tuple[str, "rf._CallIndex"]]:
+def _program_files(directory: Path) -> dict[str, tuple[str, rf._CallIndex]]:
     files = {}
     for path in sorted(directory.glob("*.py")):
         text = path.read_text(encoding="utf-8")

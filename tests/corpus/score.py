@@ -28,7 +28,6 @@ import collections
 import concurrent.futures
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -171,7 +170,7 @@ def lint_all(programs, root: Path) -> dict[str, set[Site]]:
 
 
 class Counts:
-    __slots__ = ("programs", "tp", "fn", "fp", "other")
+    __slots__ = ("fn", "fp", "other", "programs", "tp")
 
     def __init__(self):
         self.programs = self.tp = self.fn = self.fp = self.other = 0

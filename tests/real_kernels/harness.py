@@ -32,14 +32,14 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "oracle"))
 
-from run_fixture import LOWERING_MESSAGES, LOWERING_UNSUPPORTED, TRACE_MESSAGES, _classify  # noqa: E402
+from run_fixture import LOWERING_MESSAGES, LOWERING_UNSUPPORTED, TRACE_MESSAGES, _classify
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
-import jax  # noqa: E402
-import jax.numpy as jnp  # noqa: E402
-import numpy as np  # noqa: E402
+import jax
+import jax.numpy as jnp
+import numpy as np
 
 STATE = {"file": None, "first": None, "checked": 0, "pending": [], "unsupported": None}
 

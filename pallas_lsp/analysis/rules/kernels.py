@@ -322,7 +322,7 @@ class KernelRule(Rule):
         for run in kernel_runs(ctx):
             if run.api not in self.apis:
                 continue
-            for guard, outcome in explore(lambda pick: self.problem(ctx, run, pick), run.site.guard):
+            for guard, outcome in explore(lambda pick, run=run: self.problem(ctx, run, pick), run.site.guard):
                 if outcome is UNKNOWN:
                     continue
                 decided.setdefault(run.node, []).append((guard, run.site.chain))

@@ -193,7 +193,6 @@ class NonCollectiveOperand(Rule):
             return
         anchor = ctx.span(occurrences.anchor) if span.path is not None else None
         _, problem, _ = occurrences.problems[0]
-        bad = [(guard, site.chain) for guard, _, site in occurrences.problems]
         condition = verdict.describe()
         yield Finding(
             self.code,

@@ -344,7 +344,7 @@ class SiteRule(Rule):
             reported = decide.reported_at(site, ctx.module)
             if reported is None:
                 continue
-            for guard, outcome in explore(lambda pick: self.problem(ctx, site, pick), site.guard):
+            for guard, outcome in explore(lambda pick, site=site: self.problem(ctx, site, pick), site.guard):
                 if outcome is UNKNOWN:
                     continue
                 decided[(reported, site.node)].append((guard, site.chain))

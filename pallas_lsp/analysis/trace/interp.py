@@ -37,7 +37,7 @@ _PRIMITIVE = (bool, int, float, complex, str, bytes, type(None))
 class Frame:
     """A namespace: a module's, a function call's, a class body's or a comprehension's."""
 
-    __slots__ = ("vars", "parent", "declared_global", "declared_nonlocal")
+    __slots__ = ("declared_global", "declared_nonlocal", "parent", "vars")
 
     def __init__(self, parent: Frame | None = None) -> None:
         self.vars: dict[str, Any] = {}

@@ -618,7 +618,7 @@ def _run_body(interp: Any, node: nodes.NodeNG, body: Any, scratch: Any, tail: bo
     saved = interp.stack
     interp.stack = interp.stack + [node]
     try:
-        for guard, item in o.split(scratch):
+        for _, item in o.split(scratch):
             for _, target in o.split(body):
                 _run_one_body(interp, node, target, item, tail, gmem)
     finally:
