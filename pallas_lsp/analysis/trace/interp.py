@@ -343,7 +343,9 @@ class Interpreter:
             self.unpack(target.elts, value, frame)
         elif isinstance(target, nodes.AssignAttr):
             for guard, obj in split(self.ev(target.expr, frame)):
-                if isinstance(obj, o.Instance):
+                if isinstance(obj, o.Namespace):
+                    obj.attributes[target.attrname] = value
+                elif isinstance(obj, o.Instance):
                     previous = obj.attributes.get(target.attrname, _MISSING)
                     obj.attributes[target.attrname] = value if guard == TRUE or previous is _MISSING else (
                         guarded([(guard, value), (TRUE, previous)]))

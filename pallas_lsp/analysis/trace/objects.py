@@ -280,6 +280,22 @@ class FieldSpec:
     has_default: bool
 
 
+@dataclass(eq=False)
+class Namespace:
+    """`types.ModuleType(name)`: a module made at run time; `ns.__dict__.update(mod.__dict__)`
+    makes it a copy of `mod` (`fallback`), and assigned attributes override it."""
+
+    attributes: dict = field(default_factory=dict)
+    fallback: Any = None
+
+
+@dataclass(frozen=True)
+class DictOf:
+    """`obj.__dict__`, waiting for `.update(...)`."""
+
+    owner: Any
+
+
 @dataclass(frozen=True)
 class TailTuple:
     """A `*refs` tuple of a kernel body: operands we do not count, then the scratch refs."""

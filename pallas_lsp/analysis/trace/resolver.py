@@ -16,7 +16,7 @@ from . import objects as o
 from . import stubs
 
 # Libraries whose names the stubs know; everything else outside the project is opaque.
-_KNOWN_ROOTS = ("jax", "functools", "dataclasses", "builtins", "typing", "math")
+_KNOWN_ROOTS = ("jax", "functools", "dataclasses", "builtins", "typing", "math", "types")
 
 
 class Resolver:

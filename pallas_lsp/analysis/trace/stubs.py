@@ -120,6 +120,8 @@ def resolve(qname: str) -> Any:
         return o.Library(qname)  # a module, or the memory-space namespace
     if qname in NATIVE:
         return o.Native(qname)
+    if qname == "typing.TYPE_CHECKING":
+        return False  # the program as it runs, not as a type checker reads it
     module_name, _, name = qname.rpartition(".")
     if module_name in api.STUBS and api.STUBS[module_name]:
         node = next((n for n in _signature_module(module_name).body
@@ -147,6 +149,14 @@ def library_call(callee: Any) -> Any:
 
 
 def attribute(interp: Any, obj: Any, name: str) -> Any:  # noqa: C901 - one branch per object kind
+    if name == "__dict__" and isinstance(obj, (o.Namespace, o.Library, o.ModuleObj, o.Instance)):
+        return o.DictOf(obj)
+    if isinstance(obj, o.DictOf) and name == "update":
+        return Method(obj, name)
+    if isinstance(obj, o.Namespace):
+        if name in obj.attributes:
+            return obj.attributes[name]
+        return attribute(interp, obj.fallback, name) if obj.fallback is not None else UNKNOWN
     if isinstance(obj, o.Free):
         return obj.attribute(name)
     if isinstance(obj, o.Library):
@@ -297,6 +307,11 @@ _CONTAINER_METHODS = frozenset({"append", "extend", "insert", "get", "items", "k
 
 def call_method(interp: Any, method: Method, args: list, kwargs: dict) -> Any:  # noqa: C901
     obj, name = method.obj, method.name
+    if isinstance(obj, o.DictOf):  # `clone.__dict__.update(module.__dict__)`
+        target = obj.owner
+        if isinstance(target, o.Namespace) and len(args) == 1 and isinstance(args[0], o.DictOf) and not kwargs:
+            target.fallback = args[0].owner
+        return None
     if isinstance(obj, list):
         if name == "append" and len(args) == 1:
             obj.append(args[0])
@@ -715,6 +730,7 @@ NATIVE: dict[str, Callable[..., Any]] = {
     "dataclasses.dataclass": _dataclass,
     "dataclasses.field": _field,
     "dataclasses.replace": _replace,
+    "types.ModuleType": lambda interp, qname, node, args, kwargs: o.Namespace(),
 }
 
 
