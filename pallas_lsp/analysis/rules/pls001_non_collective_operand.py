@@ -92,8 +92,22 @@ class NonCollectiveOperand(Rule):
     collective=False)` around `plgpu.TMEM(..., collective=collective)`), the preferred fix
     passes `collective=True` at the one call that leads to the failing MMA, leaving the helper
     alone for its other callers; it is safe when that parameter serves only the allocation.
+    When the MMA is collective only in some settings (`collective_axis="x" if collective else
+    None`), the preferred fix ties the allocation's flag to that same condition, written with a
+    name in scope at the allocation (`collective=collective`, `collective=config.collective`,
+    `collective=axis is not None`) that the trace checked in every setting: right whichever
+    setting the kernel is built in, where `collective=True` would break the single-block one.
+    It is safe when the MMA's own `collective_axis` is written with that same name and the
+    allocation's flag was a literal.
     Removing `collective_axis` from the MMA is always unsafe: it turns a 2-CTA MMA into a
     single-CTA one.
+
+    Where it is reported: on the `tcgen05_mma` call, as JAX's traceback names it (its innermost
+    frame): in a helper module of the project if the MMA is written there (the finding then
+    belongs to that file, with the call of the analysed file that leads to it as related
+    information and as its anchor, where flake8 shows it and where a `# noqa` may also go);
+    inside an installed library (JAX's own `ops` building blocks, read but never imported), on
+    the analysed file's call into it.
 
     ## JAX message
     `Accumulator Ref must be collective if collective_axis is set.` /

@@ -48,6 +48,10 @@ class MixedCollectiveUnion(Rule):
     Both fixes, making every member collective or making every member non-collective, are
     unsafe: which one is right depends on the MMAs that use the members.
 
+    Where it is reported: on the `plgpu.RefUnion(...)` call JAX names, also when a helper
+    module of the project builds the union (the analysed file's call is its anchor), and on the
+    analysed file's call when the union is built inside an installed library.
+
     ## JAX message
     `Some aliased TMEM references are collective and some are not.` (when `RefUnion(...)` is
     evaluated, before any trace).
