@@ -125,6 +125,7 @@ class Interpreter:
         self.poisoned: set[int] = set()  # containers grown by loops we did not unroll
         self.mutated: set[int] = set()
         self.loop_depth = 0
+        self.branch_logs: list[dict] = []  # per running `if` outcome: containers it changed
         self.unrolled = 1  # iterations of the enclosing unrolled loops, multiplied
         self.frame: Frame | None = None  # the frame of the function (or module) running now
         self._memo: dict[tuple, Any] = {}
@@ -254,22 +255,55 @@ class Interpreter:
         before = dict(frame.vars)
         saved = self.guard
         live: list[tuple[Guard, dict]] = []
+        changed: dict[int, tuple] = {}  # containers the outcomes changed, with their state before
+        ended: list[tuple[Guard, dict]] = []  # per live outcome: those containers' contents after
         for guard, taken in outcomes:
             frame.vars = dict(before)
             self.guard = guard
+            self.branch_logs.append({})
+            alive = False
             try:
                 self.block(body if taken else orelse, frame)
                 live.append((guard, frame.vars))
+                alive = True
             except _Signal:
                 pass
+            finally:
+                log = self.branch_logs.pop()
+            for key, (container, old) in log.items():
+                changed.setdefault(key, (container, old))
+            if alive:
+                ended.append((guard, {key: changed[key][0].copy() for key in changed}))
+            for container, old in changed.values():  # the next outcome starts from before
+                _restore(container, old)
         self.guard = saved
         if not live:
             frame.vars = before
             raise _Signal()
+        self._join_containers(changed, ended)
         if len(live) == 1:
             self.guard, frame.vars = live[0]
             return
         frame.vars = _join(live)
+
+    def _join_containers(self, changed: dict, ended: list) -> None:
+        """Each changed list or dict gets what the live outcomes left in it: the same, or one
+        item per outcome under its guard; a list of different lengths is unknown."""
+        for key, (container, old) in changed.items():
+            versions = [(guard, state.get(key, old)) for guard, state in ended]
+            if self.branch_logs and key not in self.branch_logs[-1]:
+                self.branch_logs[-1][key] = (container, old)  # an enclosing branch restores it too
+            if len(versions) == 1:
+                _restore(container, versions[0][1])
+            elif isinstance(container, dict):
+                keys = list(dict.fromkeys(k for _, state in versions for k in state))
+                _restore(container, {k: guarded((g, state.get(k, UNKNOWN)) for g, state in versions) for k in keys})
+            elif len({len(state) for _, state in versions}) == 1:
+                _restore(container, [guarded((g, state[i]) for g, state in versions)
+                                     for i in range(len(versions[0][1]))])
+            else:
+                _restore(container, versions[0][1])
+                self.poisoned.add(key)
 
     def truth_of(self, test: nodes.NodeNG, frame: Frame) -> list[tuple[Guard, bool]]:
         """The outcomes of a condition as (guard, taken), under the current path guard; an
@@ -353,9 +387,10 @@ class Interpreter:
             container = self.ev(target.value, frame)
             key = self.ev(target.slice, frame)
             if isinstance(container, dict) and isinstance(key, _PRIMITIVE):
+                self.changing(container)
                 container[key] = value
-                self._grew(container)
             elif isinstance(container, list) and isinstance(key, int) and -len(container) <= key < len(container):
+                self.changing(container)
                 container[key] = value
         elif isinstance(target, nodes.Starred):
             self.assign(target.value, value, frame)
@@ -391,10 +426,15 @@ class Interpreter:
             position = index - (len(targets) - len(ends))
             self.assign(target, ends[position] if position >= 0 else UNKNOWN, frame)
 
-    def _grew(self, container: Any) -> None:
-        """A container changed: inside a loop we run only once, its contents are unknown."""
+    def changing(self, container: Any) -> None:
+        """A list or dict is about to change: inside a loop we run only once its contents end
+        unknown; inside a branch its contents before are kept, to run the other outcome from."""
         if self.loop_depth:
             self.mutated.add(id(container))
+        if self.branch_logs:
+            log = self.branch_logs[-1]
+            if id(container) not in log:
+                log[id(container)] = (container, container.copy())
 
     # -- definitions -----------------------------------------------------------------------
 
@@ -909,6 +949,14 @@ def _load_of(target: nodes.AssignName) -> nodes.Name:
     name = nodes.Name(target.name, target.lineno, target.col_offset, target.parent,
                       end_lineno=target.end_lineno, end_col_offset=target.end_col_offset)
     return name
+
+
+def _restore(container: Any, contents: Any) -> None:
+    if isinstance(container, dict):
+        container.clear()
+        container.update(contents)
+    else:
+        container[:] = contents
 
 
 def _join(live: list[tuple[Guard, dict]]) -> dict:

@@ -301,6 +301,7 @@ class Method:
     name: str
 
 
+_MUTATORS = frozenset({"append", "extend", "insert", "update", "setdefault", "pop"})
 _CONTAINER_METHODS = frozenset({"append", "extend", "insert", "get", "items", "keys", "values", "copy",
                                 "update", "setdefault", "pop"})
 
@@ -312,6 +313,8 @@ def call_method(interp: Any, method: Method, args: list, kwargs: dict) -> Any:  
         if isinstance(target, o.Namespace) and len(args) == 1 and isinstance(args[0], o.DictOf) and not kwargs:
             target.fallback = args[0].owner
         return None
+    if isinstance(obj, (list, dict)) and name in _MUTATORS:
+        interp.changing(obj)
     if isinstance(obj, list):
         if name == "append" and len(args) == 1:
             obj.append(args[0])
@@ -328,7 +331,6 @@ def call_method(interp: Any, method: Method, args: list, kwargs: dict) -> Any:  
         else:
             interp.poisoned.add(id(obj))
             return UNKNOWN
-        interp._grew(obj)
         return None
     if isinstance(obj, dict):
         if name == "get" and args and isinstance(args[0], (str, int, bool)):
@@ -343,18 +345,14 @@ def call_method(interp: Any, method: Method, args: list, kwargs: dict) -> Any:  
             return dict(obj)
         if name == "update" and not args:
             obj.update(kwargs)
-            interp._grew(obj)
             return None
         if name == "update" and len(args) == 1 and isinstance(args[0], dict):
             obj.update(args[0])
             obj.update(kwargs)
-            interp._grew(obj)
             return None
         if name == "setdefault" and args and isinstance(args[0], (str, int)):
-            interp._grew(obj)
             return obj.setdefault(args[0], args[1] if len(args) > 1 else None)
         if name == "pop" and args and isinstance(args[0], (str, int)):
-            interp._grew(obj)
             return obj.pop(args[0], args[1] if len(args) > 1 else UNKNOWN)
     return UNKNOWN
 
@@ -660,6 +658,8 @@ def _run_one_body(interp: Any, node: nodes.NodeNG, body: Any, scratch: Any, tail
         return
     params = [arg.name for arg in (arguments.posonlyargs or []) + arguments.args]
     preset = dict(zip(params, lead))
+    if isinstance(scratch, (list, dict)) and id(scratch) in interp.poisoned:
+        scratch = UNKNOWN  # grown where we could not follow
     free = [p for p in params[len(lead):] if p not in keywords]
     # the operands and outputs of plgpu.kernel / pl.kernel (before the scratch) are GMEM refs
     operand = (lambda p: o.Operand(node, p)) if gmem else (lambda p: UNKNOWN)
