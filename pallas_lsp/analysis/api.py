@@ -57,7 +57,7 @@ def async_copy_sparse_metadata_to_tmem(smem_ref, tmem_ref, collective_axis=None)
 def kernel(body=None, out_shape=None, *, out_type=None, scratch_shapes=None,
            scratch_types=None, compiler_params=None, **mesh_kwargs): ...
 
-def nd_loop(grid, *, collective_axes=(), tiling=None, init_carry=None, include_wave=False):
+def _loop_body_runner(init_carry):
     def decorator(body):
         if init_carry is None:
             body(_traced())
@@ -65,13 +65,11 @@ def nd_loop(grid, *, collective_axes=(), tiling=None, init_carry=None, include_w
             return body(_traced(), init_carry)
     return decorator
 
+def nd_loop(grid, *, collective_axes=(), tiling=None, init_carry=None, include_wave=False):
+    return _loop_body_runner(init_carry)
+
 def dynamic_scheduling_loop(grid_names, *, thread_axis=None, init_carry=None):
-    def decorator(body):
-        if init_carry is None:
-            body(_traced())
-        else:
-            return body(_traced(), init_carry)
-    return decorator
+    return _loop_body_runner(init_carry)
 
 def warp_map(f):
     f(_traced())
