@@ -33,21 +33,7 @@ def alternatives(value: Any, under: Guard) -> list[tuple[Guard, Any]]:
 
 def truth(value: Any, under: Guard) -> list[tuple[Guard, Any]]:
     """Python truthiness of `value`: True, False or UNKNOWN, per guard."""
-    found = []
-    for guard, item in alternatives(value, under):
-        if isinstance(item, o.Free):
-            var = o.truth_var(item)
-            for outcome in o.BOOL:
-                literal = conjoin(guard, frozenset({(var, outcome)}))
-                if literal is not None:
-                    found.append((literal, outcome))
-        elif item is UNKNOWN:
-            found.append((guard, UNKNOWN))
-        elif isinstance(item, (*_PRIMITIVE, tuple, list, dict)):
-            found.append((guard, bool(item)))
-        else:
-            found.append((guard, True))
-    return found
+    return o.truth_alternatives(value, under)
 
 
 def is_set(value: Any, under: Guard) -> list[tuple[Guard, Any]]:
@@ -60,7 +46,7 @@ def is_set(value: Any, under: Guard) -> list[tuple[Guard, Any]]:
                 literal = conjoin(guard, frozenset({(var, is_none)}))
                 if literal is not None:
                     found.append((literal, not is_none))
-        elif item is UNKNOWN:
+        elif item is UNKNOWN or isinstance(item, o.Library):  # a library's attribute may be None
             found.append((guard, UNKNOWN))
         else:
             found.append((guard, item is not None))

@@ -183,7 +183,7 @@ class Interpreter:
             if node.value is not None:
                 self.assign(node.target, self.ev(node.value, frame), frame)
         elif isinstance(node, nodes.AugAssign):
-            current = self.ev(_load_of(node.target), frame) if isinstance(node.target, nodes.AssignName) else UNKNOWN
+            current = self.name(node.target.name, frame) if isinstance(node.target, nodes.AssignName) else UNKNOWN
             if isinstance(node.target, (nodes.AssignAttr, nodes.Subscript)):
                 current = self._aug_current(node.target, frame)
             value = self.binary(node.op.rstrip("="), current, self.ev(node.value, frame))
@@ -671,21 +671,7 @@ class Interpreter:
     def truth(self, value: Any, under: Guard | None = None) -> list[tuple[Guard, Any]]:
         """Python truthiness as (guard, True | False | UNKNOWN) alternatives, pruned by the
         path guard (or `under`)."""
-        base = self.guard if under is None else under
-        found = []
-        for guard, item in split(value):
-            both = conjoin(base, guard)
-            if both is None:
-                continue
-            if isinstance(item, o.Free):
-                var = o.truth_var(item)
-                for outcome in o.BOOL:
-                    literal = conjoin(both, frozenset({(var, outcome)}))
-                    if literal is not None:
-                        found.append((literal, outcome))
-            else:
-                found.append((both, _truth(item)))
-        return found
+        return o.truth_alternatives(value, self.guard if under is None else under)
 
     def lift(self, function: Callable[..., Any], *values: Any) -> Any:
         """Apply `function` to every combination of the values' alternatives."""
@@ -945,12 +931,6 @@ def _carries_refs(values: list, depth: int = 0) -> bool:
     return False
 
 
-def _load_of(target: nodes.AssignName) -> nodes.Name:
-    name = nodes.Name(target.name, target.lineno, target.col_offset, target.parent,
-                      end_lineno=target.end_lineno, end_col_offset=target.end_col_offset)
-    return name
-
-
 def _restore(container: Any, contents: Any) -> None:
     if isinstance(container, dict):
         container.clear()
@@ -967,17 +947,6 @@ def _join(live: list[tuple[Guard, dict]]) -> dict:
         first = values[0][1]
         joined[name] = first if all(value is first for _, value in values) else guarded(values)
     return joined
-
-
-def _truth(value: Any) -> Any:
-    if value is UNKNOWN:
-        return UNKNOWN
-    if isinstance(value, _PRIMITIVE + (tuple, list, dict, range)):
-        return bool(value)
-    if isinstance(value, (o.Alloc, o.Union, o.Member, o.View, o.Barrier, o.Closure, o.Bound, o.Partial,
-                          o.Native, o.ClassObj, o.ModuleObj, o.Kernel)):
-        return True
-    return UNKNOWN
 
 
 _UNARY = {"-": operator.neg, "+": operator.pos, "~": operator.invert}

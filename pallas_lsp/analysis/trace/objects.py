@@ -14,6 +14,7 @@ from typing import Any, Iterable, Iterator
 
 from astroid import nodes
 
+from ..api import ApiValue
 from ..values import UNKNOWN, Var
 
 Guard = frozenset  # of (Var, bool)
@@ -308,3 +309,39 @@ class Kernel:
     """What `plgpu.kernel(...)` returns: calling it runs nothing we need to see."""
 
     node: nodes.Call
+
+
+# ---------------------------------------------------------------------------
+# Truthiness, one definition for the interpreter's `if`s and the rules' verdicts.
+
+_PRIMITIVE = (bool, int, float, complex, str, bytes, type(None))
+_ALWAYS_TRUE = (Alloc, Union, Member, View, Barrier, Closure, Bound, Partial, Native, ClassObj, ModuleObj,
+                Kernel, Operand, Namespace)
+
+
+def known_truth(item: Any) -> Any:
+    """True or False for a value whose truthiness is certain, else UNKNOWN (a library's object,
+    an instance that may define `__bool__`)."""
+    if isinstance(item, _PRIMITIVE + (tuple, list, dict, range)):
+        return bool(item)
+    if isinstance(item, _ALWAYS_TRUE) or isinstance(item, ApiValue):
+        return True
+    return UNKNOWN
+
+
+def truth_alternatives(value: Any, under: Guard) -> list[tuple[Guard, Any]]:
+    """`value`'s truthiness per guard (conjoined with `under`): a free input's is a variable."""
+    found = []
+    for guard, item in split(value):
+        both = conjoin(under, guard)
+        if both is None:
+            continue
+        if isinstance(item, Free):
+            var = truth_var(item)
+            for outcome in BOOL:
+                literal = conjoin(both, frozenset({(var, outcome)}))
+                if literal is not None:
+                    found.append((literal, outcome))
+        else:
+            found.append((both, known_truth(item)))
+    return found
