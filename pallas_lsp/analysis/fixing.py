@@ -90,7 +90,7 @@ class Plan:
         fresh = []
         for target, edit in new:
             taken = self.edits.get(target, [])
-            if edit in taken:
+            if edit in taken or (target, edit) in fresh:
                 continue
             if any(_overlap(edit, other) for other in taken):
                 return False
