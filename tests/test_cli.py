@@ -235,7 +235,7 @@ def test_full_output_shows_source_related_and_fixes(tree, run):
     assert first[3] == "   |   " + "^" * (len(first[2]) - len("32 |   ")) + " PLS001"
     assert "   = note: dict_scratch.py:25:" in out
     assert "   = help: Add collective=True to the TMEM allocation (safe fix, applied by --fix)" in out
-    assert "   = help: Remove collective_axis (unsafe fix, applied by --fix --unsafe-fixes)" in out
+    assert "Remove collective_axis" not in out
     assert out.endswith("Found 3 errors.\n[*] 3 fixable with the `--fix` option.\n")
     assert code == 1
 

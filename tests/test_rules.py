@@ -56,6 +56,5 @@ def test_pls001_fix_is_safe_only_when_every_use_is_collective():
     [finding] = analyze_source(rule.INVALID[0].code).findings
     assert [(fix.title, fix.applicability) for fix in finding.fixes] == [
         ("Add collective=True to the TMEM allocation", Applicability.SAFE),
-        ("Remove collective_axis", Applicability.UNSAFE),
     ]
     assert finding.fixes[0].preferred

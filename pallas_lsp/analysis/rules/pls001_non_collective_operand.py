@@ -85,8 +85,10 @@ class NonCollectiveOperand(Rule):
     is collective and the flag was absent or a literal; it is unsafe when the allocation's flag
     is an expression (it may be right on another path: JAX 0.12 confirms that forcing it on
     can break a single-block kernel, "Collective TMEM allocations are only supported for
-    clusters with an even number of blocks"), when a non-collective MMA also uses it, or when
-    the allocation is a `pl.pallas_call`'s scratch (a pallas_call has no cluster: PLS013).
+    clusters with an even number of blocks"), or when the allocation is a `pl.pallas_call`'s
+    scratch (a pallas_call has no cluster: PLS013). It is not offered when a non-collective MMA
+    also uses the allocation (in some setting): that MMA would break (jax 0.12: `Collective
+    attributes are inconsistent across operations in the kernel.`; with no cluster: PLS013).
 
     When the flag is a parameter of the function that allocates (`accumulator(m, n,
     collective=False)` around `plgpu.TMEM(..., collective=collective)`), the preferred fix
@@ -99,8 +101,9 @@ class NonCollectiveOperand(Rule):
     setting the kernel is built in, where `collective=True` would break the single-block one.
     It is safe when the MMA's own `collective_axis` is written with that same name and the
     allocation's flag was a literal.
-    Removing `collective_axis` from the MMA is always unsafe: it turns a 2-CTA MMA into a
-    single-CTA one.
+    No fix removes `collective_axis` from the MMA: the single-CTA MMA left needs an accumulator
+    half as wide (JAX raises `Accumulator and RHS have incompatible shapes.`, PLS018), and
+    which of the two is meant cannot be told from the code.
 
     Where it is reported: on the `tcgen05_mma` call, as JAX's traceback names it (its innermost
     frame): in a helper module of the project if the MMA is written there (the finding then
@@ -254,7 +257,7 @@ class NonCollectiveOperand(Rule):
         found += self._tie_fix(ctx, problem, uses, preferred=not any(fix.preferred for fix in found))
         union = problem.member_of
         edits = tuple(edit for alloc in problem.to_fix for edit in fixes.set_keyword(ctx, alloc.node, "collective", "True"))
-        if edits:
+        if edits and not any(_used_non_collectively(uses, alloc.node) for alloc in problem.to_fix):
             safe = union is None and _always_collective(uses, problem.ref.node) and _literal_flag(
                 problem.ref.node
             ) and not _in_pallas_call(ctx, problem.ref.node)
@@ -262,9 +265,9 @@ class NonCollectiveOperand(Rule):
                 "Add collective=True to the RefUnion's TMEM allocations")
             applicability = Applicability.SAFE if safe else Applicability.UNSAFE
             found.append(Fix(title, applicability, edits, preferred=bool(safe) and not found))
-        removal = fixes.remove_keyword(ctx, call, "collective_axis")
-        if removal:
-            found.append(Fix("Remove collective_axis", Applicability.UNSAFE, removal))
+        # No fix removes `collective_axis`: a collective MMA's accumulator is twice as wide as
+        # its RHS, so the single-CTA MMA left would raise `Accumulator and RHS have
+        # incompatible shapes.` (PLS018): JAX did so on every such fix of the generated corpus.
         return tuple(found)
 
     @staticmethod
@@ -305,6 +308,13 @@ class NonCollectiveOperand(Rule):
         safe = provable and _literal_flag(problem.ref.node) and problem.ref.node.root() is ctx.module
         return [Fix(f"Make the TMEM collective when the MMA is: collective={expression}",
                     Applicability.SAFE if safe else Applicability.UNSAFE, edits, preferred=preferred)]
+
+
+def _used_non_collectively(uses: dict, node: nodes.Call) -> bool:
+    """Does a traced non-collective MMA use the allocation? Then `collective=True` breaks that
+    MMA (jax 0.12 lowering: `Collective attributes are inconsistent across operations in the
+    kernel.`; with no cluster in that setting: PLS013) and is not offered."""
+    return any(not use[2] for use in uses.get(node, []))
 
 
 def _always_collective(uses: dict, node: nodes.Call) -> bool:
