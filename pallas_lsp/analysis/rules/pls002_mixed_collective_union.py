@@ -46,7 +46,12 @@ class MixedCollectiveUnion(Rule):
 
     ## Fix safety
     Both fixes, making every member collective or making every member non-collective, are
-    unsafe: which one is right depends on the MMAs that use the members.
+    unsafe: which one is right depends on the MMAs that use the members (JAX confirms both
+    failures on the generated corpus: members made non-collective under a collective MMA fail
+    lowering in jax 0.12, members made collective in a kernel without a cluster raise PLS013's
+    error). Each writes the same literal flag on every member whose flag is not already that
+    literal, an expression too: a flag that is on in one setting and off in another would
+    leave the union mixed in the other.
 
     Where it is reported: on the `plgpu.RefUnion(...)` call JAX names, also when a helper
     module of the project builds the union (the analysed file's call is its anchor), and on the
@@ -93,7 +98,7 @@ class MixedCollectiveUnion(Rule):
             yield Finding(
                 self.code, message, span, self.severity,
                 related=self._related(ctx, sides) + reached,
-                fixes=self._fixes(ctx, sides),
+                fixes=self._fixes(ctx, _every_side(bad)),
                 anchor=anchor,
             )
 
@@ -111,20 +116,40 @@ class MixedCollectiveUnion(Rule):
 
     @staticmethod
     def _fixes(ctx: Context, sides: dict) -> tuple[Fix, ...]:
+        """Every TMEM of the union given the same literal flag (a flag that is an expression
+        may differ in another setting, so it is written over too)."""
         found = []
-        to_collective = tuple(
-            edit for ref in sides[False] if isinstance(ref, objects.Alloc)
-            for edit in fixes.set_keyword(ctx, ref.node, "collective", "True")
-        )
-        if to_collective and all(isinstance(ref, objects.Alloc) for ref in sides[False]):
-            found.append(Fix("Make all aliased TMEM refs collective", Applicability.UNSAFE, to_collective))
-        to_plain = tuple(
-            edit for ref in sides[True] if isinstance(ref, objects.Alloc)
-            for edit in fixes.set_keyword(ctx, ref.node, "collective", "False")
-        )
-        if to_plain and all(isinstance(ref, objects.Alloc) for ref in sides[True]):
-            found.append(Fix("Make all aliased TMEM refs non-collective", Applicability.UNSAFE, to_plain))
+        for value, title in ((True, "Make all aliased TMEM refs collective"),
+                             (False, "Make all aliased TMEM refs non-collective")):
+            if not sides[not value] or not all(isinstance(ref, objects.Alloc) for ref in sides[not value]):
+                continue
+            refs = sides[not value] + [ref for ref in sides[value] if isinstance(ref, objects.Alloc) and all(
+                _node(ref) is not _node(other) for other in sides[not value])]
+            todo = [ref for ref in refs if not _literal(ref.node, value)]
+            edits = [fixes.set_keyword(ctx, ref.node, "collective", str(value)) for ref in todo]
+            if todo and all(edits):
+                found.append(Fix(title, Applicability.UNSAFE, tuple(e for group in edits for e in group)))
         return tuple(found)
+
+
+def _literal(call: nodes.Call, value: bool) -> bool:
+    """Is `call`'s `collective=` the literal `value` (absent: False)?"""
+    keyword = fixes.keyword(call, "collective")
+    if keyword is None:
+        return value is False and not any(kw.arg is None for kw in call.keywords or ())
+    return isinstance(keyword.value, nodes.Const) and keyword.value.value is value
+
+
+def _every_side(bad: list) -> dict:
+    """The refs collective and not collective in any setting where the union is mixed: a flag
+    that is on in one setting and off in another is on both sides, so a fix made for one
+    setting is not left mixed in another."""
+    merged: dict = {True: [], False: []}
+    for *_, sides in bad:
+        for collective, refs in sides.items():
+            merged[collective] += [ref for ref in refs
+                                   if all(_node(ref) is not _node(seen) for seen in merged[collective])]
+    return merged
 
 
 def _mixed(union: objects.Union, under: Any) -> list[tuple[Any, Any]]:
