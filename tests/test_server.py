@@ -109,7 +109,7 @@ async def test_quick_fix_applied_is_clean(client: LanguageClient, example):
     codes = [f.code for f in analyze_source(fixed, str(example)).findings]
     assert codes == ["PLS002"]
     # the noqa action silences the line
-    silenced = apply(text, edits_by_uri(actions[2].edit)[uri], encoding_of(client))
+    silenced = apply(text, edits_by_uri(actions[1].edit)[uri], encoding_of(client))
     change(client, uri, 2, silenced)
     left = await next_publish(client, uri)
     assert [d.code for d in left] == ["PLS002"]
