@@ -14,6 +14,8 @@ from ..trace import decide, objects
 from ..values import UNKNOWN
 from . import examples
 from .base import Invalid, Rule
+from .kernels import PALLAS_CALL, cluster_of, kernel_runs
+from .site_rule import explore
 from .tmem import collective_keyword_text
 
 
@@ -46,12 +48,14 @@ class MixedCollectiveUnion(Rule):
 
     ## Fix safety
     Both fixes, making every member collective or making every member non-collective, are
-    unsafe: which one is right depends on the MMAs that use the members (JAX confirms both
-    failures on the generated corpus: members made non-collective under a collective MMA fail
-    lowering in jax 0.12, members made collective in a kernel without a cluster raise PLS013's
-    error). Each writes the same literal flag on every member whose flag is not already that
-    literal, an expression too: a flag that is on in one setting and off in another would
-    leave the union mixed in the other.
+    unsafe: which one is right depends on the MMAs that use the members. Each writes the same
+    literal flag on every member whose flag is not already that literal, an expression too: a
+    flag that is on in one setting and off in another would leave the union mixed in the other.
+    A fix the trace shows to be wrong is not offered (JAX confirms each on the generated
+    corpus): non-collective members when a collective MMA uses one, collective members when a
+    non-collective MMA uses one (jax 0.12 lowering: `Collective attributes are inconsistent
+    across operations in the kernel.`) or when a kernel allocating the union has no even
+    cluster in some setting (PLS013).
 
     Where it is reported: on the `plgpu.RefUnion(...)` call JAX names, also when a helper
     module of the project builds the union (the analysed file's call is its anchor), and on the
@@ -98,7 +102,7 @@ class MixedCollectiveUnion(Rule):
             yield Finding(
                 self.code, message, span, self.severity,
                 related=self._related(ctx, sides) + reached,
-                fixes=self._fixes(ctx, _every_side(bad)),
+                fixes=self._fixes(ctx, _every_side(bad), _ruled_out(ctx, union)),
                 anchor=anchor,
             )
 
@@ -115,12 +119,15 @@ class MixedCollectiveUnion(Rule):
         return tuple(related)
 
     @staticmethod
-    def _fixes(ctx: Context, sides: dict) -> tuple[Fix, ...]:
+    def _fixes(ctx: Context, sides: dict, ruled_out: set) -> tuple[Fix, ...]:
         """Every TMEM of the union given the same literal flag (a flag that is an expression
-        may differ in another setting, so it is written over too)."""
+        may differ in another setting, so it is written over too), unless the trace shows
+        that flag breaking the kernel (`ruled_out`)."""
         found = []
         for value, title in ((True, "Make all aliased TMEM refs collective"),
                              (False, "Make all aliased TMEM refs non-collective")):
+            if value in ruled_out:
+                continue
             if not sides[not value] or not all(isinstance(ref, objects.Alloc) for ref in sides[not value]):
                 continue
             refs = sides[not value] + [ref for ref in sides[value] if isinstance(ref, objects.Alloc) and all(
@@ -130,6 +137,69 @@ class MixedCollectiveUnion(Rule):
             if todo and all(edits):
                 found.append(Fix(title, Applicability.UNSAFE, tuple(e for group in edits for e in group)))
         return tuple(found)
+
+
+def _ruled_out(ctx: Context, union: nodes.NodeNG) -> set:
+    """The flags the union's members cannot all take: collective where a kernel allocating it
+    has no even cluster (PLS013's error) or a non-collective MMA uses a member; non-collective
+    where a collective MMA uses a member (both fail lowering in jax 0.12: `Collective
+    attributes are inconsistent across operations in the kernel.`)."""
+    ruled_out = {not collective for collective in _member_uses(ctx, union)}
+    if _without_pairs(ctx, union):
+        ruled_out.add(True)
+    return ruled_out
+
+
+def _member_uses(ctx: Context, union: nodes.NodeNG) -> set:
+    """Whether each traced MMA whose accumulator or LHS is a member of the union is collective."""
+    found = set()
+    for site in ctx.trace.sites("mma"):
+        for guard, axis in decide.alternatives(site.arguments.get("collective_axis"), site.guard):
+            for op_guard, collective in decide.is_set(axis, guard):
+                if collective is UNKNOWN:
+                    continue
+                for name in ("acc", "a"):
+                    for _, operand in decide.alternatives(site.arguments.get(name), op_guard):
+                        ref = objects.base_ref(operand)
+                        unions = [ref] if isinstance(ref, objects.Union) else [ref.union, ref.ref] if isinstance(
+                            ref, objects.Member) else []
+                        if any(isinstance(u, objects.Union) and u.node is union for u in unions):
+                            found.add(bool(collective))
+    return found
+
+
+def _without_pairs(ctx: Context, union: nodes.NodeNG) -> bool:
+    """Does a kernel run allocate the union (as scratch or by a `pl.run_scoped` of its body)
+    where its cluster has an odd number of blocks, none, or no cluster at all (a
+    `pl.pallas_call`)? Collective TMEM there is PLS013's error."""
+    for run in kernel_runs(ctx):
+        def check(pick, run=run):
+            values = [run.site.arguments.get(name) for name in ("scratch_types", "scratch_shapes")]
+            values += [value for site in run.members if site.kind == "run_scoped" and pick.holds(site.guard)
+                       for value in (site.arguments.get("types"), site.arguments.get("kw_types"))]
+            if not any(_holds_union(pick, value, union, 0) for value in values if value is not None):
+                return None
+            if run.api == PALLAS_CALL:
+                return True
+            cluster = cluster_of(pick, run)
+            return UNKNOWN if cluster is UNKNOWN else cluster.blocks % 2 == 1
+        if any(outcome is True for _, outcome in explore(check, run.site.guard)):
+            return True
+    return False
+
+
+def _holds_union(pick: Any, value: Any, union: nodes.NodeNG, depth: int) -> bool:
+    item = pick.pick(value)
+    if depth > 8:
+        return False
+    if isinstance(item, dict):
+        return any(_holds_union(pick, element, union, depth + 1) for element in item.values())
+    if isinstance(item, (tuple, list)):
+        return any(_holds_union(pick, element, union, depth + 1) for element in item)
+    ref = objects.base_ref(item)
+    if isinstance(ref, objects.Member):
+        ref = ref.ref
+    return isinstance(ref, objects.Union) and ref.node is union
 
 
 def _literal(call: nodes.Call, value: bool) -> bool:
