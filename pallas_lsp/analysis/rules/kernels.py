@@ -255,6 +255,79 @@ def _alloc_nodes(value: Any, found: set, depth: int) -> None:
                 _alloc_nodes(element, found, depth + 1)
 
 
+def without_pairs(ctx: Context, node: nodes.NodeNG) -> bool:
+    """Does a kernel run allocate the TMEM or RefUnion made at `node` (as scratch or by a
+    `pl.run_scoped` of its body, or a union holding it) where its cluster has an odd number of
+    blocks, none, or no cluster at all (a `pl.pallas_call`)? Collective TMEM there is PLS013's
+    error, so a fix making it collective is not offered."""
+    for run in kernel_runs(ctx):
+        def check(pick, run=run):
+            values = [run.site.arguments.get(name) for name in ("scratch_types", "scratch_shapes")]
+            values += [value for site in run.members if site.kind == "run_scoped" and pick.holds(site.guard)
+                       for value in (site.arguments.get("types"), site.arguments.get("kw_types"))]
+            if not any(_holds(pick, value, node, 0) for value in values if value is not None):
+                return None
+            if run.api == PALLAS_CALL:
+                return True
+            cluster = cluster_of(pick, run)
+            return UNKNOWN if cluster is UNKNOWN else cluster.blocks % 2 == 1
+        if any(outcome is True for _, outcome in explore(check, run.site.guard)):
+            return True
+    return False
+
+
+def _holds(pick: Picker, value: Any, node: nodes.NodeNG, depth: int) -> bool:
+    item = pick.pick(value)
+    if depth > 8:
+        return False
+    if isinstance(item, dict):
+        return any(_holds(pick, element, node, depth + 1) for element in item.values())
+    if isinstance(item, (tuple, list)):
+        return any(_holds(pick, element, node, depth + 1) for element in item)
+    ref = o.base_ref(item)
+    if isinstance(ref, o.Member):
+        ref = ref.ref
+    if isinstance(ref, o.Alloc):
+        return ref.node is node
+    if isinstance(ref, o.Union):
+        if ref.node is node:
+            return True
+        leaves = pick.leaves(ref.groups)
+        return leaves is not UNKNOWN and any(_holds(pick, leaf, node, depth + 1) for leaf in leaves)
+    return False
+
+
+def plain_tmem_left(ctx: Context, made_collective: set) -> Any:
+    """Would a kernel run that allocates one of the TMEM allocations at `made_collective` still
+    allocate non-collective TMEM once those are made collective (JAX: `Can't mix collective and
+    non-collective TMEM allocations within the same kernel.`, PLS014)? True, False (no run is
+    left mixed, and some run allocates them), or UNKNOWN."""
+    outcomes = []
+    for run in kernel_runs(ctx):
+        def check(pick, run=run):
+            allocations = tmem_allocations(pick, run)
+            if allocations is UNKNOWN:
+                return UNKNOWN
+            held = {leaf.node for allocation in allocations for leaf in _alloc_leaves(pick, allocation.ref)}
+            if not held & made_collective:
+                return None
+            return any(not allocation.collective and not {leaf.node for leaf in _alloc_leaves(pick, allocation.ref)}
+                       <= made_collective for allocation in allocations)
+        outcomes += [outcome for _, outcome in explore(check, run.site.guard)]
+    if True in outcomes:
+        return True
+    if UNKNOWN in outcomes or False not in outcomes:
+        return UNKNOWN
+    return False
+
+
+def _alloc_leaves(pick: Picker, ref: Any) -> list:
+    if isinstance(ref, o.Alloc):
+        return [ref]
+    leaves = pick.leaves(ref.groups)
+    return [] if leaves is UNKNOWN else [leaf for item in leaves for leaf in _alloc_leaves(pick, item)]
+
+
 def fails_tracing_first(pick: Picker, run: KernelRun, plain: list[Allocation]) -> bool:
     """Does a collective MMA of this run use one of the `plain` (non-collective) TMEM
     allocations as accumulator or LHS? JAX then stops at trace time (PLS001), before lowering

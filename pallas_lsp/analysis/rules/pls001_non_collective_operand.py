@@ -15,7 +15,8 @@ from ..trace import Site, decide, objects
 from ..values import UNKNOWN
 from . import examples
 from .base import Invalid, Rule
-from .kernels import pallas_call_scratch
+from .kernels import pallas_call_scratch, plain_tmem_left, without_pairs
+from .pls002_mixed_collective_union import member_uses as _member_uses
 from .tmem import collective_keyword_text
 
 
@@ -86,9 +87,13 @@ class NonCollectiveOperand(Rule):
     is an expression (it may be right on another path: JAX 0.12 confirms that forcing it on
     can break a single-block kernel, "Collective TMEM allocations are only supported for
     clusters with an even number of blocks"), or when the allocation is a `pl.pallas_call`'s
-    scratch (a pallas_call has no cluster: PLS013). It is not offered when a non-collective MMA
-    also uses the allocation (in some setting): that MMA would break (jax 0.12: `Collective
-    attributes are inconsistent across operations in the kernel.`; with no cluster: PLS013).
+    scratch (a pallas_call has no cluster: PLS013). It is not offered where the trace shows it
+    wrong (JAX confirms each on the generated corpus): when a non-collective MMA also uses the
+    allocation in some setting (jax 0.12: `Collective attributes are inconsistent across
+    operations in the kernel.`), when a kernel allocating it has no even cluster in some
+    setting (PLS013), or when the kernel would still allocate non-collective TMEM once this
+    MMA's findings are fixed (`Can't mix collective and non-collective TMEM allocations within
+    the same kernel.`, PLS014). The same holds for the fix at the helper's call site.
 
     When the flag is a parameter of the function that allocates (`accumulator(m, n,
     collective=False)` around `plgpu.TMEM(..., collective=collective)`), the preferred fix
@@ -136,6 +141,14 @@ class NonCollectiveOperand(Rule):
             reported = decide.reported_at(site, ctx.module)
             if reported is not None:
                 self._site(site, reported, found, verdicts, uses)
+        # per MMA, the allocations its findings make collective (fixed together by --fix: one
+        # JAX error, e.g. the two LHS allocations a loop passes to one MMA)
+        by_call: dict[nodes.Call, set] = defaultdict(set)
+        for occurrences in found.values():
+            for _, problem, _ in occurrences.problems:
+                if problem.member_of is None:
+                    by_call[occurrences.call] |= {alloc.node for alloc in problem.to_fix}
+        uses[_FIXED_WITH] = by_call
         for key, occurrences in found.items():
             yield from self._finding(ctx, occurrences, verdicts[key], uses)
 
@@ -257,7 +270,11 @@ class NonCollectiveOperand(Rule):
         found += self._tie_fix(ctx, problem, uses, preferred=not any(fix.preferred for fix in found))
         union = problem.member_of
         edits = tuple(edit for alloc in problem.to_fix for edit in fixes.set_keyword(ctx, alloc.node, "collective", "True"))
-        if edits and not any(_used_non_collectively(uses, alloc.node) for alloc in problem.to_fix):
+        target = problem.ref.node if union is None else union.node
+        mixed = union is None and plain_tmem_left(
+            ctx, {alloc.node for alloc in problem.to_fix} | uses[_FIXED_WITH][call]) is True
+        if edits and not any(_used_non_collectively(uses, alloc.node) for alloc in problem.to_fix) and not (
+                mixed or without_pairs(ctx, target) or union is not None and False in _member_uses(ctx, union.node)):
             safe = union is None and _always_collective(uses, problem.ref.node) and _literal_flag(
                 problem.ref.node
             ) and not _in_pallas_call(ctx, problem.ref.node)
@@ -283,8 +300,10 @@ class NonCollectiveOperand(Rule):
             return
         func, name, site = found
         edits = fixes.set_argument(ctx, site, func, name, "True")
-        if not edits:
-            return
+        node = problem.ref.node
+        if not edits or _used_non_collectively(uses, node) or without_pairs(ctx, node) or plain_tmem_left(
+                ctx, {node}) is True:
+            return  # collective TMEM where some setting has no cluster pair or keeps plain TMEM
         passed = _passed_value(site, func, name)
         safe = (_always_collective(uses, problem.ref.node) and (passed is None or isinstance(passed, nodes.Const))
                 and _uses_of(func, name) == 1)
@@ -308,6 +327,9 @@ class NonCollectiveOperand(Rule):
         safe = provable and _literal_flag(problem.ref.node) and problem.ref.node.root() is ctx.module
         return [Fix(f"Make the TMEM collective when the MMA is: collective={expression}",
                     Applicability.SAFE if safe else Applicability.UNSAFE, edits, preferred=preferred)]
+
+
+_FIXED_WITH = "fixed with"  # a key of `uses`: MMA call -> the allocations its findings fix
 
 
 def _used_non_collectively(uses: dict, node: nodes.Call) -> bool:

@@ -14,8 +14,7 @@ from ..trace import decide, objects
 from ..values import UNKNOWN
 from . import examples
 from .base import Invalid, Rule
-from .kernels import PALLAS_CALL, cluster_of, kernel_runs
-from .site_rule import explore
+from .kernels import without_pairs
 from .tmem import collective_keyword_text
 
 
@@ -144,13 +143,13 @@ def _ruled_out(ctx: Context, union: nodes.NodeNG) -> set:
     has no even cluster (PLS013's error) or a non-collective MMA uses a member; non-collective
     where a collective MMA uses a member (both fail lowering in jax 0.12: `Collective
     attributes are inconsistent across operations in the kernel.`)."""
-    ruled_out = {not collective for collective in _member_uses(ctx, union)}
-    if _without_pairs(ctx, union):
+    ruled_out = {not collective for collective in member_uses(ctx, union)}
+    if without_pairs(ctx, union):
         ruled_out.add(True)
     return ruled_out
 
 
-def _member_uses(ctx: Context, union: nodes.NodeNG) -> set:
+def member_uses(ctx: Context, union: nodes.NodeNG) -> set:
     """Whether each traced MMA whose accumulator or LHS is a member of the union is collective."""
     found = set()
     for site in ctx.trace.sites("mma"):
@@ -166,40 +165,6 @@ def _member_uses(ctx: Context, union: nodes.NodeNG) -> set:
                         if any(isinstance(u, objects.Union) and u.node is union for u in unions):
                             found.add(bool(collective))
     return found
-
-
-def _without_pairs(ctx: Context, union: nodes.NodeNG) -> bool:
-    """Does a kernel run allocate the union (as scratch or by a `pl.run_scoped` of its body)
-    where its cluster has an odd number of blocks, none, or no cluster at all (a
-    `pl.pallas_call`)? Collective TMEM there is PLS013's error."""
-    for run in kernel_runs(ctx):
-        def check(pick, run=run):
-            values = [run.site.arguments.get(name) for name in ("scratch_types", "scratch_shapes")]
-            values += [value for site in run.members if site.kind == "run_scoped" and pick.holds(site.guard)
-                       for value in (site.arguments.get("types"), site.arguments.get("kw_types"))]
-            if not any(_holds_union(pick, value, union, 0) for value in values if value is not None):
-                return None
-            if run.api == PALLAS_CALL:
-                return True
-            cluster = cluster_of(pick, run)
-            return UNKNOWN if cluster is UNKNOWN else cluster.blocks % 2 == 1
-        if any(outcome is True for _, outcome in explore(check, run.site.guard)):
-            return True
-    return False
-
-
-def _holds_union(pick: Any, value: Any, union: nodes.NodeNG, depth: int) -> bool:
-    item = pick.pick(value)
-    if depth > 8:
-        return False
-    if isinstance(item, dict):
-        return any(_holds_union(pick, element, union, depth + 1) for element in item.values())
-    if isinstance(item, (tuple, list)):
-        return any(_holds_union(pick, element, union, depth + 1) for element in item)
-    ref = objects.base_ref(item)
-    if isinstance(ref, objects.Member):
-        ref = ref.ref
-    return isinstance(ref, objects.Union) and ref.node is union
 
 
 def _literal(call: nodes.Call, value: bool) -> bool:
