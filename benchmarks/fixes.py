@@ -19,6 +19,10 @@ with edits: the preferred one and each alternative, safe and unsafe) and through
 - the linter judges it again: *new finding* when it reports a (file, line, code) the unfixed
   program did not have; *finding left* when the fixed finding is still reported.
 
+Where several findings share one place (one JAX error: a loop passing two LHS allocations to
+one MMA), the others get the fix `--fix --unsafe-fixes` gives them in the same edit, since the
+error can only go when all of them are fixed.
+
 A fix *does not apply cleanly* when its edits overlap, change nothing, or leave code that does
 not parse (a real-code fix editing another file is counted there too: the harness judges one
 file). Printed: a Markdown table per code and fix kind, then every fix that went wrong.
@@ -57,7 +61,7 @@ from real_kernels.mutate import KINDS, mutants  # noqa: E402
 
 from pallas_lsp.analysis import analyze_file, analyze_source  # noqa: E402
 from pallas_lsp.analysis.findings import Applicability, Finding, Fix  # noqa: E402
-from pallas_lsp.analysis.fixing import Plan, SourceFile, changes  # noqa: E402
+from pallas_lsp.analysis.fixing import Plan, SourceFile, changes, fix_to_apply  # noqa: E402
 
 DEFAULT_CACHE = HERE / ".pallas_fixes_cache.json"
 COLUMNS = ("applied", "not clean", "bug gone", "new JAX error", "new finding", "finding left", "not judged")
@@ -75,13 +79,19 @@ def kind(fix: Fix) -> str:
     return f"{'preferred' if fix.preferred else 'alternative'} {fix.applicability.value}"
 
 
-def apply_fix(path: str, finding: Finding, fix: Fix, texts: dict[str, SourceFile] | None = None
-              ) -> tuple[dict[str, str] | None, str]:
+def apply_fix(path: str, finding: Finding, fix: Fix, texts: dict[str, SourceFile] | None = None,
+              companions: list[Finding] = ()) -> tuple[dict[str, str] | None, str]:
     """{absolute path: new text} of the files `fix` changes, as `--fix` writes them, or None
-    and why it does not apply cleanly."""
+    and why it does not apply cleanly. `companions`: the other findings at the same place (one
+    JAX error, e.g. two LHS allocations a loop passes to one MMA) get the fix `--fix
+    --unsafe-fixes` gives them in the same plan: the error can only go when all are fixed."""
     plan = Plan()
     if not plan.add(path, finding, fix):
         return None, "its edits overlap"
+    for other in companions:
+        chosen = fix_to_apply(other, unsafe=True)
+        if chosen is not None:
+            plan.add(path, other, chosen)
     try:
         new = {change.path: change.after for change in changes(plan, texts)}
     except (OSError, SyntaxError, UnicodeDecodeError) as error:
@@ -250,7 +260,8 @@ def corpus(seed: int, n: int, out: Path, judges: list[str], cache: CorpusCache, 
             for fix in offered(finding):
                 o = Outcome("corpus", finding.code, kind(fix), fix.title, f"{p.name}:{finding.line}")
                 outcomes.append(o)
-                new, why = apply_fix(analysed, finding, fix, texts)
+                companions = [f for a, f in found if f is not finding and _site(f, a) == _site(finding, analysed)]
+                new, why = apply_fix(analysed, finding, fix, texts, companions)
                 if new is None:
                     o.not_clean = why
                     continue
@@ -373,7 +384,10 @@ def real(args, log=print) -> tuple[list[Outcome], int]:
                     o.not_clean = "edits another file (not judged: the harness judges one file)"
                     continue
                 text = SourceFile(source.lint_path, mutant.text, "utf-8", False)
-                new, why = apply_fix(source.lint_path, finding, fix, {os.path.abspath(source.lint_path): text})
+                companions = [f for f in result.findings if f is not finding
+                              and _tuple(source, f)[:3] == _tuple(source, finding)[:3]]
+                new, why = apply_fix(source.lint_path, finding, fix, {os.path.abspath(source.lint_path): text},
+                                     companions)
                 if new is None:
                     o.not_clean = why
                     continue
