@@ -289,10 +289,13 @@ def _safely_fixable(run) -> int:
 
 
 def test_fix_with_unsafe_fixes_reanalyses_clean(tree, run):
-    """PLS001 and PLS002 have a fix for every finding (some rules have none)."""
+    """PLS001 and PLS002 have a fix for every finding (some rules have none), except a
+    collective MMA in a `pl.pallas_call`: it has no cluster, so collective TMEM is an error
+    there too (PLS013) and no fix is offered."""
     code, out, _ = run("check", "--fix", "--unsafe-fixes", "--select", "PLS001,PLS002")
-    assert code == 0 and re.fullmatch(r"Found (\d+) errors \(\1 fixed, 0 remaining\)\.\n", out), out
-    assert run("check", "--select", "PLS001,PLS002") == (0, "All checks passed!\n", "")
+    assert code == 1 and re.search(r"Found (\d+) errors \(\d+ fixed, 2 remaining\)\.\n$", out), out
+    left = run("check", "--select", "PLS001,PLS002")[1].splitlines()[:-1]
+    assert len(left) == 2 and all(line.startswith("pallas_call_scratch.py:") for line in left), left
     for path in tree.rglob("*.py"):
         compile(path.read_bytes(), str(path), "exec")
 

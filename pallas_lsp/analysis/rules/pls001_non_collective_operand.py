@@ -91,8 +91,8 @@ class NonCollectiveOperand(Rule):
     wrong (JAX confirms each on the generated corpus): when a non-collective MMA also uses the
     allocation in some setting (jax 0.12: `Collective attributes are inconsistent across
     operations in the kernel.`), when a kernel allocating it has no even cluster in some
-    setting (PLS013), or when the kernel would still allocate non-collective TMEM once this
-    MMA's findings are fixed (`Can't mix collective and non-collective TMEM allocations within
+    setting (PLS013), or when the kernel would still allocate non-collective TMEM once the
+    file's findings are fixed (`Can't mix collective and non-collective TMEM allocations within
     the same kernel.`, PLS014). The same holds for the fix at the helper's call site.
 
     When the flag is a parameter of the function that allocates (`accumulator(m, n,
@@ -141,14 +141,10 @@ class NonCollectiveOperand(Rule):
             reported = decide.reported_at(site, ctx.module)
             if reported is not None:
                 self._site(site, reported, found, verdicts, uses)
-        # per MMA, the allocations its findings make collective (fixed together by --fix: one
-        # JAX error, e.g. the two LHS allocations a loop passes to one MMA)
-        by_call: dict[nodes.Call, set] = defaultdict(set)
-        for occurrences in found.values():
-            for _, problem, _ in occurrences.problems:
-                if problem.member_of is None:
-                    by_call[occurrences.call] |= {alloc.node for alloc in problem.to_fix}
-        uses[_FIXED_WITH] = by_call
+        # the allocations the file's findings make collective (fixed together by --fix, e.g. the
+        # two LHS allocations a loop passes to one MMA, or two MMAs' accumulators)
+        uses[_FIXED_WITH] = {alloc.node for occurrences in found.values() for _, problem, _ in occurrences.problems
+                             if problem.member_of is None for alloc in problem.to_fix}
         for key, occurrences in found.items():
             yield from self._finding(ctx, occurrences, verdicts[key], uses)
 
@@ -272,7 +268,7 @@ class NonCollectiveOperand(Rule):
         edits = tuple(edit for alloc in problem.to_fix for edit in fixes.set_keyword(ctx, alloc.node, "collective", "True"))
         target = problem.ref.node if union is None else union.node
         mixed = union is None and plain_tmem_left(
-            ctx, {alloc.node for alloc in problem.to_fix} | uses[_FIXED_WITH][call]) is True
+            ctx, {alloc.node for alloc in problem.to_fix} | uses[_FIXED_WITH]) is True
         if edits and not any(_used_non_collectively(uses, alloc.node) for alloc in problem.to_fix) and not (
                 mixed or without_pairs(ctx, target) or union is not None and False in _member_uses(ctx, union.node)):
             safe = union is None and _always_collective(uses, problem.ref.node) and _literal_flag(
@@ -329,7 +325,7 @@ class NonCollectiveOperand(Rule):
                     Applicability.SAFE if safe else Applicability.UNSAFE, edits, preferred=preferred)]
 
 
-_FIXED_WITH = "fixed with"  # a key of `uses`: MMA call -> the allocations its findings fix
+_FIXED_WITH = "fixed with"  # a key of `uses`: the allocations the file's findings make collective
 
 
 def _used_non_collectively(uses: dict, node: nodes.Call) -> bool:
