@@ -312,11 +312,17 @@ def corpus(seed: int, n: int, out: Path, judges: list[str], cache: CorpusCache, 
 
 # ----------------------------------------------------------------------------- real code
 
-def _case_outcomes(orig: dict, mut: dict, fixed: dict) -> tuple[list, list, bool]:
-    """Per version: (errors left, new errors, every counted configuration ran clean)."""
+def _case_outcomes(orig: dict, mut: dict, fixed: dict) -> tuple[list, list, bool] | None:
+    """Per version: (errors left, new errors, every counted configuration ran clean), or None
+    when this version says nothing: as in `realcode.py`, only configurations whose original
+    traces and lowers cleanly count, and a fixed file this interpreter cannot import (a
+    package it lacks) is not judged."""
     if orig is None or mut is None or fixed is None or orig.get("error"):
-        return [], [], False
+        return None
     counted = {c["name"] for c in orig["cases"] if c["status"] == "clean"}
+    error = fixed.get("error") or {}
+    if not counted or not error.get("code") and "No module named" in (error.get("message") or ""):
+        return None
     mutant_bugs = {(c["name"], c.get("code")) for c in mut["cases"] if c["status"] == "bug"}
     if mut.get("error") and mut["error"].get("code"):
         mutant_bugs |= {(name, mut["error"]["code"]) for name in counted}
@@ -408,7 +414,7 @@ def real(args, log=print) -> tuple[list[Outcome], int]:
         cases = target.cases_for(mutant, source)
         spec = target.spec(source)
         where = verdicts._site(mutant, source.text)
-        gone, judged_all = True, True
+        gone, judged_all, informative = True, True, 0
         for python in pythons:
             version = versions[python]
             orig = cache.get(verdicts._key(version, spec, cases, source.text, None))
@@ -417,12 +423,17 @@ def real(args, log=print) -> tuple[list[Outcome], int]:
             if fixed is None:
                 judged_all = False
                 continue
-            left, new, clean = _case_outcomes(orig, mut, fixed)
+            outcome = _case_outcomes(orig, mut, fixed)
+            if outcome is None:
+                continue
+            informative += 1
+            left, new, clean = outcome
             label = version.split()[0]
             o.remaining += [f"{label}: {x}" for x in left]
             o.new_jax += [f"{label}: {x}" for x in new]
             gone = gone and clean and not left
-        o.judged, o.gone = judged_all, judged_all and gone
+        o.judged = judged_all and informative > 0
+        o.gone = o.judged and gone
     return outcomes, len(with_fixes)
 
 
