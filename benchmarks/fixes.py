@@ -45,7 +45,6 @@ import sys
 import tempfile
 import time
 from collections import Counter, defaultdict
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -98,12 +97,16 @@ def apply_fix(path: str, finding: Finding, fix: Fix, texts: dict[str, SourceFile
         return None, f"cannot read a file to edit: {error}"
     if not new:
         return None, "changes nothing"
-    for target, text in new.items():
-        try:
-            ast.parse(text)
-        except SyntaxError as error:
-            return None, f"{Path(target).name} does not parse: {error.msg} at line {error.lineno}"
-    return new, ""
+    broken = [why for why in (_parse_error(target, text) for target, text in new.items()) if why]
+    return (None, broken[0]) if broken else (new, "")
+
+
+def _parse_error(path: str, text: str) -> str:
+    try:
+        ast.parse(text)
+    except SyntaxError as error:
+        return f"{Path(path).name} does not parse: {error.msg} at line {error.lineno}"
+    return ""
 
 
 @dataclasses.dataclass
