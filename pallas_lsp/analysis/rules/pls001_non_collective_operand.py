@@ -298,7 +298,7 @@ class NonCollectiveOperand(Rule):
         edits = fixes.set_argument(ctx, site, func, name, "True")
         node = problem.ref.node
         if not edits or _used_non_collectively(uses, node) or without_pairs(ctx, node) or plain_tmem_left(
-                ctx, {node}) is True:
+                ctx, {node} | uses[_FIXED_WITH]) is True:
             return  # collective TMEM where some setting has no cluster pair or keeps plain TMEM
         passed = _passed_value(site, func, name)
         safe = (_always_collective(uses, problem.ref.node) and (passed is None or isinstance(passed, nodes.Const))
