@@ -28,8 +28,9 @@ STEPS_PER_FILE = 600_000
 
 
 class Trace:
-    def __init__(self, module: nodes.Module, flow: Any) -> None:
+    def __init__(self, module: nodes.Module, flow: Any, referenced: set[str] | None = None) -> None:
         self.module = module
+        self._referenced = referenced  # the names the module reads (from the prefilter's walk)
         self.flow = flow  # the analysis's `Project`: its imports, budget and root directory
         self.interp = Interpreter(module, Resolver(flow), flow.deadline, flow.cancelled)
         self.callers = callers.Callers(flow.project_root and module.file, flow.project_root)
@@ -58,7 +59,7 @@ class Trace:
         if not found:
             return
         module = found[0]
-        referenced = _referenced_names(self.module)
+        referenced = self._referenced if self._referenced is not None else _referenced_names(self.module)
         deferred = []
         for func, owner in _top_level_functions(self.module):
             if func in interp.executed:

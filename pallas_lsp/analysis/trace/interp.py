@@ -513,7 +513,13 @@ class Interpreter:
         if self._steps > self.entry_limit or not self._steps & 511:
             self._check_budget()
         try:
-            handler = _EXPRESSIONS.get(type(node))
+            kind = type(node)
+            if kind is nodes.Name:  # the commonest two, inline
+                value = frame.lookup(node.name)
+                return self.stubs.BUILTINS.get(node.name, UNKNOWN) if value is _MISSING else value
+            if kind is nodes.Const:
+                return node.value
+            handler = _EXPRESSIONS.get(kind)
             if handler is not None:
                 return handler(self, node, frame)
             return self._ev(node, frame)
@@ -688,7 +694,10 @@ class Interpreter:
 
     def lift(self, function: Callable[..., Any], *values: Any) -> Any:
         """Apply `function` to every combination of the values' alternatives."""
-        if not any(isinstance(value, o.Guarded) for value in values):
+        for value in values:
+            if type(value) is o.Guarded:
+                break
+        else:
             return function(*values)
         combos: list[tuple[Guard, list]] = [(TRUE, [])]
         for value in values:
@@ -708,6 +717,8 @@ class Interpreter:
         return self.lift(lambda item: _fold(_UNARY.get(op), item), value)
 
     def binary(self, op: str, left: Any, right: Any) -> Any:
+        if type(left) is not o.Guarded and type(right) is not o.Guarded:
+            return _fold(_BINARY.get(op), left, right)
         return self.lift(lambda a, b: _fold(_BINARY.get(op), a, b), left, right)
 
     def compare(self, node: nodes.Compare, frame: Frame) -> Any:
@@ -722,9 +733,13 @@ class Interpreter:
         return result
 
     def attribute(self, value: Any, name: str) -> Any:
+        if type(value) is not o.Guarded:
+            return self.stubs.attribute(self, value, name)
         return self.lift(lambda obj: self.stubs.attribute(self, obj, name), value)
 
     def item(self, value: Any, index: Any) -> Any:
+        if type(value) is not o.Guarded and type(index) is not o.Guarded:
+            return self.stubs.item(self, value, index)
         return self.lift(lambda obj, key: self.stubs.item(self, obj, key), value, index)
 
     def iterate(self, value: Any) -> list | Any:
