@@ -47,3 +47,51 @@ def test_messages_name_the_kernel_and_the_allocations():
     assert "'acc_tmem' (line 62)" in mixed.message and "'staging_tmem' (line 63)" in mixed.message
     unknown = _findings("collective_axis.py", "PLS012")[34]
     assert "available axes: ['x']" in unknown.message and "plgpu.kernel at line 36" in unknown.message
+
+
+_ROWS_96 = '''
+import jax
+import jax.numpy as jnp
+from jax.experimental.pallas import mosaic_gpu as plgpu
+
+def build():
+  def kernel(a_gmem, out_gmem, a_smem, b_smem, acc, barrier):
+    plgpu.tcgen05_mma(acc, a_smem, b_smem, barrier, accumulate=False)
+  return plgpu.kernel(kernel, out_type=jax.ShapeDtypeStruct((128, 64), jnp.float16), scratch_types=[
+      plgpu.SMEM((128, 64), jnp.float16), plgpu.SMEM((64, 64), jnp.float16),
+      plgpu.TMEM((96, 64), jnp.float32), plgpu.Barrier(orders_tensor_core=True)])
+'''
+
+
+def test_an_allocation_jax_refuses_to_build_is_no_mma_operand(tmp_path):
+    # JAX raises in the TMEM constructor (PLS019) and never reaches the MMA: no PLS018 there
+    path = tmp_path / "rows.py"
+    path.write_text(_ROWS_96, encoding="utf-8")
+    assert [f.code for f in analyze_file(str(path)).findings] == ["PLS019"]
+
+
+_LAMBDA_CALLER = '''
+import jax
+import jax.numpy as jnp
+from jax.experimental.pallas import mosaic_gpu as plgpu
+
+X = jax.ShapeDtypeStruct((128, 64), jnp.float16)
+
+def build(x, collective):
+  def kernel(x_gmem, out_gmem, acc):
+    del x_gmem, out_gmem, acc
+  return plgpu.kernel(kernel, out_type=X, cluster=(3,), cluster_names=("x",),
+                      scratch_types=[plgpu.TMEM((128, 64), jnp.float32, collective=collective)])(x)
+
+def case_single():
+  return (lambda x: build(x, False)), (X,)
+'''
+
+
+def test_a_function_called_only_from_a_returned_lambda_is_judged_by_that_call(tmp_path):
+    # `build`'s only caller passes collective=False: no "when collective is True" finding
+    path = tmp_path / "lambda_caller.py"
+    path.write_text(_LAMBDA_CALLER, encoding="utf-8")
+    assert analyze_file(str(path)).findings == []
+    path.write_text(_LAMBDA_CALLER.replace("build(x, False)", "build(x, True)"), encoding="utf-8")
+    assert [f.code for f in analyze_file(str(path)).findings] == ["PLS013"]
