@@ -95,3 +95,37 @@ def test_a_function_called_only_from_a_returned_lambda_is_judged_by_that_call(tm
     assert analyze_file(str(path)).findings == []
     path.write_text(_LAMBDA_CALLER.replace("build(x, False)", "build(x, True)"), encoding="utf-8")
     assert [f.code for f in analyze_file(str(path)).findings] == ["PLS013"]
+
+
+_SINGLE_LATER = '''
+import jax
+import jax.numpy as jnp
+from jax.experimental.pallas import mosaic_gpu as plgpu
+
+X = jax.ShapeDtypeStruct((128, 64), jnp.float16)
+
+def decorated(x):
+  @plgpu.kernel(out_type=X, scratch_types=plgpu.SMEM((128, 64), jnp.float16))
+  def kernel(x_gmem, out_gmem, staging):
+    del x_gmem, out_gmem, staging
+  return kernel(x)
+
+class Body:
+  def __call__(self, x_gmem, out_gmem, staging):
+    del x_gmem, out_gmem, staging
+
+def jitted(x):
+  kern = plgpu.kernel(Body(), out_type=X, scratch_types=plgpu.SMEM((128, 64), jnp.float16))
+  return jax.jit(kern)(x)
+
+def never_applied():
+  return plgpu.kernel(Body(), out_type=X, scratch_types=plgpu.SMEM((128, 64), jnp.float16))
+'''
+
+
+def test_single_scratch_counts_the_operands_where_the_kernel_is_applied(tmp_path):
+    # a decorator's kernel called later, a callable object as the body through jax.jit; a
+    # kernel never applied here has no operands to count (silent)
+    path = tmp_path / "single_later.py"
+    path.write_text(_SINGLE_LATER, encoding="utf-8")
+    assert [(f.line, f.code) for f in analyze_file(str(path)).findings] == [(9, "PLS015"), (19, "PLS015")]
