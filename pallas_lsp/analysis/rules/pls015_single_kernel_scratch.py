@@ -24,7 +24,9 @@ class SingleKernelScratch(KernelRule):
     Flags `plgpu.kernel(body, ..., scratch_types=plgpu.TMEM(...))(*operands)`: a single
     allocation (TMEM, SMEM, a RefUnion, a barrier) where a sequence or a mapping is expected,
     when the body has a parameter left for it (more required parameters than operands and
-    outputs).
+    outputs). The operands are counted where the kernel is applied, directly or later (a
+    decorated body, a kernel bound to a name, `jax.jit(kernel)(x)`); a kernel never applied
+    in the analysed code is not reported.
 
     ## Why is this bad?
     `plgpu.kernel` passes scratch refs to the body only from a sequence (positionally) or a
