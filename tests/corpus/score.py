@@ -248,13 +248,14 @@ def _row_order(key: str) -> tuple:
     return (order.index(head) if head in order else 99, key)
 
 
-def format_table(reports: dict[str, dict]) -> str:
+def format_table(reports: dict[str, dict], codes: tuple[str, ...] | None = CORE_CODES) -> str:
     vers = list(reports)
     keys = sorted({k for r in reports.values() for k in r["rows"]}, key=_row_order)
     head = f"{'row':34s}" + "".join(
         f" | jax {v:5s} {'progs':>5s} {'tp':>4s} {'fn':>4s} {'fp':>4s} {'oth':>4s} {'recall':>6s} {'prec':>6s}"
         for v in vers)
-    lines = ["findings (file, line, code) of PLS001 and PLS002 (a code= row: that code); "
+    what = "PLS001 and PLS002" if codes else "every code"
+    lines = [f"findings (file, line, code) of {what} (a code= row: that code); "
              "oth = confirmed only by another JAX version", head, "-" * len(head)]
     for key in keys:
         line = f"{key:34s}"
@@ -392,7 +393,7 @@ def main(argv=None) -> int:
     print(f"{len(programs)} programs (seed {ns.seed}) in {out}; "
           f"linter: {timing['lint_s']:.1f} s; JAX: " + ", ".join(
               f"{v} = {truth['jax'][v]}" for v in reports))
-    print(format_table(reports))
+    print(format_table(reports, None if ns.families else CORE_CODES))
     print(format_disagreements(reports, out, ns.disagreements))
     return 0
 
@@ -401,8 +402,10 @@ if __name__ == "__main__":
     sys.exit(main())
 
 
-def format_markdown(reports: dict[str, dict], rows: str = "summary") -> str:
-    """A Markdown table: recall and precision per JAX version (PLS001+PLS002 findings).
+def format_markdown(reports: dict[str, dict], rows: str = "summary",
+                    codes: tuple[str, ...] | None = CORE_CODES) -> str:
+    """A Markdown table: recall and precision per JAX version (the findings of ``codes``, or
+    of every code: the family stream).
 
     ``rows="summary"``: all, codes, bugs, stack depths and one row per axis; ``"full"``: also
     one row per axis variant."""
