@@ -129,3 +129,37 @@ def test_single_scratch_counts_the_operands_where_the_kernel_is_applied(tmp_path
     path = tmp_path / "single_later.py"
     path.write_text(_SINGLE_LATER, encoding="utf-8")
     assert [(f.line, f.code) for f in analyze_file(str(path)).findings] == [(9, "PLS015"), (19, "PLS015")]
+
+
+_STAR_GMEM = '''
+import jax
+import jax.numpy as jnp
+from jax.experimental.pallas import mosaic_gpu as plgpu
+
+A = jax.ShapeDtypeStruct((128, 64), jnp.float16)
+B = jax.ShapeDtypeStruct((64, 64), jnp.float16)
+
+def build(a, b):
+  def kernel(a_gmem, b_gmem, out_gmem, *refs):
+    a_smem, b_smem, acc, barrier = refs
+    plgpu.tcgen05_mma(acc, a_smem, b_gmem, barrier, accumulate=False)
+  return plgpu.kernel(kernel, out_type=A, scratch_types=[
+      plgpu.SMEM((128, 64), jnp.float16), plgpu.SMEM((64, 64), jnp.float16),
+      plgpu.TMEM((128, 64), jnp.float32), plgpu.Barrier(orders_tensor_core=True)])(a, b)
+
+def unapplied():
+  def kernel(a_gmem, b_gmem, out_gmem, *refs):
+    a_smem, b_smem, acc, barrier = refs
+    plgpu.tcgen05_mma(acc, a_smem, b_gmem, barrier, accumulate=False)
+  return plgpu.kernel(kernel, out_type=A, scratch_types=[
+      plgpu.SMEM((128, 64), jnp.float16), plgpu.SMEM((64, 64), jnp.float16),
+      plgpu.TMEM((128, 64), jnp.float32), plgpu.Barrier(orders_tensor_core=True)])
+'''
+
+
+def test_operands_before_star_refs_are_gmem_when_the_application_fills_them(tmp_path):
+    # applied to (a, b) with one output: a_gmem, b_gmem, out_gmem are the operands and output;
+    # not applied here, b_gmem could be a scratch ref: silent
+    path = tmp_path / "star_gmem.py"
+    path.write_text(_STAR_GMEM, encoding="utf-8")
+    assert [(f.line, f.code) for f in analyze_file(str(path)).findings] == [(12, "PLS009")]
