@@ -10,6 +10,11 @@ has, if any, to check that file.  Refresh it after changing the generator::
 (``PY310``/``PY312``: Pythons with jax 0.10.2 and jax 0.12 installed.)  Raise the floor
 (``tests/corpus/floor.json``) when the linter gets better: ``python tests/test_corpus.py``
 prints the floor the current linter reaches.
+
+The family stream (``tests/corpus/families.py``, PLS003..PLS019) is checked the same way
+against ``truth_families.json`` and ``floor_families.json``: refresh with ``score.py --families
+-n 3000 --update --judge PY310 --judge PY312``, print its floor with ``python
+tests/test_corpus.py --families``.
 """
 
 from __future__ import annotations
