@@ -163,3 +163,25 @@ def test_operands_before_star_refs_are_gmem_when_the_application_fills_them(tmp_
     path = tmp_path / "star_gmem.py"
     path.write_text(_STAR_GMEM, encoding="utf-8")
     assert [(f.line, f.code) for f in analyze_file(str(path)).findings] == [(12, "PLS009")]
+
+
+def test_mixed_tmem_of_a_helper_modules_run_scoped_goes_on_the_kernels_file(tmp_path):
+    # PLS014's docs: the call of the kernel's own file that leads to the helper making it
+    (tmp_path / "scoping.py").write_text(
+        "import jax.numpy as jnp\nfrom jax.experimental import pallas as pl\n"
+        "from jax.experimental.pallas import mosaic_gpu as plgpu\n\n\n"
+        "def with_staging(body):\n"
+        "  pl.run_scoped(body, plgpu.TMEM((128, 128), jnp.float32))\n", encoding="utf-8")
+    path = tmp_path / "kernel.py"
+    path.write_text(
+        "import jax\nimport jax.numpy as jnp\nfrom jax.experimental.pallas import mosaic_gpu as plgpu\n"
+        "from scoping import with_staging\n\n\n"
+        "def build():\n"
+        "  def kernel(x_gmem, out_gmem, acc):\n"
+        "    with_staging(lambda staging: None)\n"
+        "  return plgpu.kernel(kernel, out_type=jax.ShapeDtypeStruct((128, 128), jnp.float32),\n"
+        "                      cluster=(2,), cluster_names=('x',),\n"
+        "                      scratch_types=[plgpu.TMEM((128, 128), jnp.float32, collective=True)])\n",
+        encoding="utf-8")
+    [finding] = [f for f in analyze_file(str(path)).findings if f.code == "PLS014"]
+    assert (finding.span.path, finding.line) == (None, 9)
