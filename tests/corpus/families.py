@@ -68,7 +68,9 @@ class Cls:
     inputs: tuple = ("a_gmem",)
     # where the finding goes: "trigger" (the trigger's call, in any file: JAX's frame),
     # "kernel" (the kernel call),
-    # "owner" (the kernel call; the run_scoped call when the allocations are made there)
+    # "owner" (the kernel call; the run_scoped call when the allocations are made there),
+    # "scope" (the op is a `pl.run_scoped` call: its line, or kernel.py's call leading to a
+    # helper module making it, as PLS014's docs say)
     site: str = "trigger"
     skip: frozenset = frozenset()
     # where the value is written when not in the trigger: ("alloc", name)
@@ -155,6 +157,10 @@ CLASSES: tuple[Cls, ...] = (
                 ("out_tmem", "{pg}.TMEM((M, N), jnp.float32, collective=True)"),
                 ("staging", "{api}((M, N), jnp.float32{KW})")),
         kernel_kw=PAIR, site="owner", skip=OP_ONLY),
+    Cls("mixed_scoped", "PLS014", "PLS014 [lowering]", ("op", 0), "False", "True",
+        kw="collective", allocs=(("acc", "{pg}.TMEM((M, N), jnp.float32, collective=True)"),),
+        ops=("{api}(scoped, {pg}.TMEM((M, N), jnp.float32{KW}))",),
+        kernel_kw=PAIR, site="scope", skip=frozenset({"scratch"})),
     Cls("single_scratch", "PLS015", "PLS015", ("kernel", None), "{S}", "[{S}]",
         allocs=(("staging", "{pg}.SMEM((M, K), jnp.float16)"),), site="kernel",
         skip=KERNEL_LEVEL | OP_ONLY | {"scratch", "plumbing"}),
@@ -187,7 +193,7 @@ _API = {
     "commit_barrier": "tcgen05_commit_arrive", "axis_unknown": "tcgen05_mma",
     "commit_axis_unknown": "tcgen05_commit_arrive", "collective_no_pair": "kernel",
     "collective_odd": "TMEM", "mixed_tmem": "TMEM", "single_scratch": "kernel",
-    "thread_scope": "run_scoped", "commit_inconsistent": "tcgen05_commit_arrive",
+    "thread_scope": "run_scoped", "mixed_scoped": "run_scoped", "commit_inconsistent": "tcgen05_commit_arrive",
     "copy_inconsistent": "async_copy_smem_to_tmem", "rhs_shape": "tcgen05_mma",
     "tmem_rows": "TMEM",
 }
@@ -466,7 +472,7 @@ def _builder(r: _Render, builder_name: str) -> list[str]:
     ops = []
     for i, template in enumerate(c.ops):
         if c.trigger == ("op", i):
-            where = "def" if c.site == "trigger" else ""
+            where = {"trigger": "def", "scope": "call"}.get(c.site, "")
             text, defs = r.trigger_text(template, where)
             local_defs += defs
         else:
@@ -474,8 +480,8 @@ def _builder(r: _Render, builder_name: str) -> list[str]:
         ops.append(text)
     names = [n for n, _ in allocs]
     body: list[str] = []
-    if c.name == "thread_scope":
-        body += ["def scoped(acc):", "  del acc", ""]
+    if c.name in ("thread_scope", "mixed_scoped"):
+        body += ["def scoped(staging):", "  del staging", ""]
     stmts = _path(r, ops) if ops else [f"del {', '.join(names)}"]
     inputs = list(c.inputs) + ["out_gmem"]
     params = list(inputs)
