@@ -49,23 +49,25 @@ def mentions_pallas(text: str | bytes, rules: Iterable[Rule] = RULES, path: str 
 def applicable(rules: list[Rule], text: str, bindings: Callable[[], Bindings], path: str | None = None) -> list[Rule]:
     """The rules of `rules` that could fire in `text`; `bindings()` (the stdlib tree walked
     once) is asked for only when the words are there. A rule whose words only the file's
-    project imports contain is kept: what it judges happens in there."""
+    project imports contain is kept: what it judges happens in there.  So is a rule whose
+    trigger the file mentions but whose identifiers only its project imports use (a helper
+    module makes the `TMEM`, a docstring says "collective")."""
     data = text.encode("utf-8", "surrogatepass")
     own = [rule for rule in rules if not rule.triggers or any(word in data for word in rule.triggers)]
-    if path is not None and len(own) < len(rules):
+    kept = own
+    if own and all(rule.identifiers for rule in own):
+        words = set(_identifier_pattern(frozenset().union(*(rule.identifiers for rule in own))).findall(text))
+        kept = [rule for rule in own if rule.identifiers & words]
+        if kept:
+            used = api_uses(bindings(), frozenset().union(*(rule.identifiers for rule in kept)))
+            kept = [rule for rule in kept if rule.identifiers & used]
+    if path is not None and len(kept) < len(rules):
         reached = imported_data(data, path)
-        through_imports = [rule for rule in rules if rule not in own and any(w in reached for w in rule.triggers)]
+        through_imports = [rule for rule in rules if rule not in kept
+                           and any(w in reached for w in rule.triggers)]
     else:
         through_imports = []
-    rules = own
-    if not rules or not all(rule.identifiers for rule in rules):
-        return rules + through_imports
-    words = set(_identifier_pattern(frozenset().union(*(rule.identifiers for rule in rules))).findall(text))
-    rules = [rule for rule in rules if rule.identifiers & words]
-    if not rules:
-        return rules
-    used = api_uses(bindings(), frozenset().union(*(rule.identifiers for rule in rules)))
-    return [rule for rule in rules if rule.identifiers & used] + through_imports
+    return kept + through_imports
 
 
 # -- project imports ---------------------------------------------------------------------------

@@ -297,6 +297,9 @@ class KernelRule(Rule):
     which site the finding goes on (the kernel's, or the `pl.run_scoped` that allocates)."""
 
     apis: ClassVar[tuple[str, ...]] = (MOSAIC_KERNEL,)
+    # JAX names no line: a `pl.run_scoped` in a helper module is reported on the call of the
+    # analysed file that leads there (the kernel's file), not in the helper module
+    in_own_file: ClassVar[bool] = False
 
     def problem(self, ctx: Context, run: KernelRun, pick: Picker) -> Any:
         raise NotImplementedError
@@ -336,6 +339,8 @@ class KernelRule(Rule):
                 found.setdefault(key, [run, outcome, site, []])[3].append((guard, run.site.chain))
         for (reported, _), (run, detail, site, bad) in found.items():
             others = decided.get(run.node, [])
-            yield from finding(self, ctx, site.node, reported, self.message(ctx, run, detail),
+            node = (reported if self.in_own_file and site is not run.site and site.node.root() is not ctx.module
+                    else site.node)
+            yield from finding(self, ctx, node, reported, self.message(ctx, run, detail),
                                self.severity_of(run, detail), bad, others,
                                lambda run=run, detail=detail: self.fixes(ctx, run, detail))

@@ -22,7 +22,7 @@ class CollectiveTmemCluster(KernelRule):
     given at all. Flags that choose both (`collective=flag` with `cluster=(2,) if flag else
     ()`) are reasoned about together. JAX gives no source line: the finding goes on the
     kernel call, or on the `pl.run_scoped` call when only the body allocates collective
-    TMEM.
+    TMEM (the call of the kernel's own file that leads to a helper module calling it).
 
     Collective TMEM in the `scratch_shapes` of a `pl.pallas_call(...)`, which has no cluster,
     is flagged too, as a warning: jax 0.10.2 confirms it when lowering on the CPU, and jax 0.12
@@ -60,6 +60,7 @@ class CollectiveTmemCluster(KernelRule):
     triggers = (b"collective",)
     identifiers = frozenset({"TMEM"})
     lowering = True
+    in_own_file = True
     apis = (MOSAIC_KERNEL, PALLAS_CALL)
     VALID = (examples.PLS013_VALID,)
     INVALID = (Invalid(examples.PLS013_INVALID),)

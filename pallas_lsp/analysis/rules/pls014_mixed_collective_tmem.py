@@ -64,6 +64,7 @@ class MixedCollectiveTmem(KernelRule):
     triggers = (b"collective",)
     identifiers = frozenset({"TMEM"})
     lowering = True
+    in_own_file = True
     VALID = (examples.PLS014_VALID,)
     INVALID = (Invalid(examples.PLS014_INVALID),)
 

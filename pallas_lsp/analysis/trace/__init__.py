@@ -68,13 +68,26 @@ class Trace:
                 deferred.append((func, owner))
             else:
                 self._bounded(self._entry, func, owner, module)
+        # Closures nobody here calls (a case returns `lambda x: build(x, False)`) may be the
+        # users of the deferred functions: they run first, their parameters inputs as an entry
+        # point's are, so that what those users pass counts.
+        self._run_escaped(skip={func for func, _ in deferred}, free=True)
         for func, owner in deferred:  # used here, but never reached with known arguments
             if func not in interp.known_calls:
                 self._bounded(self._entry, func, owner, module)
+        self._run_escaped()
+
+    def _run_escaped(self, skip: frozenset | set = frozenset(), free: bool = False) -> None:
+        """Functions handed to code we do not read, and closures never called here, with
+        unknown arguments (a few rounds: running them may let more escape); ``free``: closures
+        never called (not the escaped ones) take inputs (`Free`) instead."""
+        interp = self.interp
         for _ in range(MAX_ENTRY_ROUNDS):
-            pending = [c for c in interp.escaped if c.node not in interp.executed]
-            pending += [closures[0] for node, closures in interp.closures.items()
-                        if node not in interp.executed and node.root() is self.module and closures]
+            escaped = [c for c in interp.escaped if c.node not in interp.executed]
+            never = [closures[0] for node, closures in interp.closures.items()
+                     if node not in interp.executed and node not in skip
+                     and node.root() is self.module and closures]
+            pending = escaped + never
             if not pending:
                 break
             interp.escaped = []
@@ -83,7 +96,7 @@ class Trace:
                 if closure.node in interp.executed or closure.node in seen:
                     continue
                 seen.add(closure.node)
-                self._bounded(_run_unknown, interp, closure)
+                self._bounded(_run_unknown, interp, closure, free and closure not in escaped)
 
     def _entry(self, func: nodes.FunctionDef, owner: nodes.ClassDef | None, module: Any) -> None:
         interp = self.interp
@@ -115,12 +128,13 @@ class Trace:
         return preset
 
 
-def _run_unknown(interp: Interpreter, closure: objects.Closure) -> None:
+def _run_unknown(interp: Interpreter, closure: objects.Closure, free: bool = False) -> None:
     arguments = closure.node.args
     if arguments.args is None:
         return
     names = [arg.name for arg in (arguments.posonlyargs or []) + arguments.args + arguments.kwonlyargs]
-    interp.run(closure, [], {}, closure.node, preset={name: UNKNOWN for name in names})
+    interp.run(closure, [], {}, closure.node, preset={
+        name: objects.Free(("param", closure.node, name), name) if free else UNKNOWN for name in names})
 
 
 def _top_level_functions(module: nodes.Module) -> Iterator[tuple[nodes.FunctionDef, nodes.ClassDef | None]]:

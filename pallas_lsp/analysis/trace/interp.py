@@ -809,6 +809,10 @@ class Interpreter:
             method = self.stubs.class_attribute(callee.cls, "__call__")
             if isinstance(method, o.Closure):
                 return self.run(method, [callee] + args, kwargs, node, preset)
+        if isinstance(callee, o.Kernel):  # a kernel applied to its operands (PLS015 counts them)
+            self.record("kernel_apply", node, {"kernel": callee.node, "args": tuple(args),
+                                               "kwargs": tuple(kwargs)})
+            return UNKNOWN
         if isinstance(callee, o.Library) and self.resolver.readable(callee.qname):
             function = self.resolver.library_function(self, callee.qname)  # JAX's kernel building blocks
             if function is not None:

@@ -581,8 +581,27 @@ def _kernel(interp: Any, qname: str, node: nodes.Call, args: list, kwargs: dict)
     bound = bind_api(interp, qname, args, kwargs) or {}
     scratch = next((bound[k] for k in ("scratch_types", "scratch_shapes") if bound.get(k) is not None), ())
     interp.record("kernel", node, bound)
-    _run_body(interp, node, body, scratch, tail=True, gmem=True)
+    _run_body(interp, node, body, scratch, tail=True, gmem=True, leading=_leading(node, bound))
     return o.Kernel(node)
+
+
+def _leading(node: nodes.Call, bound: dict) -> int | None:
+    """Operands and outputs of `plgpu.kernel(...)(x, y)` applied in the same expression (the
+    refs before the scratch); None when they cannot be counted here."""
+    parent = node.parent
+    if not (isinstance(parent, nodes.Call) and parent.func is node) or parent.keywords or any(
+            isinstance(arg, nodes.Starred) for arg in parent.args):
+        return None
+    out = bound.get("out_type", bound.get("out_shape"))
+    if out is None:
+        outputs = 0
+    elif out == api.ApiValue(api.SHAPE_DTYPE_STRUCT + "()"):
+        outputs = 1
+    elif isinstance(out, (tuple, list)):
+        outputs = len(out)
+    else:
+        return None
+    return len(parent.args) + outputs
 
 
 def _pallas_call(interp: Any, qname: str, node: nodes.Call, args: list, kwargs: dict) -> Any:
@@ -624,7 +643,7 @@ def _run_scoped(interp: Any, qname: str, node: nodes.Call, args: list, kwargs: d
 
 
 def _run_body(interp: Any, node: nodes.NodeNG, body: Any, scratch: Any, tail: bool, kernel: bool = True,
-              gmem: bool = False) -> None:
+              gmem: bool = False, leading: int | None = None) -> None:
     """Run a kernel body: scratch given as a sequence fills the last parameters (the operands
     before them are unknown), as a mapping binds by name; anything else binds nothing."""
     if kernel:
@@ -634,14 +653,15 @@ def _run_body(interp: Any, node: nodes.NodeNG, body: Any, scratch: Any, tail: bo
     try:
         for _, item in o.split(scratch):
             for _, target in o.split(body):
-                _run_one_body(interp, node, target, item, tail, gmem)
+                _run_one_body(interp, node, target, item, tail, gmem, leading)
     finally:
         interp.stack = saved
         if kernel:
             interp.kernels.pop()
 
 
-def _run_one_body(interp: Any, node: nodes.NodeNG, body: Any, scratch: Any, tail: bool, gmem: bool = False) -> None:
+def _run_one_body(interp: Any, node: nodes.NodeNG, body: Any, scratch: Any, tail: bool, gmem: bool = False,
+                  leading: int | None = None) -> None:
     func, lead, keywords = body, [], {}
     while isinstance(func, o.Partial):
         lead, keywords = list(func.args) + lead, {**dict(func.keywords), **keywords}
@@ -668,7 +688,10 @@ def _run_one_body(interp: Any, node: nodes.NodeNG, body: Any, scratch: Any, tail
         keywords = {**keywords, **scratch}
         preset.update({p: operand(p) for p in free if p not in scratch})
     elif isinstance(scratch, (tuple, list)) and arguments.vararg and tail:
-        preset.update({p: UNKNOWN for p in free})  # operands come first
+        # operands come first: GMEM refs when the application shows they fill the named
+        # parameters (`def kernel(a_gmem, b_gmem, out_gmem, *refs)` applied to `(a, b)`)
+        known = leading is not None and leading >= len(free)
+        preset.update({p: operand(p) if known else UNKNOWN for p in free})
         preset[arguments.vararg] = o.TailTuple(tuple(scratch))
     elif isinstance(scratch, (tuple, list)):
         if arguments.vararg or len(scratch) > len(free):
