@@ -549,7 +549,7 @@ class Interpreter:
             return value
         if isinstance(node, nodes.Slice):
             parts = [self.ev(part, frame) for part in (node.lower, node.upper, node.step)]
-            return slice(*parts) if all(isinstance(p, (int, type(None))) for p in parts) else UNKNOWN
+            return slice(*parts) if all(isinstance(p, (int, type(None), o.TailLength)) for p in parts) else UNKNOWN
         if isinstance(node, (nodes.ListComp, nodes.GeneratorExp, nodes.DictComp, nodes.SetComp)):
             return self.comprehension(node, frame)
         if isinstance(node, nodes.Starred):
@@ -1041,6 +1041,10 @@ def _foldable(value: Any) -> bool:
 
 
 def _fold(function: Any, *operands: Any) -> Any:
+    if function in (operator.add, operator.sub) and len(operands) == 2 and isinstance(operands[0], o.TailLength) \
+            and isinstance(operands[1], int) and not isinstance(operands[1], bool):
+        length, number = operands
+        return o.TailLength(length.tail, length.offset + (number if function is operator.add else -number))
     if function is None or not all(_foldable(operand) for operand in operands):
         if function is operator.add and all(isinstance(x, (tuple, list)) for x in operands) and \
                 type(operands[0]) is type(operands[1]):

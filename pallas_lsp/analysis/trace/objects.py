@@ -350,6 +350,15 @@ class TailTuple:
     suffix: tuple
 
 
+@dataclass(frozen=True, eq=False)
+class TailLength:
+    """`len(refs) + offset` for a `TailTuple`: the count is unknown, but slicing that tuple at
+    it (`refs[len(refs) - 2:]`) cuts a known number of items off its end."""
+
+    tail: TailTuple  # that very tuple (compared by identity)
+    offset: int
+
+
 @dataclass(frozen=True)
 class Kernel:
     """What `plgpu.kernel(...)` returns: calling it runs nothing we need to see."""
