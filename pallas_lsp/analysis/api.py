@@ -73,6 +73,15 @@ def dynamic_scheduling_loop(grid_names, *, thread_axis=None, init_carry=None):
 
 def warp_map(f):
     f(_traced())
+
+def emit_pipeline(body, *, grid=(), in_specs=(), out_specs=(), max_concurrent_steps=1, init_carry=None,
+                  **kwargs):
+    def pipeline(*gmem_refs):
+        if init_carry is None:
+            return body(_traced(), *_traced())
+        return body(_traced(), *_traced(), init_carry)
+    return pipeline
+
 def _traced(): ...
 '''
 
