@@ -163,6 +163,19 @@ class Allocation:
     by: Site | None  # the `pl.run_scoped` site that allocated it; None for the kernel's scratch
 
 
+def allocation_site(run: KernelRun, allocation: Allocation) -> Site:
+    """Where a finding about a scratch allocation goes: its constructor call, or, when a helper
+    made it, the call on the way there in the code that builds the kernel (else the kernel)."""
+    ref = allocation.ref
+    chain = tuple(getattr(ref, "chain", ()))
+    kernel_chain = run.site.chain
+    common = 0
+    while common < min(len(chain), len(kernel_chain)) and chain[common] is kernel_chain[common]:
+        common += 1
+    node = chain[common] if common < len(chain) else ref.node
+    return Site("alloc", node, {}, run.site.guard, chain[:common] + (run.node,), None, ref)
+
+
 def scratch_value(run: KernelRun) -> Any:
     arguments = run.site.arguments
     for name in ("scratch_types", "scratch_shapes"):

@@ -569,7 +569,7 @@ class Interpreter:
             return value
         if isinstance(node, nodes.Slice):
             parts = [self.ev(part, frame) for part in (node.lower, node.upper, node.step)]
-            return slice(*parts) if all(isinstance(p, (int, type(None))) for p in parts) else UNKNOWN
+            return slice(*parts) if all(isinstance(p, (int, type(None), o.TailLength)) for p in parts) else UNKNOWN
         if isinstance(node, (nodes.ListComp, nodes.GeneratorExp, nodes.DictComp, nodes.SetComp)):
             return self.comprehension(node, frame)
         if isinstance(node, nodes.Starred):
@@ -763,7 +763,7 @@ class Interpreter:
 
     def call(self, node: nodes.Call, frame: Frame) -> Any:
         callee = self.ev(node.func, frame)
-        args = self.elements(node.args, frame)
+        args, tail = self.call_arguments(node.args, frame)
         kwargs: dict | Any = {}
         for keyword in node.keywords or ():
             value = self.ev(keyword.value, frame)
@@ -774,8 +774,8 @@ class Interpreter:
                     kwargs.update(value)
             elif kwargs is not UNKNOWN:
                 kwargs[keyword.arg] = value
-        if args is UNKNOWN or kwargs is UNKNOWN:
-            for value in (args if isinstance(args, list) else []):
+        if kwargs is UNKNOWN:
+            for value in args + (tail or []):
                 self.escape(value)
             self.escape(callee)
             return UNKNOWN
@@ -787,10 +787,83 @@ class Interpreter:
                 if both is None:
                     continue
                 self.guard = both
-                results.append((both, self.invoke(target, args, kwargs, node)))
+                if tail is None:
+                    results.append((both, self.invoke(target, args, kwargs, node)))
+                else:
+                    results.append((both, self.invoke_spread(target, args, tail, kwargs, node)))
         finally:
             self.guard = saved
         return guarded(results) if results else UNKNOWN
+
+    def call_arguments(self, elts: list, frame: Frame) -> tuple[list, list | None]:
+        """A call's positional arguments, each evaluated once: all of them and None, or, when a
+        `*spread` has items we cannot count, those before it and the known ones after it (a
+        kernel body's `*refs` spreads its scratch refs at the end)."""
+        prefix: list = []
+        tail: list | None = None
+        for elt in elts:
+            if isinstance(elt, nodes.Starred):
+                value = self.ev(elt.value, frame)
+                items = self.iterate(value)
+                if items is UNKNOWN:
+                    tail = list(value.suffix) if isinstance(value, o.TailTuple) else []
+                    continue
+                (prefix if tail is None else tail).extend(items)
+            else:
+                (prefix if tail is None else tail).append(self.ev(elt, frame))
+        return prefix, tail
+
+    def invoke_spread(self, callee: Any, prefix: list, tail: list, kwargs: dict, node: nodes.NodeNG) -> Any:
+        """Call with `prefix`, a run of arguments we cannot count, then `tail`: a function of the
+        analysed code binds what Python's binding makes certain (`spread_bind`); anything else
+        gets its arguments as unknown code does."""
+        while True:
+            if isinstance(callee, o.Bound):
+                callee, prefix = callee.func, [callee.self_value] + prefix
+            elif isinstance(callee, o.Partial):
+                callee, prefix, kwargs = callee.func, list(callee.args) + prefix, {**dict(callee.keywords), **kwargs}
+            else:
+                break
+        if isinstance(callee, o.Closure):
+            preset = self.spread_bind(callee, prefix, tail, kwargs)
+            if preset is None:
+                return UNKNOWN  # the call raises a TypeError
+            return self.run(callee, [], kwargs, node, preset)
+        for value in prefix + tail + list(kwargs.values()):
+            self.escape(value)
+        self.escape(callee)
+        return UNKNOWN
+
+    def spread_bind(self, closure: o.Closure, prefix: list, tail: list, kwargs: dict) -> dict | None:
+        """The parameters `f(*prefix, *<some items>, *tail, **kwargs)` certainly binds: the
+        leading ones take `prefix`; without `*args` and defaults, the call fills every
+        positional parameter, so the last ones take `tail`; a `*args` parameter that starts
+        within `prefix` ends with `tail`. The rest are unknown; None for a TypeError."""
+        arguments = closure.node.args
+        if arguments.args is None:
+            return None
+        positional = [arg.name for arg in (arguments.posonlyargs or []) + arguments.args]
+        if any(name in kwargs for name in positional[: len(prefix)]):
+            return None
+        bound: dict[str, Any] = dict(zip(positional, prefix))
+        rest = positional[len(prefix):]
+        if not rest:
+            if arguments.vararg:
+                bound[arguments.vararg] = o.TailTuple(tuple(tail))
+            elif len(prefix) > len(positional) or tail:
+                return None
+            return bound
+        bound.update({name: UNKNOWN for name in rest if name not in kwargs})
+        if arguments.vararg:
+            bound[arguments.vararg] = UNKNOWN
+            return bound
+        defaults = getattr(closure, "defaults", {})
+        if any(name in defaults or name in kwargs for name in rest):
+            return bound
+        if len(tail) > len(rest):
+            return None
+        bound.update(zip(rest[len(rest) - len(tail):], tail))
+        return bound
 
     def invoke(self, callee: Any, args: list, kwargs: dict, node: nodes.NodeNG, preset: dict | None = None) -> Any:
         if isinstance(callee, o.Closure):
@@ -1023,6 +1096,10 @@ def _foldable(value: Any) -> bool:
 
 
 def _fold(function: Any, *operands: Any) -> Any:
+    if function in (operator.add, operator.sub) and len(operands) == 2 and isinstance(operands[0], o.TailLength) \
+            and isinstance(operands[1], int) and not isinstance(operands[1], bool):
+        length, number = operands
+        return o.TailLength(length.tail, length.offset + (number if function is operator.add else -number))
     if function is None or not all(_foldable(operand) for operand in operands):
         if function is operator.add and all(isinstance(x, (tuple, list)) for x in operands) and \
                 type(operands[0]) is type(operands[1]):

@@ -206,9 +206,12 @@ def item(interp: Any, obj: Any, key: Any) -> Any:  # noqa: C901
         size = len(obj.suffix)
         if isinstance(key, int) and not isinstance(key, bool) and -size <= key < 0:
             return obj.suffix[key]
-        if isinstance(key, slice) and isinstance(key.start, int) and -size <= key.start < 0 and key.stop is None \
-                and key.step in (None, 1):
-            return obj.suffix[key]
+        if isinstance(key, slice) and key.step in (None, 1):
+            start, stop = _from_end(obj, key.start), _from_end(obj, key.stop)
+            if start is not None and 0 < start <= size and key.stop is None:
+                return obj.suffix[size - start:]  # the last items: all scratch
+            if key.start is None and stop is not None and 0 <= stop <= size:
+                return o.TailTuple(obj.suffix[:size - stop])  # the operands, then what is left
         return UNKNOWN
     if isinstance(obj, o.Union):
         return _group(obj, key)
@@ -219,6 +222,15 @@ def item(interp: Any, obj: Any, key: Any) -> Any:  # noqa: C901
     if isinstance(obj, (o.Alloc, o.Barrier, o.View, o.Operand)):
         return o.View(obj)  # a 3-D TMEM `acc[1]`-style read keeps the allocation
     return UNKNOWN
+
+
+def _from_end(tail: o.TailTuple, index: Any) -> int | None:
+    """How many items before the end of `tail` a slice bound is (`-2`, `len(refs) - 2`)."""
+    if isinstance(index, int) and not isinstance(index, bool) and index < 0:
+        return -index
+    if isinstance(index, o.TailLength) and index.tail is tail and index.offset <= 0:
+        return -index.offset
+    return None
 
 
 def _group(union: o.Union, key: Any) -> Any:
@@ -375,6 +387,8 @@ def _b_len(interp: Any, args: list, kwargs: dict) -> Any:
     value = args[0]
     if isinstance(value, o.Union):
         return len(value.groups)
+    if isinstance(value, o.TailTuple):
+        return o.TailLength(value, 0)
     items = interp.iterate(value) if not isinstance(value, (str, bytes)) else value
     return UNKNOWN if items is UNKNOWN else len(items)
 
