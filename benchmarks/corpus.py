@@ -1,6 +1,7 @@
 """The generated corpus, large: the linter's recall and precision per axis, JAX as the judge.
 
     python benchmarks/corpus.py [-n 3000] [--seed 0] [--judge PY ...] [--full] [--out DIR]
+                                [--families]
 
 Writes ``n`` programs of ``tests/corpus/generator.py`` (buggy and clean twins of the four core
 bugs, 1 to 4 idiom axes stacked), takes JAX's verdict on each from ``tests/corpus/truth.json``
@@ -8,7 +9,9 @@ bugs, 1 to 4 idiom axes stacked), takes JAX's verdict on each from ``tests/corpu
 with jax 0.12), lints them with the ``pallas_lsp`` this Python imports, and prints a Markdown
 table of recall and precision per JAX version (the README's corpus table is a copy of it),
 then every program where the linter disagrees with JAX.  ``--full`` adds a row per axis
-variant.  See ``tests/corpus/README.md``.
+variant.  ``--families``: the family stream instead (``tests/corpus/families.py``: one class
+per error of PLS003..PLS019, truth in ``tests/corpus/truth_families.json``; every code counts
+in every row).  See ``tests/corpus/README.md``.
 """
 
 from __future__ import annotations
@@ -29,7 +32,9 @@ def main(argv=None) -> int:
     parser.add_argument("-n", type=int, default=3000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--judge", action="append", default=[])
-    parser.add_argument("--truth", type=Path, default=score.TRUTH_FILE)
+    parser.add_argument("--truth", type=Path, default=None)
+    parser.add_argument("--families", action="store_true",
+                        help="the family stream (PLS003..PLS019)")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--full", action="store_true")
     parser.add_argument("--out", type=Path)
@@ -40,15 +45,17 @@ def main(argv=None) -> int:
     t0 = time.perf_counter()
     programs, truth, reports, timing = score.run(
         ns.seed, ns.n, out, ns.judge, ns.truth, refresh=False, jobs=ns.jobs,
-        log=lambda m: print(m, file=sys.stderr))
+        log=lambda m: print(m, file=sys.stderr), stream="families" if ns.families else "core")
     missing = {v: len(r["missing"]) for v, r in reports.items() if r["missing"]}
-    print(f"Generated corpus: {len(programs)} programs (seed {ns.seed}), JAX "
+    what = "Family corpus (PLS003..PLS019)" if ns.families else "Generated corpus"
+    print(f"{what}: {len(programs)} programs (seed {ns.seed}), JAX "
           + ", ".join(truth["jax"][v] for v in reports)
           + f"; linting took {timing['lint_s']:.1f} s "
           f"({1000 * timing['lint_s'] / max(1, len(programs)):.0f} ms a program)."
           + (f" No truth for {missing} programs: pass --judge." if missing else ""))
     print()
-    print(score.format_markdown(reports, "full" if ns.full else "summary"))
+    print(score.format_markdown(reports, "full" if ns.full else "summary",
+                                codes=None if ns.families else score.CORE_CODES))
     print(score.format_disagreements(reports, out, limit=10**6))
     print(f"\n({time.perf_counter() - t0:.0f} s in all)", file=sys.stderr)
     return 0

@@ -93,7 +93,8 @@ FAMILY_MUTANTS = {
         "blackwell_ragged_dot_mgpu", "ragged",
         r"\(block_tile_m, tile_n \* 2\), jnp\.float32", "(block_tile_m, tile_n * 2), jnp.bfloat16",
         "PLS005", r"acc_tmem=plgpu\.TMEM\(", "dtypes narrower than 32-bit require either the packed argument", None),
-    # lowering-time: JAX names no line; we report on the minority's run_scoped / the kernel
+    # lowering-time: JAX names no line; we report on the minority's run_scoped / the collective
+    # TMEM allocation of the scratch
     "mixed_collective_tmem": (
         "blackwell_ragged_dot_mgpu", "ragged",
         r"(\n  num_sms = jax\.local_devices)",
@@ -105,7 +106,7 @@ FAMILY_MUTANTS = {
     "collective_tmem_odd_cluster": (
         "blackwell_matmul_mgpu", "matmul",
         r"cluster=\(1 \+ collective,\),", "cluster=(1,),",
-        "PLS013", r"f = plgpu\.kernel\(",
+        "PLS013", r"acc_tmem=plgpu\.TMEM\(",
         "Collective TMEM allocations are only supported for clusters with an even number", (0, 12)),
 }
 

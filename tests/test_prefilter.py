@@ -101,3 +101,32 @@ def test_api_values_count_since_aliases_are_followed():
             pass
         isinstance(space, plgpu.SMEM)
     """)
+
+
+def test_a_trigger_word_here_does_not_hide_what_an_imported_helper_makes(tmp_path):
+    # The file mentions PLS013's trigger ("collective", in its docstring) but not its
+    # identifier (`TMEM`): the collective TMEM is made by the helper module it imports.
+    (tmp_path / "helpers_mod.py").write_text(textwrap.dedent("""
+        import jax.numpy as jnp
+        from jax.experimental.pallas import mosaic_gpu as plgpu
+
+        def make_acc(collective):
+          return plgpu.TMEM((128, 128), jnp.float32, collective=collective)
+    """), encoding="utf-8")
+    source = textwrap.dedent('''
+        """An odd cluster for collective TMEM."""
+        import jax
+        import jax.numpy as jnp
+        from jax.experimental.pallas import mosaic_gpu as plgpu
+        from helpers_mod import make_acc
+
+        def build():
+          def kernel(x_gmem, out_gmem, acc):
+            del x_gmem, out_gmem, acc
+          return plgpu.kernel(kernel, out_type=jax.ShapeDtypeStruct((128, 128), jnp.float32),
+                              cluster=(3,), cluster_names=("x",), scratch_types=[make_acc(True)])
+    ''')
+    path = tmp_path / "kernel.py"
+    path.write_text(source, encoding="utf-8")
+    kept = applicable(list(RULES), source, lambda: Bindings.of(ast.parse(source)), str(path))
+    assert "PLS013" in {rule.code for rule in kept}

@@ -32,16 +32,12 @@ RECORDED = TESTS / "real_kernels" / "recorded.json"
 # What the linter gets wrong on these files today: (file, mutant ident) -> reason.
 _QUANT = "tokamax/_src/ops/ragged_dot/pallas_mosaic_gpu_kernel_sm100_quant.py"
 _POST = "tokamax/_src/ops/ragged_dot/pallas_mosaic_gpu_kernel_sm100_quant_post_scale.py"
-_QUANT_WHY = "nothing is found in tokamax's sm100 quantized ragged dot kernels (tokamax 0.0.12)"
+_QUANT_WHY = ("tokamax's sm100 quantized ragged dot kernels (tokamax 0.0.12): the TMEM's dtype is an input "
+              "array's (`w_scales.dtype`), which the linter does not know")
 KNOWN_MISSES: dict[tuple[str, str], str] = {
-    (_QUANT, "collective-false@453:18"): _QUANT_WHY + ": non-collective TMEM LHS (PLS001)",
-    (_QUANT, "collective-false@463:15"): _QUANT_WHY + ": non-collective accumulator (PLS001)",
     (_QUANT, "packed-drop@453:18"): _QUANT_WHY + ": narrow TMEM without packed (PLS005)",
-    (_QUANT, "otc-drop@484:22"): _QUANT_WHY + ": MMA barrier without orders_tensor_core (PLS010)",
-    (_QUANT, "otc-drop@487:23"): _QUANT_WHY + ": MMA barrier without orders_tensor_core (PLS010)",
     (_QUANT, "cluster-one@513:6"): "PLS012 at the MMA, not PLS013 (JAX 0.10.2 lowering: odd cluster)",
     (_POST, "packed-drop@415:18"): _QUANT_WHY + ": narrow TMEM without packed (PLS005)",
-    (_POST, "otc-drop@446:22"): _QUANT_WHY + ": MMA barrier without orders_tensor_core (PLS010)",
     ("tokamax/_src/ops/ragged_dot/pallas_mosaic_gpu_kernel_sm100.py", "cluster-one@234:6"):
         "PLS012 at the MMAs, not PLS013 (JAX 0.10.2 lowering: collective TMEM, cluster of one)",
     ("jax/experimental/pallas/ops/gpu/blackwell_ragged_dot_mgpu.py", "cluster-one@335:6"):
@@ -51,10 +47,7 @@ KNOWN_MISSES: dict[tuple[str, str], str] = {
 }
 KNOWN_WRONG: dict[tuple[str, str], str] = {}
 # Files the analysis cannot finish within its budget today.
-KNOWN_SLOW: dict[str, str] = {
-    "tokamax/_src/ops/attention/pallas_mosaic_gpu_kernel_sm100.py":
-        "over the 10 s analysis budget (issue 13: about 230x its ast.parse, PLS001's flag exploration)",
-}
+KNOWN_SLOW: dict[str, str] = {}
 # Unmodified code: findings JAX confirms (the deprecated plgpu.kernel spelling, a
 # DeprecationWarning in jax 0.10.2 and a TypeError from 0.12).
 DEPRECATED = re.compile(r"\b(out_shape|scratch_shapes)\s*=")

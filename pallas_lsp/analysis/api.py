@@ -73,6 +73,15 @@ def dynamic_scheduling_loop(grid_names, *, thread_axis=None, init_carry=None):
 
 def warp_map(f):
     f(_traced())
+
+def emit_pipeline(body, *, grid=(), in_specs=(), out_specs=(), max_concurrent_steps=1, init_carry=None,
+                  **kwargs):
+    def pipeline(*gmem_refs):
+        if init_carry is None:
+            return body(_traced(), *_traced())
+        return body(_traced(), *_traced(), init_carry)
+    return pipeline
+
 def _traced(): ...
 '''
 
@@ -149,6 +158,18 @@ def jit(fun=None, *args, **kwargs):
 named_call = checkpoint = remat = jit
 '''
 
+_JAX_UTIL_STUB = '''
+"""pallas-lsp stand-in for jax._src.util: list helpers kernels split their refs with."""
+
+def split_list(args, ns):
+    lists = []
+    for n in ns:
+        lists.append(args[:n])
+        args = args[n:]
+    lists.append(args)
+    return lists
+'''
+
 # Modules served to astroid: name -> source. Every other `jax.*` module is served empty.
 # A stub whose body is `...` is a primitive the analysis models itself; any other body is run
 # by the tracer as it stands (higher-order APIs call their function arguments).
@@ -158,6 +179,7 @@ STUBS: dict[str, str] = {
     "jax.experimental": "",
     PALLAS: _PALLAS_STUB,
     MOSAIC_GPU: _MOSAIC_GPU_STUB,
+    "jax._src.util": _JAX_UTIL_STUB,
 }
 PACKAGES = frozenset({"jax", "jax.experimental", PALLAS})
 

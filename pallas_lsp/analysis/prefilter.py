@@ -40,29 +40,34 @@ def mentions_pallas(text: str | bytes, rules: Iterable[Rule] = RULES, path: str 
     rules = tuple(rules)
     if any(word in data for rule in rules for word in rule.triggers):
         return True
-    return path is not None and any(word in imported_data(data, path) for rule in rules for word in rule.triggers)
+    if path is None:
+        return False
+    reached = imported_data(data, path)  # once: it reads and follows the imports
+    return any(word in reached for rule in rules for word in rule.triggers)
 
 
 def applicable(rules: list[Rule], text: str, bindings: Callable[[], Bindings], path: str | None = None) -> list[Rule]:
     """The rules of `rules` that could fire in `text`; `bindings()` (the stdlib tree walked
     once) is asked for only when the words are there. A rule whose words only the file's
-    project imports contain is kept: what it judges happens in there."""
+    project imports contain is kept: what it judges happens in there.  So is a rule whose
+    trigger the file mentions but whose identifiers only its project imports use (a helper
+    module makes the `TMEM`, a docstring says "collective")."""
     data = text.encode("utf-8", "surrogatepass")
     own = [rule for rule in rules if not rule.triggers or any(word in data for word in rule.triggers)]
-    if path is not None and len(own) < len(rules):
+    kept = own
+    if own and all(rule.identifiers for rule in own):
+        words = set(_identifier_pattern(frozenset().union(*(rule.identifiers for rule in own))).findall(text))
+        kept = [rule for rule in own if rule.identifiers & words]
+        if kept:
+            used = api_uses(bindings(), frozenset().union(*(rule.identifiers for rule in kept)))
+            kept = [rule for rule in kept if rule.identifiers & used]
+    if path is not None and len(kept) < len(rules):
         reached = imported_data(data, path)
-        through_imports = [rule for rule in rules if rule not in own and any(w in reached for w in rule.triggers)]
+        through_imports = [rule for rule in rules if rule not in kept
+                           and any(w in reached for w in rule.triggers)]
     else:
         through_imports = []
-    rules = own
-    if not rules or not all(rule.identifiers for rule in rules):
-        return rules + through_imports
-    words = set(_identifier_pattern(frozenset().union(*(rule.identifiers for rule in rules))).findall(text))
-    rules = [rule for rule in rules if rule.identifiers & words]
-    if not rules:
-        return rules
-    used = api_uses(bindings(), frozenset().union(*(rule.identifiers for rule in rules)))
-    return [rule for rule in rules if rule.identifiers & used] + through_imports
+    return kept + through_imports
 
 
 # -- project imports ---------------------------------------------------------------------------
@@ -185,6 +190,7 @@ class Bindings:
         self.imports: dict[str, set[str | None]] = {}  # name -> paths (None: not known)
         self.aliased_imports: list[tuple[str, str | None]] = []  # (imported name, its path)
         self.rebound: set[str] = set()
+        self.loaded: set[str] = set()  # names read
         self.star_import = False  # `from m import *`: any name may be imported
 
     @classmethod
@@ -214,7 +220,9 @@ class Bindings:
             if type(node.ctx) is ast.Load:
                 self.attributes.append(node)
         elif kind is ast.Name:
-            if type(node.ctx) is not ast.Load:
+            if type(node.ctx) is ast.Load:
+                self.loaded.add(node.id)
+            else:
                 self.rebound.add(node.id)
         elif kind is ast.arg:
             self.rebound.add(node.arg)
@@ -242,6 +250,10 @@ class Bindings:
                 self.rebound.add(node.name)
         elif kind is ast.MatchMapping and node.rest:
             self.rebound.add(node.rest)
+
+    def referenced(self) -> set[str]:
+        """Names read anywhere in the module, as a name or as an attribute."""
+        return self.loaded | {attribute.attr for attribute in self.attributes}
 
     def may_be_imported(self, name: str) -> bool:
         """Could an import bind `name`? (Else it is local, a builtin, or undefined.)"""

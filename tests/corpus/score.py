@@ -37,9 +37,11 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
+import families  # noqa: E402
 import generator  # noqa: E402
 
 TRUTH_FILE = HERE / "truth.json"
+FAMILY_TRUTH_FILE = HERE / "truth_families.json"  # the family stream (families.py)
 JUDGE = HERE / "judge.py"
 VERSIONS = ("0.10", "0.12")  # the JAX minor versions the project supports
 
@@ -182,8 +184,12 @@ class Counts:
         return self.tp / (self.tp + self.fp) if self.tp + self.fp else None
 
 
-def score(programs, truth: dict, linted: dict[str, set[Site]], ver: str) -> dict:
-    """Per-row counts for one JAX version, the disagreements and the label mismatches."""
+def score(programs, truth: dict, linted: dict[str, set[Site]], ver: str,
+          codes: tuple[str, ...] | None = CORE_CODES) -> dict:
+    """Per-row counts for one JAX version, the disagreements and the label mismatches.
+
+    ``codes``: the codes the axis rows count (``None``: every code, as for the family
+    stream, where each program is about its class's code)."""
     other_vers = [v for v in VERSIONS if v != ver]
     rows: dict[str, Counts] = collections.defaultdict(Counts)
     disagreements, label_mismatch, missing = [], [], []
@@ -205,11 +211,11 @@ def score(programs, truth: dict, linted: dict[str, set[Site]], ver: str) -> dict
         fp_all = got - t
         other_all = {s for s in fp_all if s in others}
         fp_all = fp_all - other_all
-        core = lambda sites: {s for s in sites if s[2] in CORE_CODES}  # noqa: E731
+        core = lambda sites: {s for s in sites if codes is None or s[2] in codes}  # noqa: E731
         tp, fn, fp, other = core(tp_all), core(fn_all), core(fp_all), core(other_all)
         keys = ["all", f"bug={p.bug}", f"bug={p.bug}:{'buggy' if p.buggy else 'clean'}",
                 f"stack={len(p.stacked)}"]
-        keys += [f"{a}={v}" for a, v in p.axes.items() if v != generator.AXES[a][0]]
+        keys += [f"{a}={v}" for a, v in p.stacked.items()]
         keys += [f"{a}=*" for a in p.stacked]
         for key in keys:
             c = rows[key]
@@ -237,17 +243,19 @@ def _fmt(x: float | None) -> str:
 
 def _row_order(key: str) -> tuple:
     head = key.split("=")[0]
-    order = ["all", "code", "bug", "stack"] + list(generator.AXES)
+    order = ["all", "code", "bug", "stack"] + list(dict.fromkeys(
+        list(generator.AXES) + list(families.FAMILY_AXES)))
     return (order.index(head) if head in order else 99, key)
 
 
-def format_table(reports: dict[str, dict]) -> str:
+def format_table(reports: dict[str, dict], codes: tuple[str, ...] | None = CORE_CODES) -> str:
     vers = list(reports)
     keys = sorted({k for r in reports.values() for k in r["rows"]}, key=_row_order)
     head = f"{'row':34s}" + "".join(
         f" | jax {v:5s} {'progs':>5s} {'tp':>4s} {'fn':>4s} {'fp':>4s} {'oth':>4s} {'recall':>6s} {'prec':>6s}"
         for v in vers)
-    lines = ["findings (file, line, code) of PLS001 and PLS002 (a code= row: that code); "
+    what = "PLS001 and PLS002" if codes else "every code"
+    lines = [f"findings (file, line, code) of {what} (a code= row: that code); "
              "oth = confirmed only by another JAX version", head, "-" * len(head)]
     for key in keys:
         line = f"{key:34s}"
@@ -300,11 +308,16 @@ def selected(programs, only: list[str]) -> list:
     return [p for p in programs if keep(p)]
 
 
-def run(seed: int, n: int, out: Path, judges: list[str], truth_path: Path, refresh: bool,
-        jobs: int, lint: bool = True, log=print, update: bool = False, only=()
-        ) -> tuple[list, dict, dict, dict]:
+def run(seed: int, n: int, out: Path, judges: list[str], truth_path: Path | None, refresh: bool,
+        jobs: int, lint: bool = True, log=print, update: bool = False, only=(),
+        stream: str = "core") -> tuple[list, dict, dict, dict]:
+    """``stream``: ``"core"`` (generator.py, PLS001/PLS002) or ``"families"`` (families.py,
+    PLS003..PLS019; its own truth file)."""
     t0 = time.perf_counter()
-    programs = generator.generate(seed, n)
+    if truth_path is None:
+        truth_path = FAMILY_TRUTH_FILE if stream == "families" else TRUTH_FILE
+    programs = (families.generate(seed, n) if stream == "families"
+                else generator.generate(seed, n))
     if only:
         if refresh or update:
             raise SystemExit("--only cannot be combined with --refresh or --update")
@@ -332,7 +345,8 @@ def run(seed: int, n: int, out: Path, judges: list[str], truth_path: Path, refre
     linted = lint_all(programs, out) if lint else {}
     t2 = time.perf_counter()
     vers = [v for v in VERSIONS if v in truth["jax"]]
-    reports = {v: score(programs, truth, linted, v) for v in vers} if lint else {}
+    codes = None if stream == "families" else CORE_CODES
+    reports = {v: score(programs, truth, linted, v, codes) for v in vers} if lint else {}
     timing = {"generate+judge_s": t1 - t0, "lint_s": t2 - t1}
     return programs, truth, reports, timing
 
@@ -355,7 +369,12 @@ def main(argv=None) -> int:
     parser.add_argument("-n", type=int, default=400)
     parser.add_argument("--judge", action="append", default=[],
                         help="a Python with JAX installed (repeat for each JAX version)")
-    parser.add_argument("--truth", type=Path, default=TRUTH_FILE)
+    parser.add_argument("--truth", type=Path, default=None,
+                        help="the truth file (default: truth.json, or truth_families.json "
+                             "with --families)")
+    parser.add_argument("--families", action="store_true",
+                        help="the family stream (families.py: PLS003..PLS019) instead of the "
+                             "PLS001/PLS002 programs")
     parser.add_argument("--refresh", action="store_true",
                         help="judge every program again and write the truth file")
     parser.add_argument("--update", action="store_true",
@@ -369,11 +388,12 @@ def main(argv=None) -> int:
     ns = parser.parse_args(argv)
     out = ns.out or Path(tempfile.mkdtemp(prefix="pallas-corpus-"))
     programs, truth, reports, timing = run(ns.seed, ns.n, out, ns.judge, ns.truth, ns.refresh,
-                                           ns.jobs, update=ns.update, only=ns.only)
+                                           ns.jobs, update=ns.update, only=ns.only,
+                                           stream="families" if ns.families else "core")
     print(f"{len(programs)} programs (seed {ns.seed}) in {out}; "
           f"linter: {timing['lint_s']:.1f} s; JAX: " + ", ".join(
               f"{v} = {truth['jax'][v]}" for v in reports))
-    print(format_table(reports))
+    print(format_table(reports, None if ns.families else CORE_CODES))
     print(format_disagreements(reports, out, ns.disagreements))
     return 0
 
@@ -382,8 +402,10 @@ if __name__ == "__main__":
     sys.exit(main())
 
 
-def format_markdown(reports: dict[str, dict], rows: str = "summary") -> str:
-    """A Markdown table: recall and precision per JAX version (PLS001+PLS002 findings).
+def format_markdown(reports: dict[str, dict], rows: str = "summary",
+                    codes: tuple[str, ...] | None = CORE_CODES) -> str:
+    """A Markdown table: recall and precision per JAX version (the findings of ``codes``, or
+    of every code: the family stream).
 
     ``rows="summary"``: all, codes, bugs, stack depths and one row per axis; ``"full"``: also
     one row per axis variant."""

@@ -19,8 +19,11 @@ cannot lower that kind of kernel here at all (``pl.pallas_call`` without a GPU i
 jax 0.12, ``pl.kernel`` with scratch operands), or ``{"error": ...}``.
 
 Each case also lists ``lines``: the fixture lines of the equations in its jaxpr
-(innermost frame in the fixture), used to tie ``[lowering]`` markers to the
-case that exercises them.
+(innermost frame in the fixture) and of the TMEM allocations made while it is built and
+traced (``plgpu.TMEM(...)``: the calls around it at its innermost fixture frame, and the
+fixture calls on the way there; a module-level allocation counts for every case), used to
+tie ``[lowering]`` markers to the case that exercises them (JAX reports allocation errors
+without a line).
 
 Output (one JSON object on stdout)::
 
@@ -114,6 +117,19 @@ class _CallIndex:
         self.calls: list[ast.Call] = [
             node for node in ast.walk(ast.parse(source)) if isinstance(node, ast.Call)
         ]
+
+    def enclosing_lines(self, lineno, end_lineno=None, colno=None, end_colno=None) -> list[int]:
+        """The first lines of every call around a position (the whole line when no column)."""
+        found = []
+        for call in self.calls:
+            if colno is None or end_lineno is None or end_colno is None:
+                contains = call.lineno <= lineno <= call.end_lineno
+            else:
+                contains = (call.lineno, call.col_offset) <= (lineno, colno) and \
+                    (end_lineno, end_colno) <= (call.end_lineno, call.end_col_offset)
+            if contains:
+                found.append(call.lineno)
+        return found
 
     def first_line(self, lineno, end_lineno=None, colno=None, end_colno=None) -> int:
         if lineno is None:
@@ -222,6 +238,27 @@ def _eqn_lines(closed_jaxpr, fixture: str, index: _CallIndex) -> list[int]:
     return sorted(lines)
 
 
+def _record_tmem_allocations(fixture: str, index: _CallIndex, sink: list) -> None:
+    """Put into `sink` the fixture lines of every `plgpu.TMEM(...)` call made from now on."""
+    from jax.experimental.pallas import mosaic_gpu as plgpu
+
+    space = type(plgpu.TMEM)
+    original = space.__call__
+
+    def call(self, *args, **kwargs):
+        if self is plgpu.TMEM:
+            frames = [f for f in traceback.extract_stack()[:-1] if _same_file(f.filename, fixture)]
+            for depth, frame in enumerate(reversed(frames)):
+                position = (frame.lineno, getattr(frame, "end_lineno", None), getattr(frame, "colno", None),
+                            getattr(frame, "end_colno", None))
+                sink.append(index.first_line(*position))
+                if depth == 0:
+                    sink.extend(index.enclosing_lines(*position))
+        return original(self, *args, **kwargs)
+
+    space.__call__ = call
+
+
 def _jaxprs_in(value):
     if hasattr(value, "eqns"):
         yield value
@@ -248,6 +285,8 @@ def run(fixture: str, lower: bool) -> dict:
         "cases": [],
     }
 
+    allocated: list[int] = []
+    _record_tmem_allocations(fixture, index, allocated)
     sys.path.insert(0, os.path.dirname(fixture))
     name = "pallas_fixture_" + os.path.splitext(os.path.basename(fixture))[0]
     try:
@@ -268,7 +307,9 @@ def run(fixture: str, lower: bool) -> dict:
         result["error"] = "no case_<name>() functions"
         return result
 
+    at_import = list(allocated)
     for case_name in case_names:
+        allocated[:] = at_import
         entry = {"name": case_name, "trace": None, "lowering": None, "lines": [], "warnings": []}
         result["cases"].append(entry)
         jax.clear_caches()
@@ -297,7 +338,7 @@ def run(fixture: str, lower: bool) -> dict:
                     "innermost": _innermost(exc, fixture),
                 }
             continue
-        entry["lines"] = _eqn_lines(traced, fixture, index)
+        entry["lines"] = sorted(set(_eqn_lines(traced, fixture, index)) | set(allocated))
         if not lower:
             continue
         jax.clear_caches()

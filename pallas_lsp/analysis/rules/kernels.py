@@ -163,6 +163,19 @@ class Allocation:
     by: Site | None  # the `pl.run_scoped` site that allocated it; None for the kernel's scratch
 
 
+def allocation_site(run: KernelRun, allocation: Allocation) -> Site:
+    """Where a finding about a scratch allocation goes: its constructor call, or, when a helper
+    made it, the call on the way there in the code that builds the kernel (else the kernel)."""
+    ref = allocation.ref
+    chain = tuple(getattr(ref, "chain", ()))
+    kernel_chain = run.site.chain
+    common = 0
+    while common < min(len(chain), len(kernel_chain)) and chain[common] is kernel_chain[common]:
+        common += 1
+    node = chain[common] if common < len(chain) else ref.node
+    return Site("alloc", node, {}, run.site.guard, chain[:common] + (run.node,), None, ref)
+
+
 def scratch_value(run: KernelRun) -> Any:
     arguments = run.site.arguments
     for name in ("scratch_types", "scratch_shapes"):
@@ -370,6 +383,9 @@ class KernelRule(Rule):
     which site the finding goes on (the kernel's, or the `pl.run_scoped` that allocates)."""
 
     apis: ClassVar[tuple[str, ...]] = (MOSAIC_KERNEL,)
+    # JAX names no line: a `pl.run_scoped` in a helper module is reported on the call of the
+    # analysed file that leads there (the kernel's file), not in the helper module
+    in_own_file: ClassVar[bool] = False
 
     def problem(self, ctx: Context, run: KernelRun, pick: Picker) -> Any:
         raise NotImplementedError
@@ -409,6 +425,8 @@ class KernelRule(Rule):
                 found.setdefault(key, [run, outcome, site, []])[3].append((guard, run.site.chain))
         for (reported, _), (run, detail, site, bad) in found.items():
             others = decided.get(run.node, [])
-            yield from finding(self, ctx, site.node, reported, self.message(ctx, run, detail),
+            node = (reported if self.in_own_file and site is not run.site and site.node.root() is not ctx.module
+                    else site.node)
+            yield from finding(self, ctx, node, reported, self.message(ctx, run, detail),
                                self.severity_of(run, detail), bad, others,
                                lambda run=run, detail=detail: self.fixes(ctx, run, detail))

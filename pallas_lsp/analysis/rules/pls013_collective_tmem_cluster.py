@@ -10,7 +10,8 @@ from ..trace import Site
 from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
-from .kernels import MOSAIC_KERNEL, PALLAS_CALL, KernelRule, KernelRun, cluster_of, describe_refs, tmem_allocations
+from .kernels import (MOSAIC_KERNEL, PALLAS_CALL, KernelRule, KernelRun, allocation_site, cluster_of,
+                      describe_refs, tmem_allocations)
 from .site_rule import Picker
 
 
@@ -21,8 +22,10 @@ class CollectiveTmemCluster(KernelRule):
     `pl.run_scoped` in its body, while its `cluster=` has an odd number of blocks, or is not
     given at all. Flags that choose both (`collective=flag` with `cluster=(2,) if flag else
     ()`) are reasoned about together. JAX gives no source line: the finding goes on the
-    kernel call, or on the `pl.run_scoped` call when only the body allocates collective
-    TMEM.
+    first collective TMEM allocation of the scratch (the `plgpu.TMEM(...)` call, or, when a
+    helper makes it, the call in the code building the kernel that leads there), or on the
+    `pl.run_scoped` call when only the body allocates collective TMEM (the call of the
+    kernel's own file that leads to a helper module calling it).
 
     Collective TMEM in the `scratch_shapes` of a `pl.pallas_call(...)`, which has no cluster,
     is flagged too, as a warning: jax 0.10.2 confirms it when lowering on the CPU, and jax 0.12
@@ -60,6 +63,7 @@ class CollectiveTmemCluster(KernelRule):
     triggers = (b"collective",)
     identifiers = frozenset({"TMEM"})
     lowering = True
+    in_own_file = True
     apis = (MOSAIC_KERNEL, PALLAS_CALL)
     VALID = (examples.PLS013_VALID,)
     INVALID = (Invalid(examples.PLS013_INVALID),)
@@ -79,10 +83,12 @@ class CollectiveTmemCluster(KernelRule):
         return (tuple(collective), cluster) if cluster.blocks % 2 else None
 
     def reported(self, run: KernelRun, detail: Any) -> Site:
-        """The kernel call, unless every collective allocation is a `pl.run_scoped`'s."""
+        """The first collective allocation in the scratch (`allocation_site`), else the
+        `pl.run_scoped` of the first one."""
         collective, _ = detail
-        if any(allocation.by is None for allocation in collective):
-            return run.site
+        in_scratch = [allocation for allocation in collective if allocation.by is None]
+        if in_scratch:
+            return allocation_site(run, in_scratch[0])
         return collective[0].by
 
     def same_problem(self, ctx: Context, run: KernelRun, detail: Any) -> Any:
@@ -100,6 +106,7 @@ class CollectiveTmemCluster(KernelRule):
                     "and a pallas_call has no cluster; use plgpu.kernel with cluster=(2,) (confirmed with "
                     "jax 0.10.2; jax 0.12 cannot lower pallas_call without a GPU)")
         given = f"cluster={cluster.dims}" if cluster.dims else "no cluster"
-        where = "the kernel" if collective[0].by is None else f"the plgpu.kernel at {ctx.where(run.node)}"
+        where = "the kernel" if self.reported(run, detail).node is run.node else (
+            f"the plgpu.kernel at {ctx.where(run.node)}")
         return ("Collective TMEM allocations are only supported for clusters with an even number of "
                 f"blocks in them: {where} allocates collective TMEM ({refs}) but has {given}")

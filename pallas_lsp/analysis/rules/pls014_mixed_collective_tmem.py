@@ -9,7 +9,8 @@ from ..trace import Site
 from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
-from .kernels import KernelRule, KernelRun, describe_refs, fails_tracing_first, tmem_allocations
+from .kernels import (KernelRule, KernelRun, allocation_site, describe_refs, fails_tracing_first,
+                      tmem_allocations)
 from .site_rule import Picker
 
 
@@ -24,9 +25,10 @@ class MixedCollectiveTmem(KernelRule):
     making that allocation collective resolves both.
 
     JAX gives no source line for this error. The finding goes on the minority side (on a
-    tie, the side that disagrees with the first allocation): the `plgpu.kernel(...)` call
-    when that side is in the scratch, else the `pl.run_scoped` call that allocates it (or
-    the call of the kernel's own file that leads to a helper making it).
+    tie, the side that disagrees with the first allocation): its first TMEM allocation in
+    the scratch (the `plgpu.TMEM(...)` call, or, when a helper makes it, the call in the code
+    building the kernel that leads there), else the `pl.run_scoped` call that allocates it
+    (or the call of the kernel's own file that leads to a helper making it).
 
     ## Why is this bad?
     A kernel's Tensor Memory is allocated either for the pair of blocks of a cluster or for
@@ -64,6 +66,7 @@ class MixedCollectiveTmem(KernelRule):
     triggers = (b"collective",)
     identifiers = frozenset({"TMEM"})
     lowering = True
+    in_own_file = True
     VALID = (examples.PLS014_VALID,)
     INVALID = (Invalid(examples.PLS014_INVALID),)
 
@@ -79,21 +82,21 @@ class MixedCollectiveTmem(KernelRule):
 
     def reported(self, run: KernelRun, detail: Any) -> Site:
         """The minority side (on a tie, the side that disagrees with the first allocation):
-        its `pl.run_scoped`, or the kernel call when it is in the scratch."""
+        its first allocation in the scratch (`allocation_site`), else its `pl.run_scoped`."""
         collective, plain, first = detail
         minority = collective if len(collective) < len(plain) or (
             len(collective) == len(plain) and not first) else plain
-        by = next((allocation.by for allocation in minority if allocation.by is not None), None)
-        if by is None or any(allocation.by is None for allocation in minority):
-            return run.site
-        return by
+        in_scratch = [allocation for allocation in minority if allocation.by is None]
+        if in_scratch:
+            return allocation_site(run, in_scratch[0])
+        return minority[0].by
 
     def same_problem(self, ctx: Context, run: KernelRun, detail: Any) -> Any:
         return True  # one finding per kernel (and place), whatever each setting allocates
 
     def message(self, ctx: Context, run: KernelRun, detail: Any) -> str:
         collective, plain, _ = detail
-        where = "" if self.reported(run, detail) is run.site else f" (the plgpu.kernel at {ctx.where(run.node)})"
+        where = "" if self.reported(run, detail).node is run.node else f" (the plgpu.kernel at {ctx.where(run.node)})"
         return ("Can't mix collective and non-collective TMEM allocations within the same kernel"
                 f"{where}: collective: {describe_refs(ctx, list(collective))}; "
                 f"not collective: {describe_refs(ctx, list(plain))}")

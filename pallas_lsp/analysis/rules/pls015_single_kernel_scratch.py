@@ -24,7 +24,9 @@ class SingleKernelScratch(KernelRule):
     Flags `plgpu.kernel(body, ..., scratch_types=plgpu.TMEM(...))(*operands)`: a single
     allocation (TMEM, SMEM, a RefUnion, a barrier) where a sequence or a mapping is expected,
     when the body has a parameter left for it (more required parameters than operands and
-    outputs).
+    outputs). The operands are counted where the kernel is applied, directly or later (a
+    decorated body, a kernel bound to a name, `jax.jit(kernel)(x)`); a kernel never applied
+    in the analysed code is not reported.
 
     ## Why is this bad?
     `plgpu.kernel` passes scratch refs to the body only from a sequence (positionally) or a
@@ -63,7 +65,7 @@ class SingleKernelScratch(KernelRule):
         value = pick.pick(scratch_value(run))
         if not isinstance(value, ALLOCATIONS):
             return None if value is not UNKNOWN else UNKNOWN
-        missing = _missing_parameters(pick, run)
+        missing = _missing_parameters(ctx, pick, run)
         if missing is UNKNOWN:
             return UNKNOWN
         return tuple(missing) if missing else None
@@ -83,25 +85,58 @@ class SingleKernelScratch(KernelRule):
         return (Fix("Put the allocation in a list", safe, edits, preferred=len(detail) == 1),) if edits else ()
 
 
-def _missing_parameters(pick: Picker, run: KernelRun) -> list[str] | Any:
+def _missing_parameters(ctx: Context, pick: Picker, run: KernelRun) -> list[str] | Any:
     """The body's required parameters left after `plgpu.kernel(body, ...)(*operands)` binds
-    operands and outputs; UNKNOWN when any of that cannot be counted."""
-    kernel = run.node
-    parent = kernel.parent
-    if not (isinstance(parent, nodes.Call) and parent.func is kernel) or parent.keywords:
-        return UNKNOWN
-    if any(isinstance(arg, nodes.Starred) for arg in parent.args):
-        return UNKNOWN
+    operands and outputs; UNKNOWN when any of that cannot be counted.  The operands are those
+    of every application of the kernel object the trace saw (`plgpu.kernel(...)(x)`, or the
+    kernel bound to a name, a decorator's result, `jax.jit(kernel)(x)`): all must agree."""
+    operands = _operand_count(ctx, run)
     body = pick.pick(run.site.arguments.get("body"))
     outputs = _outputs(pick, run)
-    if not isinstance(body, o.Closure) or not isinstance(body.node, nodes.FunctionDef) or outputs is UNKNOWN:
+    if operands is UNKNOWN or outputs is UNKNOWN:
+        return UNKNOWN
+    skip = 0
+    if isinstance(body, o.Instance):  # a callable object: its __call__, after `self`
+        method = _class_call(body.cls)
+        if method is None:
+            return UNKNOWN
+        body, skip = method, 1
+    if not isinstance(body, o.Closure) or not isinstance(body.node, nodes.FunctionDef):
         return UNKNOWN
     arguments = body.node.args
     if arguments.vararg or arguments.args is None:
         return UNKNOWN
-    params = (arguments.posonlyargs or []) + arguments.args
+    params = ((arguments.posonlyargs or []) + arguments.args)[skip:]
     required = [arg.name for arg in params[: len(params) - len(arguments.defaults)]]
-    return required[len(parent.args) + outputs:]
+    return required[operands + outputs:]
+
+
+def _class_call(cls: Any) -> o.Closure | None:
+    """The class's `__call__` (the first along its bases that defines one)."""
+    for klass in cls.mro() if isinstance(cls, o.ClassObj) else ():
+        if "__call__" in klass.env.vars:
+            method = klass.env.vars["__call__"]
+            return method if isinstance(method, o.Closure) else None
+    return None
+
+
+def _operand_count(ctx: Context, run: KernelRun) -> int | Any:
+    kernel = run.node
+    parent = kernel.parent
+    if isinstance(parent, nodes.Call) and parent.func is kernel:  # plgpu.kernel(...)(x)
+        calls = [parent]
+    else:
+        calls = [site.node for site in ctx.trace.sites("kernel_apply")
+                 if site.arguments.get("kernel") is kernel]
+    if not calls:
+        return UNKNOWN
+    counts = set()
+    for call in calls:
+        if not isinstance(call, nodes.Call) or call.keywords or any(
+                isinstance(arg, nodes.Starred) for arg in call.args):
+            return UNKNOWN
+        counts.add(len(call.args))
+    return counts.pop() if len(counts) == 1 else UNKNOWN
 
 
 def _outputs(pick: Picker, run: KernelRun) -> int | Any:

@@ -21,7 +21,8 @@ class RunScopedThreadCollective(SiteRule):
     Flags `pl.run_scoped(f, *types, **types)` (also as `functools.partial(pl.run_scoped,
     ...)` decorator) that allocates SMEM, TMEM or barriers inside a `plgpu.kernel` launched
     with `num_threads=` (two or more) and `thread_name=`, without
-    `collective_axes=<thread_name>`.
+    `collective_axes=<thread_name>`. JAX gives no source line: the finding goes on the
+    `pl.run_scoped` call, the one to fix (in a helper module, on that module's line).
 
     ## Why is this bad?
     In a multithreaded kernel every warpgroup runs the body; Mosaic GPU only supports

@@ -10,6 +10,7 @@ from ..trace import objects as o
 from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
+from .pls019_tmem_rows import ROWS as TMEM_ROWS
 from .site_rule import Picker, SiteRule
 
 
@@ -97,4 +98,6 @@ def _shape(pick: Picker, operand: Any) -> tuple[int, int] | Any:
         return UNKNOWN
     if not all(isinstance(dim, int) and not isinstance(dim, bool) for dim in shape):
         return UNKNOWN
+    if ref.space == "TMEM" and ref.argument("layout") is None and shape[0] not in TMEM_ROWS:
+        return UNKNOWN  # JAX refuses to build it (PLS019) and never reaches the MMA
     return tuple(shape)

@@ -28,10 +28,12 @@ STEPS_PER_FILE = 600_000
 
 
 class Trace:
-    def __init__(self, module: nodes.Module, flow: Any) -> None:
+    def __init__(self, module: nodes.Module, flow: Any, referenced: set[str] | None = None) -> None:
         self.module = module
+        self._referenced = referenced  # the names the module reads (from the prefilter's walk)
         self.flow = flow  # the analysis's `Project`: its imports, budget and root directory
         self.interp = Interpreter(module, Resolver(flow), flow.deadline, flow.cancelled)
+        self.callers = callers.Callers(flow.project_root and module.file, flow.project_root)
         self._run()
 
     def sites(self, kind: str) -> list[Site]:
@@ -57,7 +59,7 @@ class Trace:
         if not found:
             return
         module = found[0]
-        referenced = _referenced_names(self.module)
+        referenced = self._referenced if self._referenced is not None else _referenced_names(self.module)
         deferred = []
         for func, owner in _top_level_functions(self.module):
             if func in interp.executed:
@@ -66,13 +68,26 @@ class Trace:
                 deferred.append((func, owner))
             else:
                 self._bounded(self._entry, func, owner, module)
+        # Closures nobody here calls (a case returns `lambda x: build(x, False)`) may be the
+        # users of the deferred functions: they run first, their parameters inputs as an entry
+        # point's are, so that what those users pass counts.
+        self._run_escaped(skip={func for func, _ in deferred}, free=True)
         for func, owner in deferred:  # used here, but never reached with known arguments
             if func not in interp.known_calls:
                 self._bounded(self._entry, func, owner, module)
+        self._run_escaped()
+
+    def _run_escaped(self, skip: frozenset | set = frozenset(), free: bool = False) -> None:
+        """Functions handed to code we do not read, and closures never called here, with
+        unknown arguments (a few rounds: running them may let more escape); ``free``: closures
+        never called (not the escaped ones) take inputs (`Free`) instead."""
+        interp = self.interp
         for _ in range(MAX_ENTRY_ROUNDS):
-            pending = [c for c in interp.escaped if c.node not in interp.executed]
-            pending += [closures[0] for node, closures in interp.closures.items()
-                        if node not in interp.executed and node.root() is self.module and closures]
+            escaped = [c for c in interp.escaped if c.node not in interp.executed]
+            never = [closures[0] for node, closures in interp.closures.items()
+                     if node not in interp.executed and node not in skip
+                     and node.root() is self.module and closures]
+            pending = escaped + never
             if not pending:
                 break
             interp.escaped = []
@@ -81,7 +96,7 @@ class Trace:
                 if closure.node in interp.executed or closure.node in seen:
                     continue
                 seen.add(closure.node)
-                self._bounded(_run_unknown, interp, closure)
+                self._bounded(_run_unknown, interp, closure, free and closure not in escaped)
 
     def _entry(self, func: nodes.FunctionDef, owner: nodes.ClassDef | None, module: Any) -> None:
         interp = self.interp
@@ -93,14 +108,10 @@ class Trace:
         if arguments.args is None:
             return
         names = [arg.name for arg in (arguments.posonlyargs or []) + arguments.args + arguments.kwonlyargs]
-        first = len(interp.sites)
-        interp.run(closure, [], {}, func, preset=self._inputs(func, owner, names, module, free=True))
-        if names and _depends_on_inputs(interp.sites[first:], func, owner) and callers.used_elsewhere(
-                (owner or func).name, self.flow.project_root and self.module.file, self.flow.project_root):
-            # other modules call it: their arguments decide, and their analyses follow it
-            del interp.sites[first:]
-            interp.forget(func)
-            interp.run(closure, [], {}, func, preset=self._inputs(func, owner, names, module, free=False))
+        # Other modules that call it decide its arguments (their analyses follow it with
+        # them): here its parameters are unknown, not inputs a finding could be "when" about.
+        free = not (names and self.callers.used_elsewhere((owner or func).name))
+        interp.run(closure, [], {}, func, preset=self._inputs(func, owner, names, module, free=free))
 
     @staticmethod
     def _inputs(func: nodes.FunctionDef, owner: nodes.ClassDef | None, names: list[str], module: Any,
@@ -117,12 +128,13 @@ class Trace:
         return preset
 
 
-def _run_unknown(interp: Interpreter, closure: objects.Closure) -> None:
+def _run_unknown(interp: Interpreter, closure: objects.Closure, free: bool = False) -> None:
     arguments = closure.node.args
     if arguments.args is None:
         return
     names = [arg.name for arg in (arguments.posonlyargs or []) + arguments.args + arguments.kwonlyargs]
-    interp.run(closure, [], {}, closure.node, preset={name: UNKNOWN for name in names})
+    interp.run(closure, [], {}, closure.node, preset={
+        name: objects.Free(("param", closure.node, name), name) if free else UNKNOWN for name in names})
 
 
 def _top_level_functions(module: nodes.Module) -> Iterator[tuple[nodes.FunctionDef, nodes.ClassDef | None]]:
@@ -147,33 +159,3 @@ def _referenced_names(module: nodes.Module) -> set[str]:
     for node in module.nodes_of_class((nodes.Name, nodes.Attribute)):
         found.add(node.name if isinstance(node, nodes.Name) else node.attrname)
     return found
-
-
-def _depends_on_inputs(sites: list[Site], func: nodes.FunctionDef, owner: nodes.ClassDef | None) -> bool:
-    """Did any of these sites see a value read from the entry's own inputs?"""
-    roots = {("param", func), ("self", owner)}
-    return any(_mentions(value, roots, 0) for site in sites for value in site.arguments.values()) or any(
-        _mentions(var.key, roots, 0) for site in sites for var, _ in site.guard)
-
-
-def _mentions(value: Any, roots: set, depth: int) -> bool:
-    if depth > 8:
-        return False
-    if isinstance(value, objects.Free):
-        return value.key[:2] in roots
-    if isinstance(value, objects.Guarded):
-        return any(_mentions(v, roots, depth + 1) or _mentions([var.key for var, _ in g], roots, depth + 1)
-                   for g, v in value.alternatives)
-    if isinstance(value, (tuple, list)):
-        if value and value[0] in ("truth", "none", "cond") and len(value) > 1 and isinstance(value[1], tuple):
-            return value[1][:2] in roots
-        return any(_mentions(item, roots, depth + 1) for item in value)
-    if isinstance(value, dict):
-        return any(_mentions(item, roots, depth + 1) for item in value.values())
-    if isinstance(value, objects.Alloc):
-        return any(_mentions(v, roots, depth + 1) for _, v in value.arguments)
-    if isinstance(value, objects.Union):
-        return _mentions(value.groups, roots, depth + 1)
-    if isinstance(value, (objects.Member, objects.View)):
-        return _mentions(value.ref, roots, depth + 1)
-    return False

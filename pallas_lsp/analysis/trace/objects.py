@@ -9,6 +9,7 @@ of (variable, bool) pairs), so that a condition met in several places is decided
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
@@ -51,22 +52,24 @@ def guarded(alternatives: Iterable[tuple[Guard, Any]]) -> Any:
     """A canonical value for a list of guarded alternatives: nested alternatives flattened,
     contradictions dropped, equal values merged; a lone alternative is its value."""
     flat: list[tuple[Guard, Any]] = []
+    append = flat.append
     for guard, value in alternatives:
-        for inner_guard, inner in split(value):
-            both = conjoin(guard, inner_guard)
+        if type(value) is not Guarded:
+            append((guard, value))
+            continue
+        for inner_guard, inner in value.alternatives:
+            both = conjoin(guard, inner_guard) if guard and inner_guard else (guard or inner_guard)
             if both is not None:
-                flat.append((both, inner))
-    if not flat:
-        return UNKNOWN
-    if len(flat) > MAX_ALTERNATIVES:
+                append((both, inner))
+    if not flat or len(flat) > MAX_ALTERNATIVES:
         return UNKNOWN
     first = flat[0][1]
-    if all(_same(value, first) for _, value in flat[1:]):
-        if any(guard == TRUE for guard, _ in flat) or len(flat) == 1:
-            return first
-        # equal values under different guards: the value does not depend on them
-        return first
-    return Guarded(tuple(flat))
+    for index in range(1, len(flat)):
+        value = flat[index][1]
+        if value is not first and not _same(value, first):
+            return Guarded(tuple(flat))
+    # equal values under different guards: the value does not depend on them
+    return first
 
 
 def split(value: Any) -> tuple:
@@ -117,7 +120,52 @@ def equals_var(free: Free, op: str, constant: Any) -> Var:
 
 
 def opaque_var(node: nodes.NodeNG) -> Var:
+    """The truth of a test we cannot decide: one per place it is tested, except that tests
+    reading the same object (`access_path`) share one."""
+    path = access_path(node)
+    if path is not None:
+        return Var(("cond", path), BOOL, ".".join(path[2:]))
     return Var(("cond", node), BOOL, node.as_string())
+
+
+@functools.lru_cache(maxsize=4096)
+def access_path(node: nodes.NodeNG, depth: int = 0) -> tuple | None:
+    """("path", function, parameter, attribute...) when `node` reads the same object wherever it
+    is written: a parameter its function never rebinds, its attributes (never assigned in that
+    function), and names bound once to such a read (`collective = config.collective`)."""
+    if depth > 8:
+        return None
+    if isinstance(node, nodes.Attribute):
+        base = access_path(node.expr, depth + 1)
+        return None if base is None else base + (node.attrname,)
+    if not isinstance(node, nodes.Name):
+        return None
+    try:
+        scope, assignments = node.lookup(node.name)
+    except Exception:  # noqa: BLE001 - astroid on odd code: no path
+        return None
+    if len(assignments) != 1 or not isinstance(assignments[0], nodes.AssignName):
+        return None
+    assigned = assignments[0]
+    parent = assigned.parent
+    if isinstance(parent, nodes.Arguments) and isinstance(scope, nodes.FunctionDef):
+        if any(other.name == node.name for other in scope.nodes_of_class(nodes.AssignName) if other is not assigned):
+            return None
+        written = {attr.attrname for attr in scope.nodes_of_class((nodes.AssignAttr, nodes.DelAttr))}
+        return None if _reads_written(node, written) else ("path", scope, node.name)
+    if isinstance(parent, nodes.Assign) and parent.targets == [assigned]:
+        return access_path(parent.value, depth + 1)
+    return None
+
+
+def _reads_written(node: nodes.NodeNG, written: set) -> bool:
+    """Is an attribute read further along `node`'s access written in its function?"""
+    current = node.parent
+    while isinstance(current, nodes.Attribute):
+        if current.attrname in written:
+            return True
+        current = current.parent
+    return False
 
 
 # ---------------------------------------------------------------------------
@@ -302,6 +350,15 @@ class TailTuple:
     """A `*refs` tuple of a kernel body: operands we do not count, then the scratch refs."""
 
     suffix: tuple
+
+
+@dataclass(frozen=True, eq=False)
+class TailLength:
+    """`len(refs) + offset` for a `TailTuple`: the count is unknown, but slicing that tuple at
+    it (`refs[len(refs) - 2:]`) cuts a known number of items off its end."""
+
+    tail: TailTuple  # that very tuple (compared by identity)
+    offset: int
 
 
 @dataclass(frozen=True)

@@ -111,8 +111,9 @@ def _literal_defaults(node: nodes.FunctionDef) -> dict:
 # Names: modules, attributes, items.
 
 
+@functools.lru_cache(maxsize=4096)
 def resolve(qname: str) -> Any:
-    """What a qualified name of a library means to the tracer."""
+    """What a qualified name of a library means to the tracer (immutable values: cached)."""
     for alias in (".MemorySpace.", ".GPUMemorySpace."):
         if f"{MGPU}{alias}" in qname + ".":
             qname = qname.replace(f"{MGPU}{alias}", f"{MGPU}.")
@@ -205,9 +206,12 @@ def item(interp: Any, obj: Any, key: Any) -> Any:  # noqa: C901
         size = len(obj.suffix)
         if isinstance(key, int) and not isinstance(key, bool) and -size <= key < 0:
             return obj.suffix[key]
-        if isinstance(key, slice) and isinstance(key.start, int) and -size <= key.start < 0 and key.stop is None \
-                and key.step in (None, 1):
-            return obj.suffix[key]
+        if isinstance(key, slice) and key.step in (None, 1):
+            start, stop = _from_end(obj, key.start), _from_end(obj, key.stop)
+            if start is not None and 0 < start <= size and key.stop is None:
+                return obj.suffix[size - start:]  # the last items: all scratch
+            if key.start is None and stop is not None and 0 <= stop <= size:
+                return o.TailTuple(obj.suffix[:size - stop])  # the operands, then what is left
         return UNKNOWN
     if isinstance(obj, o.Union):
         return _group(obj, key)
@@ -218,6 +222,15 @@ def item(interp: Any, obj: Any, key: Any) -> Any:  # noqa: C901
     if isinstance(obj, (o.Alloc, o.Barrier, o.View, o.Operand)):
         return o.View(obj)  # a 3-D TMEM `acc[1]`-style read keeps the allocation
     return UNKNOWN
+
+
+def _from_end(tail: o.TailTuple, index: Any) -> int | None:
+    """How many items before the end of `tail` a slice bound is (`-2`, `len(refs) - 2`)."""
+    if isinstance(index, int) and not isinstance(index, bool) and index < 0:
+        return -index
+    if isinstance(index, o.TailLength) and index.tail is tail and index.offset <= 0:
+        return -index.offset
+    return None
 
 
 def _group(union: o.Union, key: Any) -> Any:
@@ -374,6 +387,8 @@ def _b_len(interp: Any, args: list, kwargs: dict) -> Any:
     value = args[0]
     if isinstance(value, o.Union):
         return len(value.groups)
+    if isinstance(value, o.TailTuple):
+        return o.TailLength(value, 0)
     items = interp.iterate(value) if not isinstance(value, (str, bytes)) else value
     return UNKNOWN if items is UNKNOWN else len(items)
 
@@ -580,8 +595,27 @@ def _kernel(interp: Any, qname: str, node: nodes.Call, args: list, kwargs: dict)
     bound = bind_api(interp, qname, args, kwargs) or {}
     scratch = next((bound[k] for k in ("scratch_types", "scratch_shapes") if bound.get(k) is not None), ())
     interp.record("kernel", node, bound)
-    _run_body(interp, node, body, scratch, tail=True, gmem=True)
+    _run_body(interp, node, body, scratch, tail=True, gmem=True, leading=_leading(node, bound))
     return o.Kernel(node)
+
+
+def _leading(node: nodes.Call, bound: dict) -> int | None:
+    """Operands and outputs of `plgpu.kernel(...)(x, y)` applied in the same expression (the
+    refs before the scratch); None when they cannot be counted here."""
+    parent = node.parent
+    if not (isinstance(parent, nodes.Call) and parent.func is node) or parent.keywords or any(
+            isinstance(arg, nodes.Starred) for arg in parent.args):
+        return None
+    out = bound.get("out_type", bound.get("out_shape"))
+    if out is None:
+        outputs = 0
+    elif out == api.ApiValue(api.SHAPE_DTYPE_STRUCT + "()"):
+        outputs = 1
+    elif isinstance(out, (tuple, list)):
+        outputs = len(out)
+    else:
+        return None
+    return len(parent.args) + outputs
 
 
 def _pallas_call(interp: Any, qname: str, node: nodes.Call, args: list, kwargs: dict) -> Any:
@@ -623,7 +657,7 @@ def _run_scoped(interp: Any, qname: str, node: nodes.Call, args: list, kwargs: d
 
 
 def _run_body(interp: Any, node: nodes.NodeNG, body: Any, scratch: Any, tail: bool, kernel: bool = True,
-              gmem: bool = False) -> None:
+              gmem: bool = False, leading: int | None = None) -> None:
     """Run a kernel body: scratch given as a sequence fills the last parameters (the operands
     before them are unknown), as a mapping binds by name; anything else binds nothing."""
     if kernel:
@@ -633,14 +667,15 @@ def _run_body(interp: Any, node: nodes.NodeNG, body: Any, scratch: Any, tail: bo
     try:
         for _, item in o.split(scratch):
             for _, target in o.split(body):
-                _run_one_body(interp, node, target, item, tail, gmem)
+                _run_one_body(interp, node, target, item, tail, gmem, leading)
     finally:
         interp.stack = saved
         if kernel:
             interp.kernels.pop()
 
 
-def _run_one_body(interp: Any, node: nodes.NodeNG, body: Any, scratch: Any, tail: bool, gmem: bool = False) -> None:
+def _run_one_body(interp: Any, node: nodes.NodeNG, body: Any, scratch: Any, tail: bool, gmem: bool = False,
+                  leading: int | None = None) -> None:
     func, lead, keywords = body, [], {}
     while isinstance(func, o.Partial):
         lead, keywords = list(func.args) + lead, {**dict(func.keywords), **keywords}
@@ -667,7 +702,10 @@ def _run_one_body(interp: Any, node: nodes.NodeNG, body: Any, scratch: Any, tail
         keywords = {**keywords, **scratch}
         preset.update({p: operand(p) for p in free if p not in scratch})
     elif isinstance(scratch, (tuple, list)) and arguments.vararg and tail:
-        preset.update({p: UNKNOWN for p in free})  # operands come first
+        # operands come first: GMEM refs when the application shows they fill the named
+        # parameters (`def kernel(a_gmem, b_gmem, out_gmem, *refs)` applied to `(a, b)`)
+        known = leading is not None and leading >= len(free)
+        preset.update({p: operand(p) if known else UNKNOWN for p in free})
         preset[arguments.vararg] = o.TailTuple(tuple(scratch))
     elif isinstance(scratch, (tuple, list)):
         if arguments.vararg or len(scratch) > len(free):
