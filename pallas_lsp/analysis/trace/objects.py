@@ -10,14 +10,17 @@ of (variable, bool) pairs), so that a condition met in several places is decided
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Hashable, Iterable, Iterator, TypeAlias
 
 from astroid import nodes
 
 from ..api import ApiValue
 from ..values import UNKNOWN, Var
 
-Guard = frozenset  # of (Var, bool)
+if TYPE_CHECKING:
+    from .interp import Frame
+
+Guard: TypeAlias = frozenset[tuple[Var, bool]]
 TRUE: Guard = frozenset()
 BOOL = (False, True)
 MAX_ALTERNATIVES = 64
@@ -44,7 +47,7 @@ def conjoin(*guards: Guard) -> Guard | None:
 class Guarded:
     """One of `alternatives` ((guard, value), ...), whichever guard holds."""
 
-    alternatives: tuple
+    alternatives: tuple[tuple[Guard, Any], ...]
 
 
 def guarded(alternatives: Iterable[tuple[Guard, Any]]) -> Any:
@@ -69,7 +72,7 @@ def guarded(alternatives: Iterable[tuple[Guard, Any]]) -> Any:
     return Guarded(tuple(flat))
 
 
-def split(value: Any) -> tuple:
+def split(value: Any) -> tuple[tuple[Guard, Any], ...]:
     """The (guard, value) alternatives of a value; one unguarded alternative for a plain one."""
     if isinstance(value, Guarded):
         return value.alternatives
@@ -94,7 +97,7 @@ class Free:
     """An entry point's parameter (or something read from one): its truthiness, identity
     with None and comparisons with constants are the variables guards are made of."""
 
-    key: tuple
+    key: tuple[Hashable, ...]
     label: str
 
     def attribute(self, name: str) -> Free:
@@ -131,9 +134,9 @@ class Alloc:
 
     node: nodes.Call
     space: str  # TMEM | SMEM | GMEM | REGS
-    arguments: tuple  # ((name, value), ...) as bound to the constructor's signature
+    arguments: tuple[tuple[str, Any], ...]  # as bound to the constructor's signature
     name: str  # the name it is bound to where written, for messages
-    chain: tuple = field(default=(), compare=False)
+    chain: tuple[nodes.NodeNG, ...] = field(default=(), compare=False)
     scope: Any = field(default=None, compare=False)  # the frame it was made in (names in scope there)
 
     def argument(self, name: str, default: Any = None) -> Any:
@@ -152,7 +155,7 @@ class Union:
     """`plgpu.RefUnion(*groups)`."""
 
     node: nodes.Call
-    groups: tuple
+    groups: tuple[Any, ...]
     name: str
 
 
@@ -191,7 +194,7 @@ class Operand:
 class Barrier:
     node: nodes.Call
     kind: str  # Barrier | ClusterBarrier
-    arguments: tuple
+    arguments: tuple[tuple[str, Any], ...]
 
 
 def base_ref(value: Any) -> Any:
@@ -210,7 +213,7 @@ class Closure:
     """A function or lambda of the analysed code with the frame it was defined in."""
 
     node: nodes.FunctionDef | nodes.Lambda
-    env: Any  # interp.Frame
+    env: Frame
     stub: bool = False  # one of our executable API stubs
 
 
@@ -227,8 +230,8 @@ class Partial:
     """`functools.partial(func, *args, **keywords)`."""
 
     func: Any
-    args: tuple
-    keywords: tuple  # ((name, value), ...)
+    args: tuple[Any, ...]
+    keywords: tuple[tuple[str, Any], ...]
 
 
 @dataclass(frozen=True)
@@ -249,8 +252,8 @@ class Library:
 @dataclass(frozen=True, eq=False)
 class ClassObj:
     node: nodes.ClassDef
-    env: Any  # the class body's namespace (interp.Frame)
-    bases: tuple
+    env: Frame  # the class body's namespace
+    bases: tuple[Any, ...]
     dataclass: bool = False
 
     def mro(self) -> Iterator[ClassObj]:
@@ -263,14 +266,14 @@ class ClassObj:
 @dataclass(eq=False)
 class Instance:
     cls: ClassObj
-    attributes: dict = field(default_factory=dict)
+    attributes: dict[str, Any] = field(default_factory=dict)
     free: Free | None = None  # an entry's `self`: attributes nobody set are inputs
 
 
 @dataclass(frozen=True, eq=False)
 class ModuleObj:
     node: nodes.Module
-    env: Any
+    env: Frame
 
 
 @dataclass(frozen=True)
@@ -286,7 +289,7 @@ class Namespace:
     """`types.ModuleType(name)`: a module made at run time; `ns.__dict__.update(mod.__dict__)`
     makes it a copy of `mod` (`fallback`), and assigned attributes override it."""
 
-    attributes: dict = field(default_factory=dict)
+    attributes: dict[str, Any] = field(default_factory=dict)
     fallback: Any = None
 
 
@@ -301,7 +304,7 @@ class DictOf:
 class TailTuple:
     """A `*refs` tuple of a kernel body: operands we do not count, then the scratch refs."""
 
-    suffix: tuple
+    suffix: tuple[Any, ...]
 
 
 @dataclass(frozen=True)
@@ -331,7 +334,7 @@ def known_truth(item: Any) -> Any:
 
 def truth_alternatives(value: Any, under: Guard) -> list[tuple[Guard, Any]]:
     """`value`'s truthiness per guard (conjoined with `under`): a free input's is a variable."""
-    found = []
+    found: list[tuple[Guard, Any]] = []
     for guard, item in split(value):
         both = conjoin(under, guard)
         if both is None:
