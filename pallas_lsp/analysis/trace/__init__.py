@@ -9,10 +9,11 @@ there. Rules ask `sites(kind)` and decide with `decide` (below) and `objects`' h
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from typing import Any, Callable, Hashable, Iterator
 
 from astroid import nodes
 
+from ..project import Project
 from ..values import UNKNOWN
 from . import callers, objects
 from .interp import EntryExhausted, Interpreter, Site
@@ -28,7 +29,7 @@ STEPS_PER_FILE = 600_000
 
 
 class Trace:
-    def __init__(self, module: nodes.Module, flow: Any) -> None:
+    def __init__(self, module: nodes.Module, flow: Project) -> None:
         self.module = module
         self.flow = flow  # the analysis's `Project`: its imports, budget and root directory
         self.interp = Interpreter(module, Resolver(flow), flow.deadline, flow.cancelled)
@@ -39,7 +40,7 @@ class Trace:
 
     # -- entries ---------------------------------------------------------------------------
 
-    def _bounded(self, run: Any, *args: Any) -> None:
+    def _bounded(self, run: Callable[..., object], *args: Any) -> None:
         interp = self.interp
         interp.entry_limit = min(interp._steps + STEPS_PER_ENTRY, STEPS_PER_FILE)
         try:
@@ -52,7 +53,7 @@ class Trace:
     def _run(self) -> None:
         interp = self.interp
         self.exhausted = 0  # entry points not followed to the end
-        found: list = []
+        found: list[objects.ModuleObj] = []
         self._bounded(lambda: found.append(interp.module(self.module)))
         if not found:
             return
@@ -136,14 +137,15 @@ def _top_level_functions(module: nodes.Module) -> Iterator[tuple[nodes.FunctionD
 
 
 def _is_static(func: nodes.FunctionDef) -> bool:
-    return bool(func.decorators) and any(
-        d.as_string() in ("staticmethod", "classmethod") for d in func.decorators.nodes)
+    decorators = func.decorators
+    return decorators is not None and any(
+        d.as_string() in ("staticmethod", "classmethod") for d in decorators.nodes)
 
 
 def _referenced_names(module: nodes.Module) -> set[str]:
     """Names used anywhere in the module (as a name or an attribute): a function used by name
     is reached from its user, not traced as an entry first."""
-    found = set()
+    found: set[str] = set()
     for node in module.nodes_of_class((nodes.Name, nodes.Attribute)):
         found.add(node.name if isinstance(node, nodes.Name) else node.attrname)
     return found
@@ -151,12 +153,12 @@ def _referenced_names(module: nodes.Module) -> set[str]:
 
 def _depends_on_inputs(sites: list[Site], func: nodes.FunctionDef, owner: nodes.ClassDef | None) -> bool:
     """Did any of these sites see a value read from the entry's own inputs?"""
-    roots = {("param", func), ("self", owner)}
+    roots: set[tuple[Hashable, ...]] = {("param", func), ("self", owner)}
     return any(_mentions(value, roots, 0) for site in sites for value in site.arguments.values()) or any(
         _mentions(var.key, roots, 0) for site in sites for var, _ in site.guard)
 
 
-def _mentions(value: Any, roots: set, depth: int) -> bool:
+def _mentions(value: Any, roots: set[tuple[Hashable, ...]], depth: int) -> bool:
     if depth > 8:
         return False
     if isinstance(value, objects.Free):
