@@ -191,7 +191,7 @@ def shown_at(node: nodes.NodeNG, anchor: nodes.NodeNG) -> nodes.NodeNG:
     return anchor if getattr(node.root(), "pallas_library", None) else node
 
 
-def context(chain: tuple[nodes.NodeNG, ...]) -> nodes.NodeNG | None:
+def context(chain: o.Chain) -> nodes.NodeNG | None:
     """The outermost call on the way: which use of the code led here."""
     for node in chain:
         if isinstance(node, nodes.Call):
@@ -203,8 +203,8 @@ def context(chain: tuple[nodes.NodeNG, ...]) -> nodes.NodeNG | None:
 class Verdicts:
     """The guards under which one check failed and those under which it was decided."""
 
-    bad: list[tuple[Guard, tuple[nodes.NodeNG, ...]]]  # (guard, chain)
-    decided: list[tuple[Guard, tuple[nodes.NodeNG, ...]]]
+    bad: list[tuple[Guard, o.Chain]]
+    decided: list[tuple[Guard, o.Chain]]
 
     def describe(self) -> str:
         """'' when it fails wherever it was decided; else 'when <inputs>' (only the inputs that

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from .interp import Frame
 
 Guard: TypeAlias = frozenset[tuple[Var, bool]]
+Chain: TypeAlias = tuple[nodes.NodeNG, ...]  # the calls that led to a site, outermost first
 TRUE: Guard = frozenset()
 BOOL = (False, True)
 MAX_ALTERNATIVES = 64
@@ -136,7 +137,7 @@ class Alloc:
     space: str  # TMEM | SMEM | GMEM | REGS
     arguments: tuple[tuple[str, Any], ...]  # as bound to the constructor's signature
     name: str  # the name it is bound to where written, for messages
-    chain: tuple[nodes.NodeNG, ...] = field(default=(), compare=False)
+    chain: Chain = field(default=(), compare=False)
     scope: Any = field(default=None, compare=False)  # the frame it was made in (names in scope there)
 
     def argument(self, name: str, default: Any = None) -> Any:
