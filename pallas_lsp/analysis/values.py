@@ -28,7 +28,7 @@ UNKNOWN: Any = _Unknown()
 class Var:
     """A free variable. `domain` lists its possible values; `label` renders it for messages."""
 
-    key: tuple[Hashable, ...]
+    key: tuple[Any, ...]  # (kind, ...), hashable: ("truth", free key), ("none", free key), ("cond", ...)
     domain: tuple[Hashable, ...]
     label: str
     labels: tuple[str, ...] = ()  # one per domain value, for choices between call sites

@@ -138,7 +138,7 @@ class Alloc:
     arguments: tuple[tuple[str, Any], ...]  # as bound to the constructor's signature
     name: str  # the name it is bound to where written, for messages
     chain: Chain = field(default=(), compare=False)
-    scope: Any = field(default=None, compare=False)  # the frame it was made in (names in scope there)
+    scope: Frame | None = field(default=None, compare=False)  # the frame it was made in (names in scope there)
 
     def argument(self, name: str, default: Any = None) -> Any:
         for key, value in self.arguments:
