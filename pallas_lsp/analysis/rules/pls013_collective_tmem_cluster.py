@@ -10,7 +10,8 @@ from ..trace import Site
 from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
-from .kernels import MOSAIC_KERNEL, PALLAS_CALL, KernelRule, KernelRun, cluster_of, describe_refs, tmem_allocations
+from .kernels import (MOSAIC_KERNEL, PALLAS_CALL, Allocation, KernelRule, KernelRun, cluster_of, describe_refs,
+                      tmem_allocations)
 from .site_rule import Picker
 
 
@@ -80,10 +81,12 @@ class CollectiveTmemCluster(KernelRule):
 
     def reported(self, run: KernelRun, detail: Any) -> Site:
         """The kernel call, unless every collective allocation is a `pl.run_scoped`'s."""
+        collective: tuple[Allocation, ...]
         collective, _ = detail
-        if any(allocation.by is None for allocation in collective):
+        first = collective[0].by
+        if first is None or any(allocation.by is None for allocation in collective):
             return run.site
-        return collective[0].by
+        return first
 
     def same_problem(self, ctx: Context, run: KernelRun, detail: Any) -> Any:
         return True  # one finding per kernel (and place), whatever each setting allocates

@@ -9,7 +9,7 @@ from ..trace import Site
 from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
-from .kernels import KernelRule, KernelRun, describe_refs, fails_tracing_first, tmem_allocations
+from .kernels import Allocation, KernelRule, KernelRun, describe_refs, fails_tracing_first, tmem_allocations
 from .site_rule import Picker
 
 
@@ -80,6 +80,8 @@ class MixedCollectiveTmem(KernelRule):
     def reported(self, run: KernelRun, detail: Any) -> Site:
         """The minority side (on a tie, the side that disagrees with the first allocation):
         its `pl.run_scoped`, or the kernel call when it is in the scratch."""
+        collective: tuple[Allocation, ...]
+        plain: tuple[Allocation, ...]
         collective, plain, first = detail
         minority = collective if len(collective) < len(plain) or (
             len(collective) == len(plain) and not first) else plain

@@ -100,7 +100,7 @@ def _missing_parameters(pick: Picker, run: KernelRun) -> list[str] | Any:
     if arguments.vararg or arguments.args is None:
         return UNKNOWN
     params = (arguments.posonlyargs or []) + arguments.args
-    required = [arg.name for arg in params[: len(params) - len(arguments.defaults)]]
+    required = [arg.name for arg in params[: len(params) - len(arguments.defaults or [])]]
     return required[len(parent.args) + outputs:]
 
 
