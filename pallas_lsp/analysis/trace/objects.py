@@ -214,7 +214,7 @@ class Closure:
     """A function or lambda of the analysed code with the frame it was defined in."""
 
     node: nodes.FunctionDef | nodes.Lambda
-    env: Frame
+    env: Frame | None  # None for an API signature bound by `stubs.bind_api`
     stub: bool = False  # one of our executable API stubs
 
 
