@@ -187,7 +187,7 @@ class Operand:
     """An input or output ref of a `plgpu.kernel` / `pl.kernel` body: in GMEM (or None, for a
     None operand: whether it is None is not known)."""
 
-    kernel: nodes.Call
+    kernel: nodes.NodeNG  # the node of the call that ran the body
     name: str
 
 
