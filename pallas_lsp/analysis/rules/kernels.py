@@ -57,7 +57,7 @@ def kernel_runs(ctx: Context) -> list[KernelRun]:
     if cached is not None:
         return cached[0]
     runs: list[KernelRun] = []
-    by_key: dict[tuple[nodes.Call, o.Chain], list[KernelRun]] = {}
+    by_key: dict[tuple[nodes.NodeNG, o.Chain], list[KernelRun]] = {}
     for site in ctx.trace.sites("kernel"):
         run = KernelRun(site)
         runs.append(run)
@@ -81,7 +81,7 @@ def run_of(ctx: Context, site: Site) -> KernelRun | None:
     return of_site.get(id(site))
 
 
-def _run_of(site: Site, by_key: dict[tuple[nodes.Call, o.Chain], list[KernelRun]]) -> KernelRun | None:
+def _run_of(site: Site, by_key: dict[tuple[nodes.NodeNG, o.Chain], list[KernelRun]]) -> KernelRun | None:
     chain, kernel = site.chain, site.kernel
     index = next((i for i, node in enumerate(chain) if node is kernel), None)
     if index is None or kernel is None:
