@@ -17,8 +17,8 @@ not decided by `given` and `truth`: a generic helper's `a_scale=None` parameter 
 
 from __future__ import annotations
 
-from collections import defaultdict
 import functools
+from collections import defaultdict
 from typing import Any, Callable, ClassVar, Iterator, TypeVar
 
 from astroid import nodes
