@@ -51,10 +51,7 @@ KNOWN_MISSES: dict[tuple[str, str], str] = {
 }
 KNOWN_WRONG: dict[tuple[str, str], str] = {}
 # Files the analysis cannot finish within its budget today.
-KNOWN_SLOW: dict[str, str] = {
-    "tokamax/_src/ops/attention/pallas_mosaic_gpu_kernel_sm100.py":
-        "over the 10 s analysis budget (issue 13: about 230x its ast.parse, PLS001's flag exploration)",
-}
+KNOWN_SLOW: dict[str, str] = {}
 # Unmodified code: findings JAX confirms (the deprecated plgpu.kernel spelling, a
 # DeprecationWarning in jax 0.10.2 and a TypeError from 0.12).
 DEPRECATED = re.compile(r"\b(out_shape|scratch_shapes)\s*=")

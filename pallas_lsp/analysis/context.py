@@ -19,8 +19,10 @@ def _lines_of_file(path: str) -> Lines | None:
 
 
 class Context:
-    def __init__(self, module: nodes.Module, lines: Lines, path: str | None) -> None:
+    def __init__(self, module: nodes.Module, lines: Lines, path: str | None,
+                 referenced: set[str] | None = None) -> None:
         self.module = module
+        self.referenced = referenced  # names the module reads, when the caller knows them
         self.path = path
         self.project = Project(module)
         self._lines: dict[nodes.Module, Lines | None] = {module: lines}
@@ -30,7 +32,7 @@ class Context:
     def trace(self) -> Trace:
         """The file traced abstractly (once, when a rule first asks)."""
         if self._trace is None:
-            self._trace = Trace(self.module, self.project)
+            self._trace = Trace(self.module, self.project, self.referenced)
         return self._trace
 
     # -- positions -------------------------------------------------------------------------

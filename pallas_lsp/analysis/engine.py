@@ -239,14 +239,15 @@ def _analyze(job: _Job, deadline: float) -> list[Finding]:
         with brain.requested_modules() as read:
             try:
                 module = brain.build(manager, job.text, name, job.path, tree())
-                return _run_rules(module, job, root, deadline)
+                return _run_rules(module, job, root, deadline, bindings().referenced())
             finally:
                 job.dependencies = _keep_project_modules(manager, name, root, read)
                 brain.forget_inferences()
 
 
-def _run_rules(module: nodes.Module, job: _Job, root: str | None, deadline: float) -> list[Finding]:
-    ctx = Context(module, Lines(job.text), job.path)
+def _run_rules(module: nodes.Module, job: _Job, root: str | None, deadline: float,
+               referenced: set[str]) -> list[Finding]:
+    ctx = Context(module, Lines(job.text), job.path, referenced)
     ctx.project.deadline = deadline
     ctx.project.project_root = root
     if job.cancel is not None:

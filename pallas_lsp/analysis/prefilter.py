@@ -185,6 +185,7 @@ class Bindings:
         self.imports: dict[str, set[str | None]] = {}  # name -> paths (None: not known)
         self.aliased_imports: list[tuple[str, str | None]] = []  # (imported name, its path)
         self.rebound: set[str] = set()
+        self.loaded: set[str] = set()  # names read
         self.star_import = False  # `from m import *`: any name may be imported
 
     @classmethod
@@ -214,7 +215,9 @@ class Bindings:
             if type(node.ctx) is ast.Load:
                 self.attributes.append(node)
         elif kind is ast.Name:
-            if type(node.ctx) is not ast.Load:
+            if type(node.ctx) is ast.Load:
+                self.loaded.add(node.id)
+            else:
                 self.rebound.add(node.id)
         elif kind is ast.arg:
             self.rebound.add(node.arg)
@@ -242,6 +245,10 @@ class Bindings:
                 self.rebound.add(node.name)
         elif kind is ast.MatchMapping and node.rest:
             self.rebound.add(node.rest)
+
+    def referenced(self) -> set[str]:
+        """Names read anywhere in the module, as a name or as an attribute."""
+        return self.loaded | {attribute.attr for attribute in self.attributes}
 
     def may_be_imported(self, name: str) -> bool:
         """Could an import bind `name`? (Else it is local, a builtin, or undefined.)"""

@@ -9,7 +9,7 @@ there. Rules ask `sites(kind)` and decide with `decide` (below) and `objects`' h
 
 from __future__ import annotations
 
-from typing import Any, Callable, Hashable, Iterator
+from typing import Any, Callable, Iterator
 
 from astroid import nodes
 
@@ -29,10 +29,12 @@ STEPS_PER_FILE = 600_000
 
 
 class Trace:
-    def __init__(self, module: nodes.Module, flow: Project) -> None:
+    def __init__(self, module: nodes.Module, flow: Project, referenced: set[str] | None = None) -> None:
         self.module = module
+        self._referenced = referenced  # the names the module reads (from the prefilter's walk)
         self.flow = flow  # the analysis's `Project`: its imports, budget and root directory
         self.interp = Interpreter(module, Resolver(flow), flow.deadline, flow.cancelled)
+        self.callers = callers.Callers(flow.project_root and module.file, flow.project_root)
         self._run()
 
     def sites(self, kind: str) -> list[Site]:
@@ -58,7 +60,7 @@ class Trace:
         if not found:
             return
         module = found[0]
-        referenced = _referenced_names(self.module)
+        referenced = self._referenced if self._referenced is not None else _referenced_names(self.module)
         deferred = []
         for func, owner in _top_level_functions(self.module):
             if func in interp.executed:
@@ -94,14 +96,10 @@ class Trace:
         if arguments.args is None:
             return
         names = [arg.name for arg in (arguments.posonlyargs or []) + arguments.args + arguments.kwonlyargs]
-        first = len(interp.sites)
-        interp.run(closure, [], {}, func, preset=self._inputs(func, owner, names, module, free=True))
-        if names and _depends_on_inputs(interp.sites[first:], func, owner) and callers.used_elsewhere(
-                (owner or func).name, self.flow.project_root and self.module.file, self.flow.project_root):
-            # other modules call it: their arguments decide, and their analyses follow it
-            del interp.sites[first:]
-            interp.forget(func)
-            interp.run(closure, [], {}, func, preset=self._inputs(func, owner, names, module, free=False))
+        # Other modules that call it decide its arguments (their analyses follow it with
+        # them): here its parameters are unknown, not inputs a finding could be "when" about.
+        free = not (names and self.callers.used_elsewhere((owner or func).name))
+        interp.run(closure, [], {}, func, preset=self._inputs(func, owner, names, module, free=free))
 
     @staticmethod
     def _inputs(func: nodes.FunctionDef, owner: nodes.ClassDef | None, names: list[str], module: Any,
@@ -149,33 +147,3 @@ def _referenced_names(module: nodes.Module) -> set[str]:
     for node in module.nodes_of_class((nodes.Name, nodes.Attribute)):
         found.add(node.name if isinstance(node, nodes.Name) else node.attrname)
     return found
-
-
-def _depends_on_inputs(sites: list[Site], func: nodes.FunctionDef, owner: nodes.ClassDef | None) -> bool:
-    """Did any of these sites see a value read from the entry's own inputs?"""
-    roots: set[tuple[Hashable, ...]] = {("param", func), ("self", owner)}
-    return any(_mentions(value, roots, 0) for site in sites for value in site.arguments.values()) or any(
-        _mentions(var.key, roots, 0) for site in sites for var, _ in site.guard)
-
-
-def _mentions(value: Any, roots: set[tuple[Hashable, ...]], depth: int) -> bool:
-    if depth > 8:
-        return False
-    if isinstance(value, objects.Free):
-        return value.key[:2] in roots
-    if isinstance(value, objects.Guarded):
-        return any(_mentions(v, roots, depth + 1) or _mentions([var.key for var, _ in g], roots, depth + 1)
-                   for g, v in value.alternatives)
-    if isinstance(value, (tuple, list)):
-        if value and value[0] in ("truth", "none", "cond") and len(value) > 1 and isinstance(value[1], tuple):
-            return value[1][:2] in roots
-        return any(_mentions(item, roots, depth + 1) for item in value)
-    if isinstance(value, dict):
-        return any(_mentions(item, roots, depth + 1) for item in value.values())
-    if isinstance(value, objects.Alloc):
-        return any(_mentions(v, roots, depth + 1) for _, v in value.arguments)
-    if isinstance(value, objects.Union):
-        return _mentions(value.groups, roots, depth + 1)
-    if isinstance(value, (objects.Member, objects.View)):
-        return _mentions(value.ref, roots, depth + 1)
-    return False

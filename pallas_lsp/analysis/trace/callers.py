@@ -20,16 +20,24 @@ _words: dict[str, tuple[tuple[int, int], frozenset[bytes]]] = {}  # path -> (sta
 _files: dict[str, list[str]] = {}  # project directory -> its Python files (once per process)
 
 
-def used_elsewhere(name: str, path: str | None, root: str | None) -> bool:
-    """Does a project file other than `path` mention `name` as an identifier?"""
-    if not path or not root:
-        return False
-    here = os.path.abspath(path)
-    wanted = name.encode()
-    for other in _project_files(_scope(here, root)):
-        if other != here and wanted in _identifiers(other):
-            return True
-    return False
+class Callers:
+    """One analysis's view of the index: each project file is checked (stat, read if it
+    changed) once, when the first name is asked about."""
+
+    def __init__(self, path: str | None, root: str | None) -> None:
+        self.here = os.path.abspath(path) if path and root else None
+        self.root = root
+        self._others: list[frozenset[bytes]] | None = None
+
+    def used_elsewhere(self, name: str) -> bool:
+        """Does a project file other than the analysed one mention `name` as an identifier?"""
+        if self.here is None or self.root is None:
+            return False
+        if self._others is None:
+            self._others = [_identifiers(other) for other in _project_files(_scope(self.here, self.root))
+                            if other != self.here]
+        wanted = name.encode()
+        return any(wanted in words for words in self._others)
 
 
 def _scope(path: str, root: str) -> str:

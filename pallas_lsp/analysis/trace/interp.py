@@ -30,6 +30,7 @@ from .objects import TRUE, Guard, conjoin, guarded, split
 
 MAX_DEPTH = 40  # nested calls
 MAX_UNROLL = 32  # iterations of a Python loop over known values
+MAX_NESTED_UNROLL = 8  # ... of the loops nested in an unrolled one, multiplied
 _MISSING: Any = object()
 _PRIMITIVE = (bool, int, float, complex, str, bytes, type(None))
 
@@ -129,6 +130,7 @@ class Interpreter:
         self.unrolled = 1  # iterations of the enclosing unrolled loops, multiplied
         self.frame: Frame | None = None  # the frame of the function (or module) running now
         self._memo: dict[tuple, Any] = {}
+        self._generators: dict[nodes.NodeNG, bool] = {}
         self._active: dict[nodes.NodeNG, int] = {}
         self._steps = 0
         self.entry_limit = float("inf")  # `Trace` gives each entry point a number of steps
@@ -137,6 +139,10 @@ class Interpreter:
 
     def tick(self) -> None:
         self._steps += 1
+        if self._steps > self.entry_limit or not self._steps & 511:
+            self._check_budget()
+
+    def _check_budget(self) -> None:
         if self._steps > self.entry_limit:
             raise EntryExhausted()
         if self._steps & 511 == 0:
@@ -284,7 +290,7 @@ class Interpreter:
         if len(live) == 1:
             self.guard, frame.vars = live[0]
             return
-        frame.vars = _join(live)
+        frame.vars = _join(live, before)
 
     def _join_containers(self, changed: dict, ended: list) -> None:
         """Each changed list or dict gets what the live outcomes left in it: the same, or one
@@ -321,10 +327,12 @@ class Interpreter:
         return outcomes or [(self.guard, True)]
 
     def for_loop(self, node: nodes.For, frame: Frame) -> None:
-        """A loop over known items is unrolled (nested loops up to MAX_UNROLL iterations in
-        all: a sweep over autotuning configs tells us nothing more per config)."""
+        """A loop over known items is unrolled: up to MAX_UNROLL iterations, and nested loops
+        up to MAX_NESTED_UNROLL in all (a sweep over autotuning configs tells us nothing more
+        per config, and each config runs the helpers it calls again)."""
         items = self.iterate(self.ev(node.iter, frame))
-        if items is UNKNOWN or self.unrolled * max(len(items), 1) > MAX_UNROLL:
+        if items is UNKNOWN or self.unrolled * max(len(items), 1) > (
+                MAX_NESTED_UNROLL if self.unrolled > 1 else MAX_UNROLL):
             self.opaque_loop(node, node.target, frame)
             return
         self.unrolled *= max(len(items), 1)
@@ -498,11 +506,22 @@ class Interpreter:
 
     # -- expressions -----------------------------------------------------------------------
 
-    def ev(self, node: nodes.NodeNG | None, frame: Frame) -> Any:  # noqa: C901 - one branch per kind
+    def ev(self, node: nodes.NodeNG | None, frame: Frame) -> Any:
         if node is None:
             return None
-        self.tick()
+        self._steps += 1  # `tick`, inlined: this runs for every expression
+        if self._steps > self.entry_limit or not self._steps & 511:
+            self._check_budget()
         try:
+            kind = type(node)
+            if kind is nodes.Name:  # the commonest two, inline
+                value = frame.lookup(node.name)
+                return self.stubs.BUILTINS.get(node.name, UNKNOWN) if value is _MISSING else value
+            if kind is nodes.Const:
+                return node.value
+            handler = _EXPRESSIONS.get(kind)
+            if handler is not None:
+                return handler(self, node, frame)
             return self._ev(node, frame)
         except (_Signal, BudgetExceeded, EntryExhausted):
             raise
@@ -675,7 +694,10 @@ class Interpreter:
 
     def lift(self, function: Callable[..., Any], *values: Any) -> Any:
         """Apply `function` to every combination of the values' alternatives."""
-        if not any(isinstance(value, o.Guarded) for value in values):
+        for value in values:
+            if type(value) is o.Guarded:
+                break
+        else:
             return function(*values)
         combos: list[tuple[Guard, list]] = [(TRUE, [])]
         for value in values:
@@ -695,6 +717,8 @@ class Interpreter:
         return self.lift(lambda item: _fold(_UNARY.get(op), item), value)
 
     def binary(self, op: str, left: Any, right: Any) -> Any:
+        if type(left) is not o.Guarded and type(right) is not o.Guarded:
+            return _fold(_BINARY.get(op), left, right)
         return self.lift(lambda a, b: _fold(_BINARY.get(op), a, b), left, right)
 
     def compare(self, node: nodes.Compare, frame: Frame) -> Any:
@@ -709,9 +733,13 @@ class Interpreter:
         return result
 
     def attribute(self, value: Any, name: str) -> Any:
+        if type(value) is not o.Guarded:
+            return self.stubs.attribute(self, value, name)
         return self.lift(lambda obj: self.stubs.attribute(self, obj, name), value)
 
     def item(self, value: Any, index: Any) -> Any:
+        if type(value) is not o.Guarded and type(index) is not o.Guarded:
+            return self.stubs.item(self, value, index)
         return self.lift(lambda obj, key: self.stubs.item(self, obj, key), value, index)
 
     def iterate(self, value: Any) -> list | Any:
@@ -838,7 +866,7 @@ class Interpreter:
                 except _Signal:
                     pass
                 returns = self.calls[-1].returns
-                result = UNKNOWN if func.is_generator() else (guarded(returns) if returns else None)
+                result = UNKNOWN if self._is_generator(func) else (guarded(returns) if returns else None)
         finally:
             self.calls.pop()
             self._active[func] = depth
@@ -847,6 +875,13 @@ class Interpreter:
         if key is not None:
             self._memo[key] = result
         return result
+
+    def _is_generator(self, func: nodes.FunctionDef) -> bool:
+        """astroid walks the body each time it is asked, and a function runs many times."""
+        found = self._generators.get(func)
+        if found is None:
+            found = self._generators[func] = bool(func.is_generator())
+        return found
 
     def bind(self, closure: o.Closure, args: list, kwargs: dict, preset: dict | None = None) -> dict | None:
         """Python's argument binding; None when the call would raise a TypeError."""
@@ -885,11 +920,6 @@ class Interpreter:
         if arguments.kwarg and arguments.kwarg not in bound:
             bound[arguments.kwarg] = extra_kwargs
         return bound
-
-    def forget(self, func: nodes.NodeNG) -> None:
-        """Drop what was memoized for calls of `func` (it is about to run with other inputs)."""
-        for key in [key for key in self._memo if key[0] is func]:
-            del self._memo[key]
 
     # -- where we are ----------------------------------------------------------------------
 
@@ -931,6 +961,19 @@ def _carries_refs(values: list, depth: int = 0) -> bool:
     return False
 
 
+# The commonest expressions by exact node type (one dict lookup instead of a chain of
+# isinstance tests); every other kind goes through `Interpreter._ev`.
+_EXPRESSIONS: dict[type, Callable[[Interpreter, Any, Frame], Any]] = {
+    nodes.Const: lambda self, node, frame: node.value,
+    nodes.Name: lambda self, node, frame: self.name(node.name, frame),
+    nodes.Attribute: lambda self, node, frame: self.attribute(self.ev(node.expr, frame), node.attrname),
+    nodes.Call: lambda self, node, frame: self.call(node, frame),
+    nodes.Subscript: lambda self, node, frame: self.item(self.ev(node.value, frame), self.ev(node.slice, frame)),
+    nodes.Compare: lambda self, node, frame: self.compare(node, frame),
+    nodes.BinOp: lambda self, node, frame: self.binary(node.op, self.ev(node.left, frame), self.ev(node.right, frame)),
+}
+
+
 def _restore(container: Any, contents: Any) -> None:
     if isinstance(container, dict):
         container.clear()
@@ -939,10 +982,14 @@ def _restore(container: Any, contents: Any) -> None:
         container[:] = contents
 
 
-def _join(live: list[tuple[Guard, dict]]) -> dict:
-    names = set().union(*(set(variables) for _, variables in live))
-    joined: dict[str, Any] = {}
-    for name in names:
+def _join(live: list[tuple[Guard, dict]], before: dict) -> dict:
+    """The variables after an `if`: what no outcome rebound stays; the rest is joined."""
+    changed: set[str] = set()
+    for _, variables in live:
+        changed.update(name for name, value in variables.items() if before.get(name, _MISSING) is not value)
+        changed.update(before.keys() - variables.keys())  # `del`
+    joined = {name: value for name, value in before.items() if name not in changed}
+    for name in changed:
         values = [(guard, variables.get(name, UNKNOWN)) for guard, variables in live]
         first = values[0][1]
         joined[name] = first if all(value is first for _, value in values) else guarded(values)

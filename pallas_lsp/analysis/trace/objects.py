@@ -55,22 +55,24 @@ def guarded(alternatives: Iterable[tuple[Guard, Any]]) -> Any:
     """A canonical value for a list of guarded alternatives: nested alternatives flattened,
     contradictions dropped, equal values merged; a lone alternative is its value."""
     flat: list[tuple[Guard, Any]] = []
+    append = flat.append
     for guard, value in alternatives:
-        for inner_guard, inner in split(value):
-            both = conjoin(guard, inner_guard)
+        if type(value) is not Guarded:
+            append((guard, value))
+            continue
+        for inner_guard, inner in value.alternatives:
+            both = conjoin(guard, inner_guard) if guard and inner_guard else (guard or inner_guard)
             if both is not None:
-                flat.append((both, inner))
-    if not flat:
-        return UNKNOWN
-    if len(flat) > MAX_ALTERNATIVES:
+                append((both, inner))
+    if not flat or len(flat) > MAX_ALTERNATIVES:
         return UNKNOWN
     first = flat[0][1]
-    if all(_same(value, first) for _, value in flat[1:]):
-        if any(guard == TRUE for guard, _ in flat) or len(flat) == 1:
-            return first
-        # equal values under different guards: the value does not depend on them
-        return first
-    return Guarded(tuple(flat))
+    for index in range(1, len(flat)):
+        value = flat[index][1]
+        if value is not first and not _same(value, first):
+            return Guarded(tuple(flat))
+    # equal values under different guards: the value does not depend on them
+    return first
 
 
 def split(value: Any) -> tuple[tuple[Guard, Any], ...]:

@@ -111,8 +111,9 @@ def _literal_defaults(node: nodes.FunctionDef) -> dict:
 # Names: modules, attributes, items.
 
 
+@functools.lru_cache(maxsize=4096)
 def resolve(qname: str) -> Any:
-    """What a qualified name of a library means to the tracer."""
+    """What a qualified name of a library means to the tracer (immutable values: cached)."""
     for alias in (".MemorySpace.", ".GPUMemorySpace."):
         if f"{MGPU}{alias}" in qname + ".":
             qname = qname.replace(f"{MGPU}{alias}", f"{MGPU}.")
