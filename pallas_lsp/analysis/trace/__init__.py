@@ -86,7 +86,7 @@ class Trace:
                 seen.add(closure.node)
                 self._bounded(_run_unknown, interp, closure)
 
-    def _entry(self, func: nodes.FunctionDef, owner: nodes.ClassDef | None, module: Any) -> None:
+    def _entry(self, func: nodes.FunctionDef, owner: nodes.ClassDef | None, module: objects.ModuleObj) -> None:
         interp = self.interp
         closures = interp.closures.get(func)
         if not closures:
@@ -102,7 +102,7 @@ class Trace:
         interp.run(closure, [], {}, func, preset=self._inputs(func, owner, names, module, free=free))
 
     @staticmethod
-    def _inputs(func: nodes.FunctionDef, owner: nodes.ClassDef | None, names: list[str], module: Any,
+    def _inputs(func: nodes.FunctionDef, owner: nodes.ClassDef | None, names: list[str], module: objects.ModuleObj,
                 free: bool) -> dict[str, Any]:
         preset: dict[str, Any] = {
             name: objects.Free(("param", func, name), name) if free else UNKNOWN for name in names}
