@@ -33,7 +33,6 @@ import io
 import json
 import os
 import pstats
-import statistics
 import sys
 import time
 from collections import Counter, defaultdict
@@ -43,6 +42,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
+import measure  # noqa: E402
 from real_kernels import targets as targets_mod  # noqa: E402
 from real_kernels.mutate import BIG, KINDS, mutants, sliced, test_spans  # noqa: E402
 from real_kernels.sources import Source, jax_sources, tokamax_sources  # noqa: E402
@@ -78,33 +78,6 @@ def collect(args) -> list[Source]:
 
 
 # ----------------------------------------------------------------------------- timing
-
-def median_call(function, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        started = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - started)
-    return statistics.median(times)
-
-
-def timing(sources: list[Source], repeat: int = 3) -> list[tuple[str, int, float, float]]:
-    rows = []
-    for source in sources:
-        if not source.blackwell:
-            continue
-        try:
-            ast.parse(source.text)
-        except SyntaxError as error:  # newer syntax than this interpreter's (PLS000 in the linter)
-            print(f"timing: {source.label} skipped, this Python cannot parse it ({error.msg}, line {error.lineno})",
-                  file=sys.stderr)
-            continue
-        analyze_source(source.text, source.lint_path)  # warm
-        ours = median_call(lambda source=source: analyze_source(source.text, source.lint_path), repeat)
-        base = median_call(lambda source=source: ast.parse(source.text), max(5, repeat * 3))
-        rows.append((source.label, len(source.text.splitlines()), ours, base))
-    return rows
-
 
 def profile(source: Source, top: int = 25) -> str:
     analyze_source(source.text, source.lint_path)
@@ -298,15 +271,16 @@ def main(argv=None) -> int:
     report(rows, misses, wrong, elsewhere, extra, disagree)
 
     if args.timing:
-        rows_t = timing(sources)
-        ratios = sorted((ours / base for _, _, ours, base in rows_t), reverse=True)
-        print("\n## Warm analysis time per Blackwell file (ratio to ast.parse)\n")
+        rows_t, skipped = measure.dense_ratios(sources, analyze_source, repeat=7)
+        for label in skipped:
+            print(f"timing: {label} skipped, this Python cannot parse it", file=sys.stderr)
+        print("\n## Warm analysis time per Blackwell file (CPU time, best of 7, ratio to ast.parse)\n")
         print("| file | lines | analysis ms | ast.parse ms | ratio |\n|---|---|---|---|---|")
         for label, lines, ours, base in sorted(rows_t, key=lambda r: -r[2] / r[3]):
             print(f"| {label} | {lines} | {ours * 1000:.1f} | {base * 1000:.2f} | {ours / base:.1f}x |")
-        if ratios:
-            p95 = ratios[max(0, int(len(ratios) * 0.05))]
-            print(f"\nworst {ratios[0]:.1f}x, p95 {p95:.1f}x, median {statistics.median(ratios):.1f}x (targets: p95 <= 5x, worst <= 10x)")
+        if rows_t:
+            worst, p95, median = measure.summary([ours / base for _, _, ours, base in rows_t])
+            print(f"\nworst {worst:.1f}x, p95 {p95:.1f}x, median {median:.1f}x (targets: p95 <= 5x, worst <= 10x)")
     if args.profile:
         chosen = [s for s in sources if args.profile in s.label]
         if chosen:

@@ -73,6 +73,13 @@ def test_no_comment_inside_a_multiline_string():
     assert noqa_edit(text, 2, ["PLS001"]) is not None
 
 
+def test_no_comment_inside_a_multiline_f_string():  # Python 3.12 tokenizes it in parts
+    text = 's = f"""first {x}\nsecond"""\nt = 1\n'
+    assert noqa_edit(text, 1, ["PLS001"]) is None
+    assert noqa_edit(text, 2, ["PLS001"]) is not None
+    assert noqa_edit(text, 3, ["PLS001"]) is not None
+
+
 def test_add_noqa_round_trip():
     settings = Settings()
     findings = lint(EXAMPLE, None, settings).findings

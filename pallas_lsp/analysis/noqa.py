@@ -8,6 +8,7 @@ A finding belongs to the line where it starts.
 
 from __future__ import annotations
 
+import functools
 import io
 import re
 import tokenize
@@ -22,6 +23,8 @@ _FILE_NOQA = re.compile(r"#\s*pallas-lint:\s*noqa(?::\s?(?P<codes>[A-Z]+[0-9]+(?
                         re.IGNORECASE)
 _CODE = re.compile(r"[A-Z]+[0-9]+", re.IGNORECASE)
 ALL = frozenset({""})  # the prefix every code starts with
+_FSTRING_START = getattr(tokenize, "FSTRING_START", None)
+_FSTRING_END = getattr(tokenize, "FSTRING_END", None)
 
 
 @dataclass
@@ -38,7 +41,7 @@ class Directives:
 def directives(text: str) -> Directives:
     """The noqa comments of a source text (real comments only, never text inside strings)."""
     found = Directives()
-    for line, col, comment in _comments(text):
+    for line, col, comment in _tokens(text).comments:
         found.comments[line] = (col, comment)
         whole_file = _FILE_NOQA.search(comment)
         if whole_file:
@@ -54,14 +57,35 @@ def _prefixes(codes: str | None) -> frozenset[str]:
     return frozenset(code.upper() for code in _CODE.findall(codes)) if codes else ALL
 
 
-def _comments(text: str) -> Iterable[tuple[int, int, str]]:
-    """(line, column, text) of each comment; nothing when the text does not tokenize."""
+@dataclass(frozen=True)
+class _Tokens:
+    comments: tuple[tuple[int, int, str], ...]  # (line, column, text) of each comment
+    open_string_lines: frozenset[int]  # lines whose end is inside a string
+    fails_at: int | None  # the line where tokenizing stopped, if it did
+
+
+@functools.lru_cache(maxsize=8)
+def _tokens(text: str) -> _Tokens:
+    """One tokenize pass per text: the server asks once per diagnostic of the same buffer."""
+    comments: list[tuple[int, int, str]] = []
+    open_lines: set[int] = set()
+    fails_at = None
+    reached = 1
+    fstrings: list[int] = []  # Python 3.12 tokenizes an f-string in parts
     try:
         for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            reached = token.start[0]
             if token.type == tokenize.COMMENT:
-                yield token.start[0], token.start[1], token.string
+                comments.append((token.start[0], token.start[1], token.string))
+            elif token.type == tokenize.STRING and token.end[0] > token.start[0]:
+                open_lines.update(range(token.start[0], token.end[0]))
+            elif token.type == _FSTRING_START:
+                fstrings.append(token.start[0])
+            elif token.type == _FSTRING_END and fstrings:
+                open_lines.update(range(fstrings.pop(), token.end[0]))
     except (tokenize.TokenError, SyntaxError, ValueError):
-        return
+        fails_at = reached
+    return _Tokens(tuple(comments), frozenset(open_lines), fails_at)
 
 
 def code_at(line: str, column: int) -> str | None:
@@ -130,16 +154,12 @@ def _extend(text: str, line: int, marks: Directives, missing: list[str]) -> Edit
 
 
 def _ends_in_code(text: str, line: int) -> bool:
-    """Is the end of `line` outside any string (so a comment may follow)?"""
-    try:
-        for token in tokenize.generate_tokens(io.StringIO(text).readline):
-            if token.type == tokenize.STRING and token.start[0] <= line < token.end[0]:
-                return False
-            if token.start[0] > line:
-                return True
-    except (tokenize.TokenError, SyntaxError, ValueError):
+    """Is the end of `line` outside any string (so a comment may follow)? Not past the place
+    where the text stops tokenizing."""
+    tokens = _tokens(text)
+    if tokens.fails_at is not None and line >= tokens.fails_at:
         return False
-    return True
+    return line not in tokens.open_string_lines
 
 
 def add_noqa(text: str, findings: Iterable[Finding]) -> list[Edit]:
@@ -168,7 +188,7 @@ def unused(text: str, findings: Iterable[Finding], enabled: Callable[[str], bool
         by_line.setdefault(finding.line, set()).add(finding.code)
     lines = Lines(text)
     result = []
-    for line, col, comment in _comments(text):
+    for line, col, comment in _tokens(text).comments:
         if _FILE_NOQA.search(comment):
             continue
         match = _NOQA.search(comment)

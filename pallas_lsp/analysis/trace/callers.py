@@ -4,19 +4,26 @@ A function nobody in the analysed file calls is an entry point, and its paramete
 (`Free`) -- unless another module of the project uses it: then its callers decide what it
 receives, their own analyses follow it with their arguments, and here its parameters are
 simply unknown. The index is the identifiers of each project file, read once per process and
-kept while the file's size and modification time are unchanged.
+kept while the file's size and modification time are unchanged (checked again at most every
+RECHECK_AFTER seconds).
 """
 
 from __future__ import annotations
 
 import os
 import re
+import time
 
 MAX_FILES = 4000
 _SKIP_DIRS = frozenset({"__pycache__", "node_modules", "site-packages", "dist-packages", "build", "dist"})
 _WORD = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 
-_words: dict[str, tuple[tuple[int, int], frozenset[bytes]]] = {}  # path -> (stamp, identifiers)
+# path -> (stamp, identifiers, when the stamp was last checked). A file is checked again
+# RECHECK_AFTER seconds later at the earliest: analyses in a row (a CLI run, typing in the
+# editor) would otherwise stat every file of a large project each time. Who calls a helper
+# is not a dependency the server re-analyses on anyway.
+_words: dict[str, tuple[tuple[int, int], frozenset[bytes], float]] = {}
+RECHECK_AFTER = 2.0
 _files: dict[str, list[str]] = {}  # project directory -> its Python files (once per process)
 
 
@@ -65,18 +72,22 @@ def _project_files(directory: str) -> list[str]:
 
 
 def _identifiers(path: str) -> frozenset[bytes]:
+    cached = _words.get(path)
+    now = time.monotonic()
+    if cached is not None and now - cached[2] < RECHECK_AFTER:
+        return cached[1]
     try:
         status = os.stat(path)
     except OSError:
         return frozenset()
     stamp = (status.st_size, status.st_mtime_ns)
-    cached = _words.get(path)
     if cached is not None and cached[0] == stamp:
+        _words[path] = (stamp, cached[1], now)
         return cached[1]
     try:
         with open(path, "rb") as file:
             words = frozenset(_WORD.findall(file.read()))
     except OSError:
         words = frozenset()
-    _words[path] = (stamp, words)
+    _words[path] = (stamp, words, now)
     return words
