@@ -140,7 +140,22 @@ class _Ignores:
     def __init__(self, start: str) -> None:
         self.repository = _repository(start)
         self.start = os.path.abspath(start)
+        self.top = self.repository or self.start
         self._specs: dict[str, list[tuple[str, pathspec.PathSpec]]] = {}
+        if self.top != self.start and self._ignored_from_above():
+            # As ruff does: a directory given explicitly is walked even when the ignore files
+            # above it exclude it. The ignore files from the directory down still apply.
+            self.top = self.start
+            self._specs = {}
+
+    def _ignored_from_above(self) -> bool:
+        directory = self.start
+        while directory != self.top and directory.startswith(os.path.join(self.top, "")):
+            parent = os.path.dirname(directory)
+            if self.at(parent)(directory, True):
+                return True
+            directory = parent
+        return False
 
     def _own(self, directory: str) -> list[tuple[str, pathspec.PathSpec]]:
         specs: list[tuple[str, pathspec.PathSpec]] = []
@@ -163,7 +178,7 @@ class _Ignores:
         cached = self._specs.get(directory)
         if cached is None:
             parent = os.path.dirname(directory)
-            top = self.repository or self.start
+            top = self.top
             inherited = self.specs(parent) if parent != directory and directory != top \
                 and directory.startswith(os.path.join(top, "")) else []
             cached = self._specs[directory] = inherited + self._own(directory)

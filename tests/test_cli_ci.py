@@ -313,7 +313,7 @@ def test_gitignore_is_respected_as_ruff_respects_it(tmp_path, here):
     (root / "sub" / "deep" / ".gitignore").write_text("tmp.py\n")
     (root / ".git" / "info" / "exclude").write_text("gen/\n")
     for args in ([], ["--no-respect-gitignore"], ["--extend-exclude", "deep"]):
-        for where in (".", "sub"):
+        for where in (".", "sub", "gen", "neg"):  # gen/ is ignored: given explicitly, it is walked
             run = lint if (args, where) == ([], ".") else here
             ours = _files(run("check", "--isolated", "--show-files", *args, where, cwd=root), root)
             theirs = _files(ruff("check", "--isolated", "--show-files", *args, where, cwd=root), root)

@@ -22,6 +22,7 @@ _NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]
 _FILE_NOQA = re.compile(r"#\s*pallas-lint:\s*noqa(?::\s?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?",
                         re.IGNORECASE)
 _CODE = re.compile(r"[A-Z]+[0-9]+", re.IGNORECASE)
+_NAMES_A_PLS_CODE = re.compile(r"#\s*noqa:[^\n]*PLS", re.IGNORECASE)
 ALL = frozenset({""})  # the prefix every code starts with
 _FSTRING_START = getattr(tokenize, "FSTRING_START", None)
 _FSTRING_END = getattr(tokenize, "FSTRING_END", None)
@@ -179,8 +180,7 @@ def unused(text: str, findings: Iterable[Finding], enabled: Callable[[str], bool
     applied). Codes of other tools and bare `# noqa` are not ours to judge; codes that
     `enabled` says are not selected are left alone (ruff's "non-enabled"); codes starting with
     `PLS` that prefix no code in `known` are reported as unknown."""
-    lowered = text.lower()
-    if "noqa" not in lowered or "pls" not in lowered:
+    if not _NAMES_A_PLS_CODE.search(text):  # no noqa comment names one of ours: no tokenizing
         return []
     known = tuple(known)
     by_line: dict[int, set[str]] = {}

@@ -40,7 +40,10 @@ def mentions_pallas(text: str | bytes, rules: Iterable[Rule] = RULES, path: str 
     rules = tuple(rules)
     if any(word in data for rule in rules for word in rule.triggers):
         return True
-    return path is not None and any(word in imported_data(data, path) for rule in rules for word in rule.triggers)
+    if path is None:
+        return False
+    reached = imported_data(data, path)  # once: it reads and follows the imports
+    return any(word in reached for rule in rules for word in rule.triggers)
 
 
 def applicable(rules: list[Rule], text: str, bindings: Callable[[], Bindings], path: str | None = None) -> list[Rule]:
