@@ -131,6 +131,7 @@ class Interpreter:
         self.frame: Frame | None = None  # the frame of the function (or module) running now
         self._memo: dict[tuple, Any] = {}
         self._generators: dict[nodes.NodeNG, bool] = {}
+        self._local: dict[nodes.NodeNG, bool] = {}  # call node -> in the analysed module?
         self._active: dict[nodes.NodeNG, int] = {}
         self._steps = 0
         self.entry_limit = float("inf")  # `Trace` gives each entry point a number of steps
@@ -927,7 +928,10 @@ class Interpreter:
         """The innermost call of the analysed file on the way here: where JAX's traceback
         last points into it."""
         for node in reversed(self.stack):
-            if node.root() is self.root:
+            local = self._local.get(node)
+            if local is None:
+                local = self._local[node] = node.root() is self.root
+            if local:
                 return node
         return None
 
