@@ -16,6 +16,9 @@ from . import examples
 from .base import Invalid, Rule
 from .tmem import collective_keyword_text
 
+_Sides = dict[bool, list[objects.Alloc | objects.Union]]  # collective? -> the union's leaves
+_Run = tuple[objects.Guard, objects.Chain, _Sides]  # (guard, chain, sides) of one setting
+
 
 class MixedCollectiveUnion(Rule):
     """## What it does
@@ -67,7 +70,7 @@ class MixedCollectiveUnion(Rule):
     INVALID = (Invalid(examples.PLS002_INVALID, fixed=examples.PLS002_VALID),)
 
     def check(self, ctx: Context) -> Iterator[Finding]:
-        found: dict[nodes.NodeNG, tuple[list, list, nodes.NodeNG]] = {}  # RefUnion -> (bad, fine, anchor)
+        found: dict[nodes.Call, tuple[list[_Run], list[_Run], nodes.NodeNG]] = {}  # RefUnion -> (bad, fine, anchor)
         for site in ctx.trace.sites("union"):
             reported = decide.reported_at(site, ctx.module)
             if reported is None:
@@ -98,7 +101,7 @@ class MixedCollectiveUnion(Rule):
             )
 
     @staticmethod
-    def _related(ctx: Context, sides: dict) -> tuple[Related, ...]:
+    def _related(ctx: Context, sides: _Sides) -> tuple[Related, ...]:
         related = []
         for collective, refs in sides.items():
             for ref in refs:
@@ -110,7 +113,7 @@ class MixedCollectiveUnion(Rule):
         return tuple(related)
 
     @staticmethod
-    def _fixes(ctx: Context, sides: dict) -> tuple[Fix, ...]:
+    def _fixes(ctx: Context, sides: _Sides) -> tuple[Fix, ...]:
         found = []
         to_collective = tuple(
             edit for ref in sides[False] if isinstance(ref, objects.Alloc)
@@ -127,10 +130,10 @@ class MixedCollectiveUnion(Rule):
         return tuple(found)
 
 
-def _mixed(union: objects.Union, under: Any) -> list[tuple[Any, Any]]:
+def _mixed(union: objects.Union, under: objects.Guard) -> list[tuple[objects.Guard, Any]]:
     """(guard, sides) per guard: sides maps collective (True/False) to the leaves, empty when
     the union is uniform or not TMEM; UNKNOWN when undecided."""
-    found = []
+    found: list[tuple[objects.Guard, Any]] = []
     for guard, refs in decide.leaves(union.groups, under):
         if refs is UNKNOWN or not refs:
             found.append((guard, UNKNOWN))
@@ -147,18 +150,18 @@ def _mixed(union: objects.Union, under: Any) -> list[tuple[Any, Any]]:
                     elif all(value == flags[0] for value in flags):  # JAX compares with !=
                         found.append((flag_guard, {}))
                     else:
-                        sides: dict = defaultdict(list)
+                        sides: _Sides = defaultdict(list)
                         for leaf, value in zip(refs, flags):
                             sides[bool(value)].append(leaf)
                         found.append((flag_guard, sides))
     return found
 
 
-def _node(ref: Any) -> nodes.Call:
+def _node(ref: objects.Alloc | objects.Union) -> nodes.Call:
     return ref.node
 
 
-def _names(ctx: Context, refs: list) -> str:
+def _names(ctx: Context, refs: list[objects.Alloc | objects.Union]) -> str:
     described = []
     for ref in refs:
         name = ref.name
