@@ -36,9 +36,9 @@ def page(rule: Rule) -> str:
         parts += ["### Invalid", "", "```python", example.code.rstrip(), "```", ""]
         if example.fixed:
             parts += ["### After the fix", "", "```python", example.fixed.rstrip(), "```", ""]
-    for example in rule.VALID:
-        if all(example != invalid.fixed for invalid in rule.INVALID):
-            parts += ["### Valid", "", "```python", example.rstrip(), "```", ""]
+    for valid in rule.VALID:
+        if all(valid != invalid.fixed for invalid in rule.INVALID):
+            parts += ["### Valid", "", "```python", valid.rstrip(), "```", ""]
     return "\n".join(parts)
 
 

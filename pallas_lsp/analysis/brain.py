@@ -30,7 +30,7 @@ import functools
 import os
 import threading
 import time
-from typing import Callable, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping, TypeGuard
 
 from astroid import nodes
 from astroid.builder import AstroidBuilder
@@ -39,7 +39,7 @@ from astroid.inference_tip import clear_inference_tip_cache
 from astroid.interpreter.objectmodel import ObjectModel
 from astroid.manager import AstroidManager
 from astroid.nodes._base_nodes import LookupMixIn
-from astroid.nodes.scoped_nodes import ClassDef
+from astroid.nodes.scoped_nodes import ClassDef, LocalsDictNodeNG
 from astroid.rebuilder import TreeRebuilder
 
 from . import api
@@ -50,7 +50,7 @@ _lock = threading.Lock()
 _installed = False
 
 
-def is_jax_module(modname: str | None) -> bool:
+def is_jax_module(modname: str | None) -> TypeGuard[str]:
     return modname is not None and (modname == "jax" or modname.startswith("jax."))
 
 
@@ -64,7 +64,7 @@ def stub_module(modname: str) -> nodes.Module:
     filename = "__init__.py" if modname in api.PACKAGES else modname.rsplit(".", 1)[-1] + ".py"
     path = f"{_STUB_DIR}/{modname.replace('.', '/')}/{filename}"
     module = AstroidBuilder(manager).string_build(source, modname, path)
-    module.pallas_stub = True
+    module.pallas_stub = True  # type: ignore[attr-defined]  # our marker on astroid's tree; read by getattr
     manager.astroid_cache[modname] = module
     return module
 
@@ -113,8 +113,11 @@ def _check_deadline() -> None:
         raise BudgetExceeded()
 
 
-def _bounded_build(original):
-    def visit(self, node, parent):
+_Visit = Callable[[TreeRebuilder, ast.AST, nodes.NodeNG], nodes.NodeNG]
+
+
+def _bounded_build(original: _Visit) -> _Visit:
+    def visit(self: TreeRebuilder, node: ast.AST, parent: nodes.NodeNG) -> nodes.NodeNG:
         global _visits
         _visits += 1
         if not _visits & 1023:  # the clock is read once per 1024 nodes
@@ -124,7 +127,10 @@ def _bounded_build(original):
     return visit
 
 
-_lookups: contextvars.ContextVar[dict | None] = contextvars.ContextVar("pallas_lookups", default=None)
+_Found = tuple[LocalsDictNodeNG, list[nodes.NodeNG]]  # what `LookupMixIn.lookup` answers
+_Lookup = Callable[[LookupMixIn, str], _Found]
+_lookups: contextvars.ContextVar[dict[tuple[LookupMixIn, str], _Found] | None] = contextvars.ContextVar(
+    "pallas_lookups", default=None)
 
 
 @contextlib.contextmanager
@@ -138,10 +144,10 @@ def memoized_lookups() -> Iterator[None]:
         _lookups.reset(token)
 
 
-def _memoized_lookup(original):
-    uncached = getattr(original, "__wrapped__", original)  # past astroid's own 128-entry cache
+def _memoized_lookup(original: _Lookup) -> _Lookup:
+    uncached: _Lookup = getattr(original, "__wrapped__", original)  # past astroid's own 128-entry cache
 
-    def lookup(self, name):
+    def lookup(self: LookupMixIn, name: str) -> _Found:
         memo = _lookups.get()
         if memo is None:
             return original(self, name)
@@ -169,7 +175,7 @@ def forget_inferences() -> None:
     for model in _object_models():
         model._instance = None
         if "context" in vars(model):
-            model.context = None
+            model.context = None  # type: ignore[attr-defined]  # set by some models only (ClassModel)
 
 
 def _object_models() -> tuple[ObjectModel, ...]:
@@ -187,12 +193,12 @@ def _object_models() -> tuple[ObjectModel, ...]:
     return tuple(found.values())
 
 
-def _wrap(owner: type, name: str, make) -> None:
+def _wrap(owner: type, name: str, make: Callable[[Callable[..., Any]], Callable[..., Any]]) -> None:
     original = getattr(owner, name)
     if getattr(original, "pallas_guard", False):
         original = original.__wrapped__
     wrapper = functools.wraps(original)(make(original))
-    wrapper.pallas_guard = True
+    wrapper.pallas_guard = True  # type: ignore[attr-defined]  # our marker on the wrapper; read by getattr
     setattr(owner, name, wrapper)
 
 
@@ -211,8 +217,12 @@ def requested_modules() -> Iterator[set[str]]:
         _requested.reset(token)
 
 
-def _stub_imports(original):
-    def ast_from_module_name(self, modname, context_file=None, use_cache=True):
+_ModuleFromName = Callable[[AstroidManager, str | None, str | None, bool], nodes.Module]
+
+
+def _stub_imports(original: _ModuleFromName) -> _ModuleFromName:
+    def ast_from_module_name(self: AstroidManager, modname: str | None, context_file: str | None = None,
+                             use_cache: bool = True) -> nodes.Module:
         if is_jax_module(modname):
             return stub_module(modname)
         module = original(self, modname, context_file, use_cache)
@@ -224,8 +234,11 @@ def _stub_imports(original):
     return ast_from_module_name
 
 
-def _overlay_files(original):
-    def file_build(self, path, modname=None):
+_FileBuild = Callable[[AstroidBuilder, str, str | None], nodes.Module]
+
+
+def _overlay_files(original: _FileBuild) -> _FileBuild:
+    def file_build(self: AstroidBuilder, path: str, modname: str | None = None) -> nodes.Module:
         text = overlay_text(path) if path else None
         if text is not None:
             return self.string_build(text, modname or os.path.splitext(os.path.basename(path))[0], path)
@@ -243,7 +256,7 @@ class _Preparsed(AstroidBuilder):
     """astroid parses inside `_data_build`; this builder rebuilds the tree it was given instead.
     The rest mirrors astroid 4's `_data_build` (module file and package flag)."""
 
-    def __init__(self, tree: ast.Module, *args, **kwargs) -> None:
+    def __init__(self, tree: ast.Module, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._tree = tree
 

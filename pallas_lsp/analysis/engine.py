@@ -18,9 +18,10 @@ import threading
 import time
 import warnings
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Mapping, TypedDict
 
 from astroid.exceptions import AstroidSyntaxError
+from astroid import nodes
 from astroid.manager import AstroidManager
 
 from . import brain, noqa
@@ -33,6 +34,9 @@ from .project import BudgetExceeded, Cancelled
 from .session import DEFAULT_SESSION, Session
 from .settings import Settings, prefixes
 from .source import Lines, decode
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 log = logging.getLogger("pallas_lsp")
 
@@ -59,7 +63,25 @@ def select_rules(select: Iterable[str] | None = None, ignore: Iterable[str] | No
     ]
 
 
-def analyze_file(path: str, **options) -> Result:
+class BytesOptions(TypedDict, total=False):
+    """What `analyze_file` and `analyze_bytes` take: `analyze_source`'s rule choice and budget."""
+
+    select: Iterable[str] | None
+    ignore: Iterable[str] | None
+    budget: float
+
+
+class LintOptions(TypedDict, total=False):
+    """What `lint` hands on to `analyze_source` (the settings give the rest)."""
+
+    cancel: threading.Event | None
+    overlays: Mapping[str, str] | None
+    want_facts: bool
+    tree: ast.Module | None
+    session: Session
+
+
+def analyze_file(path: str, **options: Unpack[BytesOptions]) -> Result:
     try:
         with open(path, "rb") as file:
             data = file.read()
@@ -68,7 +90,7 @@ def analyze_file(path: str, **options) -> Result:
     return analyze_bytes(data, path, **options)
 
 
-def analyze_bytes(data: bytes, path: str | None = None, **options) -> Result:
+def analyze_bytes(data: bytes, path: str | None = None, **options: Unpack[BytesOptions]) -> Result:
     rules = select_rules(options.get("select"), options.get("ignore"))
     if not mentions_pallas(data, rules, path):
         return Result()
@@ -103,7 +125,7 @@ def analyze_source(
     return _analyze_decoded(_Job(text, path, rules, budget, cancel, overlays, want_facts, tree, session))
 
 
-def lint(text: str, path: str | None, settings: Settings, **options) -> Result:
+def lint(text: str, path: str | None, settings: Settings, **options: Unpack[LintOptions]) -> Result:
     """What the CLI and the server report: the rules `settings` select for `path`, minus what
     a `# noqa` comment silences. `options` are those of `analyze_source`."""
     result = analyze_source(
@@ -223,7 +245,8 @@ def _analyze(job: _Job, deadline: float) -> list[Finding]:
                 brain.forget_inferences()
 
 
-def _run_rules(module, job: _Job, root: str | None, deadline: float, referenced: set[str]) -> list[Finding]:
+def _run_rules(module: nodes.Module, job: _Job, root: str | None, deadline: float,
+               referenced: set[str]) -> list[Finding]:
     ctx = Context(module, Lines(job.text), job.path, referenced)
     ctx.project.deadline = deadline
     ctx.project.project_root = root
@@ -312,7 +335,7 @@ def project_root(path: str | None) -> str | None:
 
 
 @contextlib.contextmanager
-def _importable_from(root: str | None):
+def _importable_from(root: str | None) -> Iterator[None]:
     """Let astroid resolve the file's sibling modules and packages, as the interpreter would
     when running it: the project root goes first on `sys.path` while we analyse."""
     if root is None:
@@ -362,7 +385,7 @@ def _forget_module_locations(manager: AstroidManager) -> None:
         return
     for cached in (getattr(spec, "_find_spec", None),
                    *(getattr(finder, "find_module", None) for finder in getattr(spec, "_SPEC_FINDERS", ()))):
-        if hasattr(cached, "cache_clear"):
+        if cached is not None and hasattr(cached, "cache_clear"):
             cached.cache_clear()
 
 

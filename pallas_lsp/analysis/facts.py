@@ -7,6 +7,7 @@ constructor call, or an operand of a `tcgen05_mma`.
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -55,19 +56,25 @@ def facts(ctx: Context) -> list[Fact]:
     return found
 
 
-def _runs(sites: list[Site], check: Callable[[Site, Picker], Any]) -> list[tuple]:
+_Run = tuple[o.Guard, Any, o.Chain]  # (guard, outcome, chain)
+
+
+def _runs(sites: list[Site], check: Callable[[Site, Picker], Any]) -> list[_Run]:
     """(guard, outcome, chain) of `check` over every site of one call."""
     return [(guard, outcome, site.chain) for site in sites
-            for guard, outcome in explore(lambda pick, site=site: check(site, pick), site.guard)]
+            for guard, outcome in explore(functools.partial(check, site), site.guard)]
 
 
-def _operand_facts(ctx: Context, call: nodes.Call, sites: list[Site], uses: dict) -> list[Fact]:
+def _operand_facts(ctx: Context, call: nodes.Call, sites: list[Site], uses: dict[nodes.Call, list[_Use]]) -> list[Fact]:
     if any(isinstance(arg, nodes.Starred) for arg in call.args) or len(call.args) < 3:
         return []
     collective = _summary(_runs(sites, lambda site, pick: _axis_given(pick, site.arguments.get("collective_axis"))))
     found = []
     for (name, role), operand in zip(_ROLES, call.args[:3]):
-        refs = _runs(sites, lambda site, pick, name=name: _alloc_of(pick.pick(site.arguments.get(name))))
+        def ref_of(site: Site, pick: Picker, name: str = name) -> Any:
+            return _alloc_of(pick.pick(site.arguments.get(name)))
+
+        refs = _runs(sites, ref_of)
         made = {outcome.node: outcome for _, outcome, _ in refs if isinstance(outcome, o.Alloc)}
         if len(made) != 1:
             continue
@@ -147,7 +154,7 @@ def _flag(pick: Picker, alloc: Any) -> Any:
     return UNKNOWN if value is UNKNOWN else bool(value)
 
 
-def _summary(runs: list[tuple]) -> Any:
+def _summary(runs: list[_Run]) -> Any:
     """True/False when every decided run agrees, UNKNOWN when none decides, else a condition
     ('yes when config.collective is True')."""
     decided = [(guard, outcome, chain) for guard, outcome, chain in runs if outcome is True or outcome is False]

@@ -73,7 +73,8 @@ def fix_to_apply(finding: Finding, unsafe: bool = False) -> Fix | None:
     allowed = {Applicability.SAFE} | ({Applicability.UNSAFE} if unsafe else set())
     candidates = [fix for fix in finding.fixes if fix.applicability in allowed and fix.edits]
     preferred = [fix for fix in candidates if fix.preferred]
-    return (preferred or candidates or [None])[0]
+    chosen = preferred or candidates
+    return chosen[0] if chosen else None
 
 
 @dataclass

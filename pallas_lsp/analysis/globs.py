@@ -28,7 +28,7 @@ class GlobError(ValueError):
 
 
 @functools.lru_cache(maxsize=1024)
-def compile_glob(pattern: str) -> re.Pattern:
+def compile_glob(pattern: str) -> re.Pattern[str]:
     """The regular expression of a globset pattern (whole-string match). Raises GlobError."""
     out: list[str] = []
     i, n = 0, len(pattern)
@@ -111,8 +111,8 @@ def _posix(path: str) -> str:
 class Matcher:
     """One user pattern, compiled: the absolute form, and the name form when it has no `/`."""
 
-    full: re.Pattern
-    name: re.Pattern | None
+    full: re.Pattern[str]
+    name: re.Pattern[str] | None
 
     @classmethod
     @functools.lru_cache(maxsize=1024)

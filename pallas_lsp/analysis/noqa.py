@@ -226,7 +226,7 @@ def unused(text: str, findings: Iterable[Finding], enabled: Callable[[str], bool
 UNUSED_CODE = "PLS100"
 
 
-def _removal(content: str, line: int, start: int, end: int, match: re.Match, col: int,
+def _removal(content: str, line: int, start: int, end: int, match: re.Match[str], col: int,
              kept: list[str]) -> Edit:
     if kept:  # rewrite the code list only
         codes_start, codes_end = col + match.start("codes"), col + match.end("codes")

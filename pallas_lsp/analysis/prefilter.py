@@ -23,7 +23,7 @@ import ast
 import functools
 import os
 import re
-from typing import Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from . import api
 from .rules import RULES, Rule
@@ -146,7 +146,7 @@ def _file_bytes(path: str) -> bytes:
 
 
 @functools.lru_cache(maxsize=32)
-def _identifier_pattern(names: frozenset[str]) -> re.Pattern:
+def _identifier_pattern(names: frozenset[str]) -> re.Pattern[str]:
     return re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, names))) + r")\b")
 
 
@@ -202,7 +202,7 @@ class Bindings:
         while stack:
             node = stack.pop()
             found._note(node, package)
-            for name in _child_fields(type(node)):
+            for name in _child_fields(type(node)):  # type: ignore[arg-type]  # mypy: a class is Hashable
                 child = getattr(node, name, None)
                 if type(child) is list:
                     for item in child:
@@ -212,7 +212,7 @@ class Bindings:
                     push(child)
         return found
 
-    def _note(self, node: ast.AST, package: str) -> None:
+    def _note(self, node: Any, package: str) -> None:  # an ast.AST; mypy cannot narrow through `kind`
         kind = type(node)  # exact type tests: this runs on every node of every candidate file
         if kind is ast.Call:
             self.calls.append(node)
@@ -263,6 +263,8 @@ class Bindings:
         """Is `name` bound by imports of `jax` modules and nothing else? The brain serves
         those: they hold no project function to follow."""
         paths = self.imports.get(name)
+        if paths is None:
+            return False
         return (not self.star_import and bool(paths) and name not in self.rebound
                 and all(path is not None and _is_jax(path) for path in paths))
 
@@ -292,7 +294,7 @@ class Bindings:
 
 
 @functools.lru_cache(maxsize=None)
-def _child_fields(kind: type) -> tuple[str, ...]:
+def _child_fields(kind: type[ast.AST]) -> tuple[str, ...]:
     """The fields that may hold nodes (`ctx` holds only Load/Store/Del)."""
     return tuple(name for name in kind._fields if name != "ctx")
 
@@ -320,11 +322,10 @@ def _absolute(node: ast.ImportFrom, package: str) -> str | None:
 
 
 def _name_of(node: ast.AST) -> str:
-    kind = type(node)
-    if kind is ast.Name:
+    if type(node) is ast.Name:
         return node.id
-    if kind is ast.Attribute:
+    if type(node) is ast.Attribute:
         return node.attr
-    if kind is ast.Starred:
+    if type(node) is ast.Starred:
         return _name_of(node.value)
     return ""

@@ -42,7 +42,7 @@ class Project:
         if isinstance(statement, nodes.ImportFrom):
             if statement.level:
                 return True
-            top = statement.modname.split(".")[0]
+            top = (statement.modname or "").split(".")[0]
         elif isinstance(statement, nodes.Import):
             modname = next((m for m, alias in statement.names if (alias or m.split(".")[0]) == name), "")
             top = modname.split(".")[0]

@@ -236,11 +236,11 @@ def _convert(key: str, value: Any, source: str) -> Any:
 
 
 # pyproject files are read once per modification time: a tree walk asks for every file.
-_cache: dict[Path, tuple[float, dict]] = {}
+_cache: dict[Path, tuple[float, dict[str, Any]]] = {}
 _cache_lock = threading.Lock()
 
 
-def _document(pyproject: Path) -> dict:
+def _document(pyproject: Path) -> dict[str, Any]:
     try:
         mtime = pyproject.stat().st_mtime
     except OSError:
@@ -251,7 +251,7 @@ def _document(pyproject: Path) -> dict:
             return cached[1]
     try:
         with pyproject.open("rb") as file:
-            document = tomllib.load(file)
+            document: dict[str, Any] = tomllib.load(file)
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
         document = {"__error__": str(error)}
     with _cache_lock:
@@ -264,7 +264,7 @@ def _has_section(pyproject: Path) -> bool:
     return "__error__" in document or SECTION in document.get("tool", {})
 
 
-def _table(pyproject: Path) -> dict:
+def _table(pyproject: Path) -> dict[str, Any]:
     document = _document(pyproject)
     if "__error__" in document:
         raise ConfigError(f"{pyproject}: cannot read: {document['__error__']}")

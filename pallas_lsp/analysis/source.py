@@ -53,11 +53,13 @@ class Lines:
         return len(text.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
 
     def span(self, node: nodes.NodeNG, path: str | None = None) -> Span:
-        end_line = node.end_lineno or node.lineno
-        end_col = node.end_col_offset if node.end_col_offset is not None else node.col_offset
+        line, col = node.lineno, node.col_offset
+        assert line is not None and col is not None, f"{node!r} has no position"
+        end_line = node.end_lineno or line
+        end_col = node.end_col_offset if node.end_col_offset is not None else col
         return Span(
-            node.lineno,
-            self.column(node.lineno, node.col_offset),
+            line,
+            self.column(line, col),
             end_line,
             self.column(end_line, end_col),
             path,

@@ -4,7 +4,7 @@ guard: an input's truthiness, its identity with None, a condition we cannot deci
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Hashable
 
 
 class _Unknown:
@@ -28,10 +28,10 @@ UNKNOWN: Any = _Unknown()
 class Var:
     """A free variable. `domain` lists its possible values; `label` renders it for messages."""
 
-    key: tuple
-    domain: tuple
+    key: tuple[Any, ...]  # (kind, ...), hashable: ("truth", free key), ("none", free key), ("cond", ...)
+    domain: tuple[Hashable, ...]
     label: str
-    labels: tuple = ()  # one per domain value, for choices between call sites
+    labels: tuple[str, ...] = ()  # one per domain value, for choices between call sites
 
     def __hash__(self) -> int:  # guards hash their variables all the time: compute it once
         cached = self.__dict__.get("_hash")

@@ -224,12 +224,12 @@ def accumulators(x):
     def kernel(x_gmem, out_gmem, acc_a, acc_b):
         del x_gmem, out_gmem, acc_a, acc_b
 
-    return plgpu.kernel({marker}
+    return plgpu.kernel(
         kernel,
         out_type=jax.ShapeDtypeStruct((128, 128), jnp.float32),{cluster}
         scratch_types=[
-            plgpu.TMEM((128, 128), jnp.float32, collective=True),
-            plgpu.TMEM((128, 128), jnp.float32{flag}),
+            plgpu.TMEM((128, 128), jnp.float32, collective=True),{marker_a}
+            plgpu.TMEM((128, 128), jnp.float32{flag}),{marker_b}
         ],
     )(x)
 
@@ -240,14 +240,16 @@ def case_accumulators():
 _PAIR = '\n        cluster=(2,),\n        cluster_names=("x",),'
 
 
-def _two_accumulators(marker: str = "", cluster: str = _PAIR, flag: str = ", collective=True") -> str:
-    return _TWO_ACCUMULATORS.format(marker=marker, cluster=cluster, flag=flag)
+def _two_accumulators(marker_a: str = "", marker_b: str = "", cluster: str = _PAIR,
+                      flag: str = ", collective=True") -> str:
+    """JAX gives these lowering errors no line: the finding goes on an allocation."""
+    return _TWO_ACCUMULATORS.format(marker_a=marker_a, marker_b=marker_b, cluster=cluster, flag=flag)
 
 
-PLS013_INVALID = _two_accumulators(marker="  # PLS013 [lowering]", cluster="")
+PLS013_INVALID = _two_accumulators(marker_a="  # PLS013 [lowering]", cluster="")
 PLS013_VALID = _two_accumulators()
 
-PLS014_INVALID = _two_accumulators(marker="  # PLS014 [lowering]", flag="")
+PLS014_INVALID = _two_accumulators(marker_b="  # PLS014 [lowering]", flag="")
 PLS014_VALID = _two_accumulators()
 
 

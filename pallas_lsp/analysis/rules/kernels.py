@@ -11,6 +11,7 @@ and a non-collective instance of one kernel are never mixed up.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Iterator
@@ -33,7 +34,7 @@ PALLAS_CALL = "pl.pallas_call"
 @dataclass
 class KernelRun:
     site: Site  # the "kernel" site
-    members: list = field(default_factory=list)  # the sites its body recorded, in order
+    members: list[Site] = field(default_factory=list)  # the sites its body recorded, in order
 
     @property
     def api(self) -> str:
@@ -44,7 +45,7 @@ class KernelRun:
         return self.site.node
 
 
-def _own_chain(site: Site) -> tuple:
+def _own_chain(site: Site) -> o.Chain:
     """The calls that led to a kernel site, without the decorator call it is itself."""
     chain = site.chain
     return chain[:-1] if chain and chain[-1] is site.node else chain
@@ -52,11 +53,11 @@ def _own_chain(site: Site) -> tuple:
 
 def kernel_runs(ctx: Context) -> list[KernelRun]:
     """Every kernel run of the trace, with the sites of its body (computed once per file)."""
-    cached = ctx.__dict__.get("_kernel_runs")
+    cached: tuple[list[KernelRun], dict[int, KernelRun]] | None = ctx.__dict__.get("_kernel_runs")
     if cached is not None:
         return cached[0]
     runs: list[KernelRun] = []
-    by_key: dict[tuple, list[KernelRun]] = {}
+    by_key: dict[tuple[nodes.NodeNG, o.Chain], list[KernelRun]] = {}
     for site in ctx.trace.sites("kernel"):
         run = KernelRun(site)
         runs.append(run)
@@ -65,10 +66,10 @@ def kernel_runs(ctx: Context) -> list[KernelRun]:
     for site in ctx.trace.interp.sites:
         if site.kind == "kernel" or site.kernel is None:
             continue
-        run = _run_of(site, by_key)
-        if run is not None:
-            run.members.append(site)
-            of_site[id(site)] = run
+        owner = _run_of(site, by_key)
+        if owner is not None:
+            owner.members.append(site)
+            of_site[id(site)] = owner
     ctx.__dict__["_kernel_runs"] = (runs, of_site)
     return runs
 
@@ -76,15 +77,16 @@ def kernel_runs(ctx: Context) -> list[KernelRun]:
 def run_of(ctx: Context, site: Site) -> KernelRun | None:
     """The kernel run a site of the body belongs to; None when unknown."""
     kernel_runs(ctx)
-    return ctx.__dict__["_kernel_runs"][1].get(id(site))
+    of_site: dict[int, KernelRun] = ctx.__dict__["_kernel_runs"][1]
+    return of_site.get(id(site))
 
 
-def _run_of(site: Site, by_key: dict) -> KernelRun | None:
-    chain = site.chain
-    index = next((i for i, node in enumerate(chain) if node is site.kernel), None)
-    if index is None:
+def _run_of(site: Site, by_key: dict[tuple[nodes.NodeNG, o.Chain], list[KernelRun]]) -> KernelRun | None:
+    chain, kernel = site.chain, site.kernel
+    index = next((i for i, node in enumerate(chain) if node is kernel), None)
+    if index is None or kernel is None:
         return None
-    candidates = [run for run in by_key.get((site.kernel, chain[:index]), ()) if run.site.guard <= site.guard]
+    candidates = [run for run in by_key.get((kernel, chain[:index]), ()) if run.site.guard <= site.guard]
     return candidates[0] if len(candidates) == 1 else None
 
 
@@ -105,7 +107,7 @@ class Cluster:
         return f"cluster={self.dims}, cluster_names={self.names}"
 
 
-def mesh(pick: Picker, run: KernelRun) -> dict | Any:
+def mesh(pick: Picker, run: KernelRun) -> dict[str, Any] | Any:
     """`plgpu.kernel`'s `**mesh_kwargs` (cluster, threads, grid); UNKNOWN for other kernels."""
     if run.api != MOSAIC_KERNEL:
         return UNKNOWN
@@ -140,7 +142,7 @@ def threads_of(pick: Picker, run: KernelRun) -> tuple[int, str] | None | Any:
     return (count, name) if count >= 2 else UNKNOWN
 
 
-def _sequence(pick: Picker, value: Any, item: type) -> tuple | Any:
+def _sequence(pick: Picker, value: Any, item: type) -> tuple[Any, ...] | Any:
     found = pick.pick(value)
     if not isinstance(found, (tuple, list)):
         return UNKNOWN
@@ -190,7 +192,7 @@ def tmem_allocations(pick: Picker, run: KernelRun) -> list[Allocation] | Any:
     which JAX ignores, gives none), then each `pl.run_scoped` of the body; UNKNOWN when a
     part cannot be followed, or when the body makes TMEM we do not see allocated."""
     found: list[Allocation] = []
-    accounted: set = set()
+    accounted: set[nodes.Call] = set()
     scratch = pick.pick(scratch_value(run))
     if not isinstance(scratch, (o.Alloc, o.Union, o.Member, o.View)):
         if not _collect(pick, scratch, None, found, accounted):
@@ -207,7 +209,7 @@ def tmem_allocations(pick: Picker, run: KernelRun) -> list[Allocation] | Any:
     return found
 
 
-def _collect(pick: Picker, value: Any, by: Site | None, found: list, accounted: set) -> bool:
+def _collect(pick: Picker, value: Any, by: Site | None, found: list[Allocation], accounted: set[nodes.Call]) -> bool:
     item = pick.pick(value)
     if item is None or isinstance(item, (o.Barrier, str, int, float)):
         return True
@@ -230,7 +232,7 @@ def _collect(pick: Picker, value: Any, by: Site | None, found: list, accounted: 
     return True
 
 
-def _account(pick: Picker, ref: Any, accounted: set) -> bool:
+def _account(pick: Picker, ref: Any, accounted: set[nodes.Call]) -> bool:
     if isinstance(ref, o.Alloc):
         accounted.add(ref.node)
         return True
@@ -240,16 +242,16 @@ def _account(pick: Picker, ref: Any, accounted: set) -> bool:
     return all(_account(pick, leaf, accounted) for leaf in leaves)
 
 
-def pallas_call_scratch(ctx: Context) -> set:
+def pallas_call_scratch(ctx: Context) -> set[nodes.Call]:
     """The allocation calls found in any `pl.pallas_call`'s scratch, in any setting."""
-    found: set = set()
+    found: set[nodes.Call] = set()
     for site in ctx.trace.sites("kernel"):
         if api_function(site) == PALLAS_CALL:
             _alloc_nodes(site.arguments.get("scratch_shapes"), found, 0)
     return found
 
 
-def _alloc_nodes(value: Any, found: set, depth: int) -> None:
+def _alloc_nodes(value: Any, found: set[nodes.Call], depth: int) -> None:
     if depth > 16:
         return
     for _, item in o.split(value):
@@ -274,7 +276,7 @@ def without_pairs(ctx: Context, node: nodes.NodeNG) -> bool:
     blocks, none, or no cluster at all (a `pl.pallas_call`)? Collective TMEM there is PLS013's
     error, so a fix making it collective is not offered."""
     for run in kernel_runs(ctx):
-        def check(pick, run=run):
+        def check(pick: Picker, run: KernelRun = run) -> Any:
             values = [run.site.arguments.get(name) for name in ("scratch_types", "scratch_shapes")]
             values += [value for site in run.members if site.kind == "run_scoped" and pick.holds(site.guard)
                        for value in (site.arguments.get("types"), site.arguments.get("kw_types"))]
@@ -310,14 +312,14 @@ def _holds(pick: Picker, value: Any, node: nodes.NodeNG, depth: int) -> bool:
     return False
 
 
-def plain_tmem_left(ctx: Context, made_collective: set) -> Any:
+def plain_tmem_left(ctx: Context, made_collective: set[nodes.Call]) -> Any:
     """Would a kernel run that allocates one of the TMEM allocations at `made_collective` still
     allocate non-collective TMEM once those are made collective (JAX: `Can't mix collective and
     non-collective TMEM allocations within the same kernel.`, PLS014)? True, False (no run is
     left mixed, and some run allocates them), or UNKNOWN."""
     outcomes = []
     for run in kernel_runs(ctx):
-        def check(pick, run=run):
+        def check(pick: Picker, run: KernelRun = run) -> Any:
             allocations = tmem_allocations(pick, run)
             if allocations is UNKNOWN:
                 return UNKNOWN
@@ -334,7 +336,7 @@ def plain_tmem_left(ctx: Context, made_collective: set) -> Any:
     return False
 
 
-def _alloc_leaves(pick: Picker, ref: Any) -> list:
+def _alloc_leaves(pick: Picker, ref: Any) -> list[o.Alloc]:
     if isinstance(ref, o.Alloc):
         return [ref]
     leaves = pick.leaves(ref.groups)
@@ -406,12 +408,12 @@ class KernelRule(Rule):
         return self.message(ctx, run, detail)
 
     def check(self, ctx: Context) -> Iterator[Finding]:
-        found: dict[tuple, list] = {}
-        decided: dict[nodes.NodeNG, list] = {}
+        found: dict[tuple[nodes.NodeNG, Any], list[Any]] = {}  # key -> [run, detail, site, bad]
+        decided: dict[nodes.Call, list[tuple[o.Guard, o.Chain]]] = {}
         for run in kernel_runs(ctx):
             if run.api not in self.apis:
                 continue
-            for guard, outcome in explore(lambda pick, run=run: self.problem(ctx, run, pick), run.site.guard):
+            for guard, outcome in explore(functools.partial(self.problem, ctx, run), run.site.guard):
                 if outcome is UNKNOWN:
                     continue
                 decided.setdefault(run.node, []).append((guard, run.site.chain))
@@ -429,4 +431,4 @@ class KernelRule(Rule):
                     else site.node)
             yield from finding(self, ctx, node, reported, self.message(ctx, run, detail),
                                self.severity_of(run, detail), bad, others,
-                               lambda run=run, detail=detail: self.fixes(ctx, run, detail))
+                               functools.partial(self.fixes, ctx, run, detail))

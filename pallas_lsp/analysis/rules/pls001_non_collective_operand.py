@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 from astroid import nodes
 
@@ -19,6 +19,13 @@ from .kernels import pallas_call_scratch, plain_tmem_left, without_pairs
 from .pls002_mixed_collective_union import member_uses as _member_uses
 from .tmem import collective_keyword_text
 
+if TYPE_CHECKING:
+    from ..trace.interp import Frame
+
+_Use = tuple[objects.Alloc, objects.Guard, bool, nodes.Call]  # (allocation, guard, collective MMA?, the MMA)
+_Uses = dict[nodes.Call, list[_Use]]  # allocation call -> its uses by MMAs
+_Key = tuple[nodes.Call, str, nodes.Call]  # (the MMA, the operand's role, the allocation or union judged)
+
 
 @dataclass(frozen=True)
 class Problem:
@@ -27,7 +34,7 @@ class Problem:
     ref: Any  # objects.Alloc, or the objects.Union whose TMEM is not collective
     member_of: objects.Union | None
     axis: Any
-    to_fix: tuple  # the TMEM allocations that need collective=True
+    to_fix: tuple[objects.Alloc, ...]  # the TMEM allocations that need collective=True
 
     @property
     def target(self) -> nodes.Call:
@@ -42,7 +49,7 @@ class Occurrences:
 
     call: nodes.Call
     anchor: nodes.NodeNG
-    problems: list = field(default_factory=list)  # (guard, Problem, Site)
+    problems: list[tuple[objects.Guard, Problem, Site]] = field(default_factory=list)
 
 
 class NonCollectiveOperand(Rule):
@@ -134,23 +141,24 @@ class NonCollectiveOperand(Rule):
     INVALID = (Invalid(examples.PLS001_INVALID, fixed=examples.PLS001_VALID),)
 
     def check(self, ctx: Context) -> Iterator[Finding]:
-        found: dict[tuple, Occurrences] = {}
-        verdicts: dict[tuple, decide.Verdicts] = defaultdict(lambda: decide.Verdicts([], []))
-        uses: dict[nodes.Call, list] = {}  # allocation -> (Alloc, guard, collective MMA?) per MMA use
+        found: dict[_Key, Occurrences] = {}
+        verdicts: dict[_Key, decide.Verdicts] = defaultdict(lambda: decide.Verdicts([], []))
+        uses: _Uses = {}
         for site in ctx.trace.sites("mma"):
             reported = decide.reported_at(site, ctx.module)
             if reported is not None:
                 self._site(site, reported, found, verdicts, uses)
         # the allocations the file's findings make collective (fixed together by --fix, e.g. the
         # two LHS allocations a loop passes to one MMA, or two MMAs' accumulators)
-        uses[_FIXED_WITH] = {alloc.node for occurrences in found.values() for _, problem, _ in occurrences.problems
+        ctx.__dict__[_FIXED_WITH] = {alloc.node for occurrences in found.values() for _, problem, _ in occurrences.problems
                              if problem.member_of is None for alloc in problem.to_fix}
         for key, occurrences in found.items():
             yield from self._finding(ctx, occurrences, verdicts[key], uses)
 
     # -- deciding --------------------------------------------------------------------------
 
-    def _site(self, site: Site, reported: nodes.NodeNG, found: dict, verdicts: dict, uses: dict) -> None:
+    def _site(self, site: Site, reported: nodes.NodeNG, found: dict[_Key, Occurrences],
+              verdicts: dict[_Key, decide.Verdicts], uses: _Uses) -> None:
         arguments = site.arguments
         written = _written_operands(site.node)
         for guard, axis in decide.alternatives(arguments.get("collective_axis"), site.guard):
@@ -174,8 +182,9 @@ class NonCollectiveOperand(Rule):
                             occurrences.problems.append((guard_, problem, site))
 
     @staticmethod
-    def _operand(operand: Any, collective_op: bool, guard: Any, problem_args: tuple,
-                 uses: dict, site: Site) -> list[tuple[Any, Any, Any]]:
+    def _operand(operand: Any, collective_op: bool, guard: objects.Guard,
+                 problem_args: tuple[str, nodes.NodeNG | None, Any],
+                 uses: _Uses, site: Site) -> list[tuple[objects.Guard, nodes.Call, Any]]:
         """(guard, the allocation or union judged, Problem | None | UNKNOWN) for one operand."""
         role, written, axis = problem_args
         mma, in_core_map = site.node, bool(site.meshes)
@@ -199,7 +208,7 @@ class NonCollectiveOperand(Rule):
             return []
         if not collective_op:
             return [(guard, union.node, None)]
-        results = []
+        results: list[tuple[objects.Guard, nodes.Call, Any]] = []
         for g, value in decide.union_collective(union, guard):
             if value is UNKNOWN or value is decide.MIXED or value is None:
                 results.append((g, union.node, UNKNOWN if value is UNKNOWN else None))
@@ -213,7 +222,7 @@ class NonCollectiveOperand(Rule):
     # -- reporting -------------------------------------------------------------------------
 
     def _finding(self, ctx: Context, occurrences: Occurrences, verdict: decide.Verdicts,
-                 uses: dict) -> Iterator[Finding]:
+                 uses: _Uses) -> Iterator[Finding]:
         span = ctx.span(decide.shown_at(occurrences.call, occurrences.anchor))
         if span is None:
             return
@@ -260,7 +269,7 @@ class NonCollectiveOperand(Rule):
         what = "RefUnion allocated here" if union is not None else "TMEM allocated here"
         return (Related(span, f"{what} {collective_keyword_text(node)}"),)
 
-    def _fixes(self, ctx: Context, call: nodes.Call, problem: Problem, uses: dict,
+    def _fixes(self, ctx: Context, call: nodes.Call, problem: Problem, uses: _Uses,
                occurrences: Occurrences) -> tuple[Fix, ...]:
         found = list(self._call_site_fix(ctx, problem, uses, occurrences))
         found += self._tie_fix(ctx, problem, uses, preferred=not any(fix.preferred for fix in found))
@@ -268,7 +277,7 @@ class NonCollectiveOperand(Rule):
         edits = tuple(edit for alloc in problem.to_fix for edit in fixes.set_keyword(ctx, alloc.node, "collective", "True"))
         target = problem.ref.node if union is None else union.node
         mixed = union is None and plain_tmem_left(
-            ctx, {alloc.node for alloc in problem.to_fix} | uses[_FIXED_WITH]) is True
+            ctx, {alloc.node for alloc in problem.to_fix} | _fixed_with(ctx)) is True
         if edits and not any(_used_non_collectively(uses, alloc.node) for alloc in problem.to_fix) and not (
                 mixed or without_pairs(ctx, target) or union is not None and False in _member_uses(ctx, union.node)):
             safe = union is None and _always_collective(uses, problem.ref.node) and _literal_flag(
@@ -284,7 +293,7 @@ class NonCollectiveOperand(Rule):
         return tuple(found)
 
     @staticmethod
-    def _call_site_fix(ctx: Context, problem: Problem, uses: dict,
+    def _call_site_fix(ctx: Context, problem: Problem, uses: _Uses,
                        occurrences: Occurrences) -> Iterator[Fix]:
         """`accumulator(m, n, collective=False)` where the helper allocates with
         `collective=collective`: the flag belongs to this call, not to the helper's body (other
@@ -298,7 +307,7 @@ class NonCollectiveOperand(Rule):
         edits = fixes.set_argument(ctx, site, func, name, "True")
         node = problem.ref.node
         if not edits or _used_non_collectively(uses, node) or without_pairs(ctx, node) or plain_tmem_left(
-                ctx, {node} | uses[_FIXED_WITH]) is True:
+                ctx, {node} | _fixed_with(ctx)) is True:
             return  # collective TMEM where some setting has no cluster pair or keeps plain TMEM
         passed = _passed_value(site, func, name)
         safe = (_always_collective(uses, problem.ref.node) and (passed is None or isinstance(passed, nodes.Const))
@@ -308,7 +317,7 @@ class NonCollectiveOperand(Rule):
 
 
     @staticmethod
-    def _tie_fix(ctx: Context, problem: Problem, uses: dict, preferred: bool) -> list[Fix]:
+    def _tie_fix(ctx: Context, problem: Problem, uses: _Uses, preferred: bool) -> list[Fix]:
         """The MMA is collective only in some settings: the allocation's flag should follow the
         same condition (`collective=collective`), which is right in every setting."""
         if problem.member_of is not None:
@@ -325,22 +334,28 @@ class NonCollectiveOperand(Rule):
                     Applicability.SAFE if safe else Applicability.UNSAFE, edits, preferred=preferred)]
 
 
-_FIXED_WITH = "fixed with"  # a key of `uses`: the allocations the file's findings make collective
+def _fixed_with(ctx: Context) -> set[nodes.Call]:
+    """The allocations the file's PLS001 findings make collective (`check` records them)."""
+    found: set[nodes.Call] = ctx.__dict__.get(_FIXED_WITH, set())
+    return found
 
 
-def _used_non_collectively(uses: dict, node: nodes.Call) -> bool:
+_FIXED_WITH = "_pls001_fixed_with"
+
+
+def _used_non_collectively(uses: _Uses, node: nodes.Call) -> bool:
     """Does a traced non-collective MMA use the allocation? Then `collective=True` breaks that
     MMA (jax 0.12 lowering: `Collective attributes are inconsistent across operations in the
     kernel.`; with no cluster in that setting: PLS013) and is not offered."""
     return any(not use[2] for use in uses.get(node, []))
 
 
-def _always_collective(uses: dict, node: nodes.Call) -> bool:
+def _always_collective(uses: _Uses, node: nodes.Call) -> bool:
     found = uses.get(node, [])
     return bool(found) and all(use[2] for use in found)
 
 
-def _tied_flag(uses: list) -> tuple[str, bool] | None:
+def _tied_flag(uses: list[_Use]) -> tuple[str, bool] | None:
     """An expression in scope at the allocation that is true exactly where an MMA using it is
     collective, in every setting traced, and whether the MMAs' own `collective_axis` names it
     (then it is provably the same condition)."""
@@ -352,6 +367,7 @@ def _tied_flag(uses: list) -> tuple[str, bool] | None:
         common = found if common is None else [e for e in common if e in found]
         if not common:
             return None
+    assert common is not None  # `uses` is not empty
     expression = common[0]
     return expression, expression.isidentifier() and all(expression in _axis_names(use[3]) for use in uses)
 
@@ -362,7 +378,7 @@ def _axis_names(mma: nodes.Call) -> set[str]:
     return {name.name for name in axis.value.nodes_of_class(nodes.Name)} if axis is not None else set()
 
 
-def _tracking(scope: Any, guard: Any, collective: bool) -> list[str]:
+def _tracking(scope: Frame | None, guard: objects.Guard, collective: bool) -> list[str]:
     """Expressions over the names visible in `scope` whose truth is `collective` under `guard`,
     simplest first."""
     names, attributes, identities = [], [], []
@@ -389,11 +405,11 @@ def _tracking(scope: Any, guard: Any, collective: bool) -> list[str]:
     return names + attributes + identities
 
 
-def _always(outcomes: list, wanted: bool) -> bool:
+def _always(outcomes: list[tuple[objects.Guard, Any]], wanted: bool) -> bool:
     return bool(outcomes) and all(outcome is not UNKNOWN and bool(outcome) == wanted for _, outcome in outcomes)
 
 
-def _flag_parameter(alloc: objects.Alloc, problems: list) -> tuple | None:
+def _flag_parameter(alloc: objects.Alloc, problems: list[Problem]) -> tuple[nodes.FunctionDef, str, nodes.Call] | None:
     """(helper, parameter, call) when the allocation's flag is a parameter of the function
     around it and every failing allocation was made through one call of that function."""
     flag = fixes.keyword(alloc.node, "collective")

@@ -17,6 +17,9 @@ from .base import Invalid, Rule
 from .kernels import without_pairs
 from .tmem import collective_keyword_text
 
+_Sides = dict[bool, list[objects.Alloc | objects.Union]]  # collective? -> the union's leaves
+_Run = tuple[objects.Guard, objects.Chain, _Sides]  # (guard, chain, sides) of one setting
+
 
 class MixedCollectiveUnion(Rule):
     """## What it does
@@ -75,7 +78,7 @@ class MixedCollectiveUnion(Rule):
     INVALID = (Invalid(examples.PLS002_INVALID, fixed=examples.PLS002_VALID),)
 
     def check(self, ctx: Context) -> Iterator[Finding]:
-        found: dict[nodes.NodeNG, tuple[list, list, nodes.NodeNG]] = {}  # RefUnion -> (bad, fine, anchor)
+        found: dict[nodes.Call, tuple[list[_Run], list[_Run], nodes.NodeNG]] = {}  # RefUnion -> (bad, fine, anchor)
         for site in ctx.trace.sites("union"):
             reported = decide.reported_at(site, ctx.module)
             if reported is None:
@@ -106,7 +109,7 @@ class MixedCollectiveUnion(Rule):
             )
 
     @staticmethod
-    def _related(ctx: Context, sides: dict) -> tuple[Related, ...]:
+    def _related(ctx: Context, sides: _Sides) -> tuple[Related, ...]:
         related = []
         for collective, refs in sides.items():
             for ref in refs:
@@ -118,7 +121,7 @@ class MixedCollectiveUnion(Rule):
         return tuple(related)
 
     @staticmethod
-    def _fixes(ctx: Context, sides: dict, ruled_out: set) -> tuple[Fix, ...]:
+    def _fixes(ctx: Context, sides: _Sides, ruled_out: set[bool]) -> tuple[Fix, ...]:
         """Every TMEM of the union given the same literal flag (a flag that is an expression
         may differ in another setting, so it is written over too), unless the trace shows
         that flag breaking the kernel (`ruled_out`)."""
@@ -138,7 +141,7 @@ class MixedCollectiveUnion(Rule):
         return tuple(found)
 
 
-def _ruled_out(ctx: Context, union: nodes.NodeNG) -> set:
+def _ruled_out(ctx: Context, union: nodes.NodeNG) -> set[bool]:
     """The flags the union's members cannot all take: collective where a kernel allocating it
     has no even cluster (PLS013's error) or a non-collective MMA uses a member; non-collective
     where a collective MMA uses a member (both fail lowering in jax 0.12: `Collective
@@ -149,9 +152,9 @@ def _ruled_out(ctx: Context, union: nodes.NodeNG) -> set:
     return ruled_out
 
 
-def member_uses(ctx: Context, union: nodes.NodeNG) -> set:
+def member_uses(ctx: Context, union: nodes.NodeNG) -> set[bool]:
     """Whether each traced MMA whose accumulator or LHS is a member of the union is collective."""
-    found = set()
+    found: set[bool] = set()
     for site in ctx.trace.sites("mma"):
         for guard, axis in decide.alternatives(site.arguments.get("collective_axis"), site.guard):
             for op_guard, collective in decide.is_set(axis, guard):
@@ -175,11 +178,11 @@ def _literal(call: nodes.Call, value: bool) -> bool:
     return isinstance(keyword.value, nodes.Const) and keyword.value.value is value
 
 
-def _every_side(bad: list) -> dict:
+def _every_side(bad: list[_Run]) -> _Sides:
     """The refs collective and not collective in any setting where the union is mixed: a flag
     that is on in one setting and off in another is on both sides, so a fix made for one
     setting is not left mixed in another."""
-    merged: dict = {True: [], False: []}
+    merged: _Sides = {True: [], False: []}
     for *_, sides in bad:
         for collective, refs in sides.items():
             merged[collective] += [ref for ref in refs
@@ -187,10 +190,10 @@ def _every_side(bad: list) -> dict:
     return merged
 
 
-def _mixed(union: objects.Union, under: Any) -> list[tuple[Any, Any]]:
+def _mixed(union: objects.Union, under: objects.Guard) -> list[tuple[objects.Guard, Any]]:
     """(guard, sides) per guard: sides maps collective (True/False) to the leaves, empty when
     the union is uniform or not TMEM; UNKNOWN when undecided."""
-    found = []
+    found: list[tuple[objects.Guard, Any]] = []
     for guard, refs in decide.leaves(union.groups, under):
         if refs is UNKNOWN or not refs:
             found.append((guard, UNKNOWN))
@@ -207,18 +210,18 @@ def _mixed(union: objects.Union, under: Any) -> list[tuple[Any, Any]]:
                     elif all(value == flags[0] for value in flags):  # JAX compares with !=
                         found.append((flag_guard, {}))
                     else:
-                        sides: dict = defaultdict(list)
+                        sides: _Sides = defaultdict(list)
                         for leaf, value in zip(refs, flags):
                             sides[bool(value)].append(leaf)
                         found.append((flag_guard, sides))
     return found
 
 
-def _node(ref: Any) -> nodes.Call:
+def _node(ref: objects.Alloc | objects.Union) -> nodes.Call:
     return ref.node
 
 
-def _names(ctx: Context, refs: list) -> str:
+def _names(ctx: Context, refs: list[objects.Alloc | objects.Union]) -> str:
     described = []
     for ref in refs:
         name = ref.name

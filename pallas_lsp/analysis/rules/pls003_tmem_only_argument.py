@@ -54,7 +54,7 @@ class TmemOnlyArgument(SiteRule):
     INVALID = (Invalid(examples.PLS003_INVALID, fixed=examples.PLS003_VALID),)
 
     def applies(self, site: Site) -> bool:
-        return site.value.space != "TMEM"
+        return bool(site.value.space != "TMEM")
 
     def problem(self, ctx: Context, site: Site, pick: Picker) -> Any:
         offending, unknown = [], False

@@ -51,7 +51,7 @@ class PackedWithLayout(SiteRule):
     INVALID = (Invalid(examples.PLS004_INVALID, fixed=examples.PLS004_VALID),)
 
     def applies(self, site: Site) -> bool:
-        return site.value.space == "TMEM"
+        return bool(site.value.space == "TMEM")
 
     def problem(self, ctx: Context, site: Site, pick: Picker) -> Any:
         packed = pick.given(site.arguments.get("packed"))

@@ -55,7 +55,7 @@ class TmemDtypeNeedsPacking(SiteRule):
     INVALID = (Invalid(examples.PLS005_INVALID, fixed=examples.PLS005_VALID),)
 
     def applies(self, site: Site) -> bool:
-        return site.value.space == "TMEM"
+        return bool(site.value.space == "TMEM")
 
     def problem(self, ctx: Context, site: Site, pick: Picker) -> Any:
         dtype = pick.pick(site.arguments.get("dtype"))

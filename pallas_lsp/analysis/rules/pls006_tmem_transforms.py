@@ -52,7 +52,7 @@ class TmemTransforms(SiteRule):
     INVALID = (Invalid(examples.PLS006_INVALID, fixed=examples.PLS006_VALID),)
 
     def applies(self, site: Site) -> bool:
-        return site.value.space == "TMEM"
+        return bool(site.value.space == "TMEM")
 
     def problem(self, ctx: Context, site: Site, pick: Picker) -> Any:
         transforms = pick.pick(site.arguments.get("transforms"))

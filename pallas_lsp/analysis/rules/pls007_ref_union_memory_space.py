@@ -74,7 +74,7 @@ class RefUnionMemorySpace(SiteRule):
                 f"this RefUnion aliases {_describe(detail)}")
 
 
-def _describe(spaces: tuple) -> str:
+def _describe(spaces: tuple[str, ...]) -> str:
     distinct = list(dict.fromkeys(spaces))
     if len(distinct) == 1:
         return f"{distinct[0]} refs only, which cannot be aliased"

@@ -9,7 +9,7 @@ from astroid import nodes
 
 from .. import fixes
 from ..context import Context
-from ..findings import Applicability, Fix, Severity
+from ..findings import Applicability, Edit, Fix, Severity
 from ..trace import Site
 from ..values import UNKNOWN
 from . import examples
@@ -108,9 +108,9 @@ class DeprecatedKernelKeywords(SiteRule):
     def fixes(self, ctx: Context, site: Site, detail: Use) -> tuple[Fix, ...]:
         if detail.both:  # old and new name: drop the old one, when there is just one such pair
             call = _keyword_call(site, detail.both[0])
-            edits = fixes.remove_keyword(ctx, call, detail.both[0]) if len(detail.both) == 1 and call else ()
-            return (Fix(f"Remove {detail.both[0]}=", Applicability.UNSAFE, edits),) if edits else ()
-        edits: tuple = ()
+            removal = fixes.remove_keyword(ctx, call, detail.both[0]) if len(detail.both) == 1 and call else ()
+            return (Fix(f"Remove {detail.both[0]}=", Applicability.UNSAFE, removal),) if removal else ()
+        edits: tuple[Edit, ...] = ()
         for name in detail.old:
             call = _keyword_call(site, name)
             if call is None:

@@ -10,7 +10,7 @@ from ..trace import Site
 from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
-from .kernels import (MOSAIC_KERNEL, PALLAS_CALL, KernelRule, KernelRun, allocation_site, cluster_of,
+from .kernels import (MOSAIC_KERNEL, PALLAS_CALL, KernelRule, KernelRun, Allocation, allocation_site, cluster_of,
                       describe_refs, tmem_allocations)
 from .site_rule import Picker
 
@@ -85,11 +85,12 @@ class CollectiveTmemCluster(KernelRule):
     def reported(self, run: KernelRun, detail: Any) -> Site:
         """The first collective allocation in the scratch (`allocation_site`), else the
         `pl.run_scoped` of the first one."""
+        collective: tuple[Allocation, ...]
         collective, _ = detail
         in_scratch = [allocation for allocation in collective if allocation.by is None]
         if in_scratch:
             return allocation_site(run, in_scratch[0])
-        return collective[0].by
+        return collective[0].by or run.site
 
     def same_problem(self, ctx: Context, run: KernelRun, detail: Any) -> Any:
         return True  # one finding per kernel (and place), whatever each setting allocates

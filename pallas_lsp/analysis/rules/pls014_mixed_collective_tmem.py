@@ -9,7 +9,7 @@ from ..trace import Site
 from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
-from .kernels import (KernelRule, KernelRun, allocation_site, describe_refs, fails_tracing_first,
+from .kernels import (Allocation, KernelRule, KernelRun, allocation_site, describe_refs, fails_tracing_first,
                       tmem_allocations)
 from .site_rule import Picker
 
@@ -83,13 +83,15 @@ class MixedCollectiveTmem(KernelRule):
     def reported(self, run: KernelRun, detail: Any) -> Site:
         """The minority side (on a tie, the side that disagrees with the first allocation):
         its first allocation in the scratch (`allocation_site`), else its `pl.run_scoped`."""
+        collective: tuple[Allocation, ...]
+        plain: tuple[Allocation, ...]
         collective, plain, first = detail
         minority = collective if len(collective) < len(plain) or (
             len(collective) == len(plain) and not first) else plain
         in_scratch = [allocation for allocation in minority if allocation.by is None]
         if in_scratch:
             return allocation_site(run, in_scratch[0])
-        return minority[0].by
+        return minority[0].by or run.site
 
     def same_problem(self, ctx: Context, run: KernelRun, detail: Any) -> Any:
         return True  # one finding per kernel (and place), whatever each setting allocates

@@ -107,7 +107,7 @@ def _missing_parameters(ctx: Context, pick: Picker, run: KernelRun) -> list[str]
     if arguments.vararg or arguments.args is None:
         return UNKNOWN
     params = ((arguments.posonlyargs or []) + arguments.args)[skip:]
-    required = [arg.name for arg in params[: len(params) - len(arguments.defaults)]]
+    required = [arg.name for arg in params[: len(params) - len(arguments.defaults or [])]]
     return required[operands + outputs:]
 
 

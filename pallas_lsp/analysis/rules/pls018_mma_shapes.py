@@ -83,7 +83,7 @@ class MmaShapes(SiteRule):
             return f"LHS and RHS have incompatible shapes. LHS: {lhs}. RHS: {rhs}."
         return None
 
-    def message(self, ctx: Context, site: Site, detail: Any) -> str:
+    def message(self, ctx: Context, site: Site, detail: str) -> str:
         return detail
 
 

@@ -53,7 +53,7 @@ class TmemRows(SiteRule):
     INVALID = (Invalid(examples.PLS019_INVALID),)
 
     def applies(self, site: Site) -> bool:
-        return site.value.space == "TMEM"
+        return bool(site.value.space == "TMEM")
 
     def problem(self, ctx: Context, site: Site, pick: Picker) -> Any:
         layout = pick.given(site.arguments.get("layout"))

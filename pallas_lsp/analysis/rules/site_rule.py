@@ -17,8 +17,9 @@ not decided by `given` and `truth`: a generic helper's `a_scale=None` parameter 
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
-from typing import Any, Callable, ClassVar, Iterator
+from typing import Any, Callable, ClassVar, Iterator, TypeVar
 
 from astroid import nodes
 
@@ -27,9 +28,10 @@ from ..context import Context
 from ..findings import Finding, Fix, Related, Severity
 from ..trace import Site, decide
 from ..trace import objects as o
-from ..values import UNKNOWN
+from ..values import UNKNOWN, Var
 from .base import Rule
 
+_T = TypeVar("_T")
 MAX_RUNS = 256  # alternatives explored per site before giving up (silence)
 _PRIMITIVE = (bool, int, float, str, type(None))
 _OBJECTS = (o.Alloc, o.Union, o.Member, o.View, o.Barrier, o.Closure, o.Bound, o.Partial, o.Kernel,
@@ -54,7 +56,7 @@ class Picker:
         self._choices = choices
         self._index = 0
 
-    def _choose(self, options: list[tuple[o.Guard, Any]]) -> Any:
+    def _choose(self, options: list[tuple[o.Guard, _T]]) -> _T:
         if not options:
             raise _Dead()
         if len(options) == 1:
@@ -80,7 +82,7 @@ class Picker:
         both = o.conjoin(self.guard, frozenset(open_literals))
         if both is not None:
             options.append((both, True))
-        prefix: list = []
+        prefix: list[tuple[Var, bool]] = []
         for var, value in sorted(open_literals, key=lambda literal: literal[0].label):
             negated = o.conjoin(self.guard, frozenset(prefix), frozenset({(var, not value)}))
             if negated is not None:
@@ -111,13 +113,13 @@ class Picker:
 
     # -- refs --------------------------------------------------------------------------
 
-    def leaves(self, value: Any) -> list | Any:
+    def leaves(self, value: Any) -> list[o.Alloc | o.Union] | Any:
         """The allocations and unions of a pytree of refs (nested unions are leaves)."""
         item = o.base_ref(self.pick(value))
         if isinstance(item, o.Member):
             item = item.ref
         if isinstance(item, (tuple, list)):
-            found: list = []
+            found: list[o.Alloc | o.Union] = []
             for element in item:
                 inner = self.leaves(element)
                 if inner is UNKNOWN:
@@ -338,13 +340,13 @@ class SiteRule(Rule):
                     yield site
 
     def check(self, ctx: Context) -> Iterator[Finding]:
-        found: dict[tuple, list] = {}
-        decided: dict[tuple, list] = defaultdict(list)
+        found: dict[tuple[nodes.NodeNG, nodes.Call, Any], list[Any]] = {}  # key -> [site, detail, bad]
+        decided: dict[tuple[nodes.NodeNG, nodes.Call], list[tuple[o.Guard, o.Chain]]] = defaultdict(list)
         for site in self.sites(ctx):
             reported = decide.reported_at(site, ctx.module)
             if reported is None:
                 continue
-            for guard, outcome in explore(lambda pick, site=site: self.problem(ctx, site, pick), site.guard):
+            for guard, outcome in explore(functools.partial(self.problem, ctx, site), site.guard):
                 if outcome is UNKNOWN:
                     continue
                 decided[(reported, site.node)].append((guard, site.chain))
@@ -354,14 +356,15 @@ class SiteRule(Rule):
         for (reported, node, _), (site, detail, bad) in found.items():
             yield from self._finding(ctx, reported, site, detail, bad, decided[(reported, node)])
 
-    def _finding(self, ctx: Context, reported: nodes.NodeNG, site: Site, detail: Any, bad: list,
-                 decided: list) -> Iterator[Finding]:
+    def _finding(self, ctx: Context, reported: nodes.NodeNG, site: Site, detail: Any,
+                 bad: list[tuple[o.Guard, o.Chain]], decided: list[tuple[o.Guard, o.Chain]]) -> Iterator[Finding]:
         yield from finding(self, ctx, site.node, reported, self.message(ctx, site, detail),
                            self.severity_of(detail), bad, decided, lambda: self.fixes(ctx, site, detail))
 
 
 def finding(rule: Rule, ctx: Context, node: nodes.NodeNG, reported: nodes.NodeNG, message: str,
-            severity: Severity, bad: list, decided: list, fixes: Callable[[], tuple]) -> Iterator[Finding]:
+            severity: Severity, bad: list[tuple[o.Guard, o.Chain]], decided: list[tuple[o.Guard, o.Chain]],
+            fixes: Callable[[], tuple[Fix, ...]]) -> Iterator[Finding]:
     """The finding on the API call `node` (JAX's innermost frame: in a helper module when the
     call is there, anchored at `reported`, where the analysed file leads to it)."""
     span = ctx.span(node)

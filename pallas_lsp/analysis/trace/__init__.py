@@ -9,10 +9,11 @@ there. Rules ask `sites(kind)` and decide with `decide` (below) and `objects`' h
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from astroid import nodes
 
+from ..project import Project
 from ..values import UNKNOWN
 from . import callers, objects
 from .interp import EntryExhausted, Interpreter, Site
@@ -28,7 +29,7 @@ STEPS_PER_FILE = 600_000
 
 
 class Trace:
-    def __init__(self, module: nodes.Module, flow: Any, referenced: set[str] | None = None) -> None:
+    def __init__(self, module: nodes.Module, flow: Project, referenced: set[str] | None = None) -> None:
         self.module = module
         self._referenced = referenced  # the names the module reads (from the prefilter's walk)
         self.flow = flow  # the analysis's `Project`: its imports, budget and root directory
@@ -41,7 +42,7 @@ class Trace:
 
     # -- entries ---------------------------------------------------------------------------
 
-    def _bounded(self, run: Any, *args: Any) -> None:
+    def _bounded(self, run: Callable[..., object], *args: Any) -> None:
         interp = self.interp
         interp.entry_limit = min(interp._steps + STEPS_PER_ENTRY, STEPS_PER_FILE)
         try:
@@ -54,7 +55,7 @@ class Trace:
     def _run(self) -> None:
         interp = self.interp
         self.exhausted = 0  # entry points not followed to the end
-        found: list = []
+        found: list[objects.ModuleObj] = []
         self._bounded(lambda: found.append(interp.module(self.module)))
         if not found:
             return
@@ -77,7 +78,7 @@ class Trace:
                 self._bounded(self._entry, func, owner, module)
         self._run_escaped()
 
-    def _run_escaped(self, skip: frozenset | set = frozenset(), free: bool = False) -> None:
+    def _run_escaped(self, skip: frozenset[nodes.NodeNG] | set[nodes.NodeNG] = frozenset(), free: bool = False) -> None:
         """Functions handed to code we do not read, and closures never called here, with
         unknown arguments (a few rounds: running them may let more escape); ``free``: closures
         never called (not the escaped ones) take inputs (`Free`) instead."""
@@ -98,7 +99,7 @@ class Trace:
                 seen.add(closure.node)
                 self._bounded(_run_unknown, interp, closure, free and closure not in escaped)
 
-    def _entry(self, func: nodes.FunctionDef, owner: nodes.ClassDef | None, module: Any) -> None:
+    def _entry(self, func: nodes.FunctionDef, owner: nodes.ClassDef | None, module: objects.ModuleObj) -> None:
         interp = self.interp
         closures = interp.closures.get(func)
         if not closures:
@@ -114,7 +115,7 @@ class Trace:
         interp.run(closure, [], {}, func, preset=self._inputs(func, owner, names, module, free=free))
 
     @staticmethod
-    def _inputs(func: nodes.FunctionDef, owner: nodes.ClassDef | None, names: list[str], module: Any,
+    def _inputs(func: nodes.FunctionDef, owner: nodes.ClassDef | None, names: list[str], module: objects.ModuleObj,
                 free: bool) -> dict[str, Any]:
         preset: dict[str, Any] = {
             name: objects.Free(("param", func, name), name) if free else UNKNOWN for name in names}
@@ -148,14 +149,15 @@ def _top_level_functions(module: nodes.Module) -> Iterator[tuple[nodes.FunctionD
 
 
 def _is_static(func: nodes.FunctionDef) -> bool:
-    return bool(func.decorators) and any(
-        d.as_string() in ("staticmethod", "classmethod") for d in func.decorators.nodes)
+    decorators = func.decorators
+    return decorators is not None and any(
+        d.as_string() in ("staticmethod", "classmethod") for d in decorators.nodes)
 
 
 def _referenced_names(module: nodes.Module) -> set[str]:
     """Names used anywhere in the module (as a name or an attribute): a function used by name
     is reached from its user, not traced as an entry first."""
-    found = set()
+    found: set[str] = set()
     for node in module.nodes_of_class((nodes.Name, nodes.Attribute)):
         found.add(node.name if isinstance(node, nodes.Name) else node.attrname)
     return found

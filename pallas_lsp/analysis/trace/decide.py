@@ -23,7 +23,7 @@ _PRIMITIVE = (bool, int, float, str, type(None))
 
 def alternatives(value: Any, under: Guard) -> list[tuple[Guard, Any]]:
     """`value`'s alternatives consistent with `under` (conjoined with it)."""
-    found = []
+    found: list[tuple[Guard, Any]] = []
     for guard, item in split(value):
         both = conjoin(under, guard)
         if both is not None:
@@ -38,7 +38,7 @@ def truth(value: Any, under: Guard) -> list[tuple[Guard, Any]]:
 
 def is_set(value: Any, under: Guard) -> list[tuple[Guard, Any]]:
     """Is `value` not None (a `collective_axis` given)? Per guard; UNKNOWN when unknown."""
-    found = []
+    found: list[tuple[Guard, Any]] = []
     for guard, item in alternatives(value, under):
         if isinstance(item, o.Free):
             var = o.none_var(item)
@@ -56,7 +56,7 @@ def is_set(value: Any, under: Guard) -> list[tuple[Guard, Any]]:
 def flag(value: Any, under: Guard) -> list[tuple[Guard, Any]]:
     """A TMEM allocation's `collective` as JAX stores it: None is False; a free input's
     truthiness decides it. Values are kept (JAX compares flags with `!=`)."""
-    found = []
+    found: list[tuple[Guard, Any]] = []
     for guard, item in alternatives(value, under):
         if item is None:
             found.append((guard, False))
@@ -72,7 +72,7 @@ def flag(value: Any, under: Guard) -> list[tuple[Guard, Any]]:
 def leaves(value: Any, under: Guard) -> list[tuple[Guard, Any]]:
     """The refs of a RefUnion group (nested unions are leaves, as in `jax.tree.leaves`), per
     guard: a list, or UNKNOWN when a part cannot be resolved."""
-    found = []
+    found: list[tuple[Guard, Any]] = []
     for guard, item in alternatives(value, under):
         item = o.base_ref(item)
         if isinstance(item, o.Member):
@@ -99,12 +99,12 @@ def space(ref: Any, under: Guard) -> list[tuple[Guard, Any]]:
     """'TMEM', 'SMEM', ... of an allocation or union ('mixed' for a union of several)."""
     if isinstance(ref, o.Alloc):
         return [(under, ref.space)]
-    found = []
+    found: list[tuple[Guard, Any]] = []
     for guard, refs in leaves(ref.groups, under):
         if refs is UNKNOWN or not refs:
             found.append((guard, UNKNOWN))
             continue
-        combos: list[tuple[Guard, set]] = [(guard, set())]
+        combos: list[tuple[Guard, set[Any]]] = [(guard, set())]
         for leaf in refs:
             combos = [(both, spaces | {s}) for g, spaces in combos for both, s in space(leaf, g)]
         for g, spaces in combos:
@@ -115,7 +115,7 @@ def space(ref: Any, under: Guard) -> list[tuple[Guard, Any]]:
 def union_collective(union: o.Union, under: Guard) -> list[tuple[Guard, Any]]:
     """A union's `collective` as JAX computes it: all its TMEM leaves collective (True or
     False), MIXED when they disagree, None when it is not a TMEM union."""
-    found = []
+    found: list[tuple[Guard, Any]] = []
     for guard, refs in leaves(union.groups, under):
         if refs is UNKNOWN or not refs:
             found.append((guard, UNKNOWN))
@@ -130,7 +130,7 @@ def union_collective(union: o.Union, under: Guard) -> list[tuple[Guard, Any]]:
     return found
 
 
-def leaf_flags(refs: list, under: Guard) -> list[tuple[Guard, Any]]:
+def leaf_flags(refs: list[o.Alloc | o.Union], under: Guard) -> list[tuple[Guard, Any]]:
     """Each leaf's flag, per guard: a list of values, or UNKNOWN."""
     combos: list[tuple[Guard, Any]] = [(under, [])]
     for leaf in refs:
@@ -144,8 +144,8 @@ def leaf_flags(refs: list, under: Guard) -> list[tuple[Guard, Any]]:
     return combos
 
 
-def _agreement(refs: list, under: Guard) -> list[tuple[Guard, Any]]:
-    found = []
+def _agreement(refs: list[o.Alloc | o.Union], under: Guard) -> list[tuple[Guard, Any]]:
+    found: list[tuple[Guard, Any]] = []
     for guard, values in leaf_flags(refs, under):
         if values is UNKNOWN or MIXED in values:
             found.append((guard, UNKNOWN if values is UNKNOWN else MIXED))
@@ -191,7 +191,7 @@ def shown_at(node: nodes.NodeNG, anchor: nodes.NodeNG) -> nodes.NodeNG:
     return anchor if getattr(node.root(), "pallas_library", None) else node
 
 
-def context(chain: tuple) -> nodes.NodeNG | None:
+def context(chain: o.Chain) -> nodes.NodeNG | None:
     """The outermost call on the way: which use of the code led here."""
     for node in chain:
         if isinstance(node, nodes.Call):
@@ -203,8 +203,8 @@ def context(chain: tuple) -> nodes.NodeNG | None:
 class Verdicts:
     """The guards under which one check failed and those under which it was decided."""
 
-    bad: list  # (guard, chain)
-    decided: list  # (guard, chain)
+    bad: list[tuple[Guard, o.Chain]]
+    decided: list[tuple[Guard, o.Chain]]
 
     def describe(self) -> str:
         """'' when it fails wherever it was decided; else 'when <inputs>' (only the inputs that
@@ -233,5 +233,5 @@ class Verdicts:
         return ", ".join(parts)
 
 
-def combine(groups: Iterable[list[tuple[Guard, Any]]]) -> list:
+def combine(groups: Iterable[list[tuple[Guard, Any]]]) -> list[list[tuple[Guard, Any]]]:
     return [list(choice) for choice in product(*groups)]

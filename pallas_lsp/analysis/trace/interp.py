@@ -17,7 +17,7 @@ from __future__ import annotations
 import operator
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import astroid
 from astroid import nodes
@@ -27,6 +27,9 @@ from ..project import BudgetExceeded, Cancelled
 from ..values import UNKNOWN
 from . import objects as o
 from .objects import TRUE, Guard, conjoin, guarded, split
+
+if TYPE_CHECKING:
+    from .resolver import Resolver
 
 MAX_DEPTH = 40  # nested calls
 MAX_UNROLL = 32  # iterations of a Python loop over known values
@@ -80,12 +83,12 @@ class Site:
 
     kind: str  # "mma", "commit", "copy", "alloc", "union", "kernel", "run_scoped"
     node: nodes.Call
-    arguments: dict  # bound to the API's signature
+    arguments: dict[str, Any]  # bound to the API's signature
     guard: Guard
-    chain: tuple  # the calls of the analysed code that led here, outermost first
-    kernel: nodes.Call | None  # the kernel entry (`plgpu.kernel(...)`) it runs in, if known
+    chain: o.Chain  # the calls of the analysed code that led here, outermost first
+    kernel: nodes.NodeNG | None  # the kernel entry (`plgpu.kernel(...)`) it runs in, if known
     value: Any = None  # what the call made (allocations)
-    meshes: tuple = ()  # the `pl.core_map(...)` calls whose bodies it runs in
+    meshes: tuple[nodes.NodeNG, ...] = ()  # the `pl.core_map(...)` calls whose bodies it runs in
 
 
 class EntryExhausted(Exception):
@@ -99,11 +102,11 @@ class _Signal(Exception):
 
 @dataclass
 class _Call:
-    returns: list = field(default_factory=list)  # (guard, value)
+    returns: list[tuple[Guard, Any]] = field(default_factory=list)  # (guard, value)
 
 
 class Interpreter:
-    def __init__(self, root: nodes.Module, resolver: Any, deadline: float = float("inf"),
+    def __init__(self, root: nodes.Module, resolver: Resolver, deadline: float = float("inf"),
                  cancelled: Callable[[], bool] = lambda: False) -> None:
         from . import stubs  # the stubs call back into the interpreter
 
@@ -115,7 +118,7 @@ class Interpreter:
         self.guard: Guard = TRUE
         self.stack: list[nodes.NodeNG] = []  # call nodes of the analysed code
         self.calls: list[_Call] = []
-        self.kernels: list[nodes.Call] = []
+        self.kernels: list[nodes.NodeNG] = []
         self.meshes: list[nodes.NodeNG] = []  # core_map bodies being run
         self.sites: list[Site] = []
         self.executed: set[nodes.NodeNG] = set()  # function nodes whose body ran
@@ -126,10 +129,10 @@ class Interpreter:
         self.poisoned: set[int] = set()  # containers grown by loops we did not unroll
         self.mutated: set[int] = set()
         self.loop_depth = 0
-        self.branch_logs: list[dict] = []  # per running `if` outcome: containers it changed
+        self.branch_logs: list[dict[int, tuple[Any, Any]]] = []  # per running `if` outcome: containers it changed
         self.unrolled = 1  # iterations of the enclosing unrolled loops, multiplied
         self.frame: Frame | None = None  # the frame of the function (or module) running now
-        self._memo: dict[tuple, Any] = {}
+        self._memo: dict[tuple[Any, ...], Any] = {}
         self._generators: dict[nodes.NodeNG, bool] = {}
         self._local: dict[nodes.NodeNG, bool] = {}  # call node -> in the analysed module?
         self._active: dict[nodes.NodeNG, int] = {}
@@ -216,10 +219,10 @@ class Interpreter:
             for name, value in self.resolver.imported(self, node):
                 frame.assign(name, value)
         elif isinstance(node, nodes.With):
-            for item, target in node.items:
+            for item, bound_to in node.items:
                 self.ev(item, frame)
-                if target is not None:
-                    self.assign(target, UNKNOWN, frame)
+                if bound_to is not None:
+                    self.assign(bound_to, UNKNOWN, frame)
             self.block(node.body, frame)
         elif isinstance(node, nodes.Try):
             try:
@@ -241,12 +244,12 @@ class Interpreter:
             self.opaque_loop(node, None, frame, bodies=[case.body for case in node.cases])
         # pass, assert, type aliases: nothing to follow
 
-    def _aug_current(self, target: nodes.NodeNG, frame: Frame) -> Any:
+    def _aug_current(self, target: nodes.AssignAttr | nodes.Subscript, frame: Frame) -> Any:
         if isinstance(target, nodes.AssignAttr):
             return self.attribute(self.ev(target.expr, frame), target.attrname)
         return self.item(self.ev(target.value, frame), self.ev(target.slice, frame))
 
-    def branch(self, test: nodes.NodeNG, body: list, orelse: list, frame: Frame) -> None:
+    def branch(self, test: nodes.NodeNG, body: list[nodes.NodeNG], orelse: list[nodes.NodeNG], frame: Frame) -> None:
         """`if`: each outcome of the test runs its branch under its guard; afterwards each
         variable is the guarded join of what the live branches left."""
         outcomes = self.truth_of(test, frame)
@@ -261,9 +264,9 @@ class Interpreter:
             return
         before = dict(frame.vars)
         saved = self.guard
-        live: list[tuple[Guard, dict]] = []
-        changed: dict[int, tuple] = {}  # containers the outcomes changed, with their state before
-        ended: list[tuple[Guard, dict]] = []  # per live outcome: those containers' contents after
+        live: list[tuple[Guard, dict[str, Any]]] = []
+        changed: dict[int, tuple[Any, Any]] = {}  # containers the outcomes changed, with their state before
+        ended: list[tuple[Guard, dict[int, Any]]] = []  # per live outcome: those containers' contents after
         for guard, taken in outcomes:
             frame.vars = dict(before)
             self.guard = guard
@@ -293,7 +296,7 @@ class Interpreter:
             return
         frame.vars = _join(live, before)
 
-    def _join_containers(self, changed: dict, ended: list) -> None:
+    def _join_containers(self, changed: dict[int, tuple[Any, Any]], ended: list[tuple[Guard, dict[int, Any]]]) -> None:
         """Each changed list or dict gets what the live outcomes left in it: the same, or one
         item per outcome under its guard; a list of different lengths is unknown."""
         for key, (container, old) in changed.items():
@@ -351,14 +354,14 @@ class Interpreter:
         finally:
             self.unrolled //= max(len(items), 1)
 
-    def opaque_loop(self, node: nodes.NodeNG, target: nodes.NodeNG | None, frame: Frame,
-                    bodies: list | None = None) -> None:
+    def opaque_loop(self, node: nodes.For | nodes.While | nodes.Match, target: nodes.NodeNG | None, frame: Frame,
+                    bodies: list[list[nodes.NodeNG]] | None = None) -> None:
         """A loop we cannot unroll: its body runs once on unknown items, to see the calls in
         it; whatever it rebinds or grows is unknown afterwards."""
         before = dict(frame.vars)
         self.loop_depth += 1
         try:
-            for body in bodies if bodies is not None else [node.body]:
+            for body in bodies if bodies is not None else [node.body]:  # type: ignore[union-attr]  # a Match gives bodies
                 if target is not None:
                     self.assign(target, UNKNOWN, frame)
                 try:
@@ -383,7 +386,7 @@ class Interpreter:
         if isinstance(target, nodes.AssignName):
             frame.assign(target.name, value)
         elif isinstance(target, (nodes.Tuple, nodes.List)):
-            self.unpack(target.elts, value, frame)
+            self.unpack(target.elts, value, frame)  # type: ignore[arg-type]  # astroid types these as inference results; parsed code holds nodes
         elif isinstance(target, nodes.AssignAttr):
             for guard, obj in split(self.ev(target.expr, frame)):
                 if isinstance(obj, o.Namespace):
@@ -404,7 +407,7 @@ class Interpreter:
         elif isinstance(target, nodes.Starred):
             self.assign(target.value, value, frame)
 
-    def unpack(self, targets: list, value: Any, frame: Frame) -> None:
+    def unpack(self, targets: list[nodes.NodeNG], value: Any, frame: Frame) -> None:
         star = next((i for i, t in enumerate(targets) if isinstance(t, nodes.Starred)), None)
         if isinstance(value, o.TailTuple):
             self.unpack_tail(targets, star, value.suffix, frame)
@@ -425,7 +428,7 @@ class Interpreter:
         for index in range(after):
             self.assign(targets[star + 1 + index], items[len(items) - after + index], frame)
 
-    def unpack_tail(self, targets: list, star: int | None, suffix: tuple, frame: Frame) -> None:
+    def unpack_tail(self, targets: list[nodes.NodeNG], star: int | None, suffix: tuple[Any, ...], frame: Frame) -> None:
         """Unpack operands-then-scratch: the targets at the end take the scratch refs."""
         after = len(targets) - (star + 1 if star is not None else 0)
         if (star is None and len(targets) < len(suffix)) or after > len(suffix) and star is not None:
@@ -471,10 +474,12 @@ class Interpreter:
                 self.stack = saved
         return value
 
-    def _defaults(self, arguments: nodes.Arguments, frame: Frame) -> dict:
+    def _defaults(self, arguments: nodes.Arguments, frame: Frame) -> dict[str, Any]:
         found: dict[str, Any] = {}
         if arguments.args is None:
             return found
+        assert arguments.defaults is not None and arguments.kw_defaults is not None  # with args, always lists
+        default: nodes.NodeNG | None
         positional = (arguments.posonlyargs or []) + arguments.args
         for arg, default in zip(positional[len(positional) - len(arguments.defaults):], arguments.defaults):
             found[arg.name] = self.ev(default, frame)
@@ -484,7 +489,7 @@ class Interpreter:
         return found
 
     def define_class(self, node: nodes.ClassDef, frame: Frame) -> Any:
-        bases = tuple(self.ev(base, frame) for base in node.bases)
+        bases = tuple(self.ev(base, frame) for base in node.bases)  # type: ignore[arg-type]  # astroid types these as inference results; parsed code holds nodes
         body = Frame(frame)
         cls = o.ClassObj(node, body, bases)
         saved = self.calls
@@ -516,10 +521,10 @@ class Interpreter:
         try:
             kind = type(node)
             if kind is nodes.Name:  # the commonest two, inline
-                value = frame.lookup(node.name)
-                return self.stubs.BUILTINS.get(node.name, UNKNOWN) if value is _MISSING else value
+                value = frame.lookup(node.name)  # type: ignore[attr-defined]  # mypy cannot narrow through `kind`
+                return self.stubs.BUILTINS.get(node.name, UNKNOWN) if value is _MISSING else value  # type: ignore[attr-defined]  # mypy cannot narrow through `kind`
             if kind is nodes.Const:
-                return node.value
+                return node.value  # type: ignore[attr-defined]  # mypy cannot narrow through `kind`
             handler = _EXPRESSIONS.get(kind)
             if handler is not None:
                 return handler(self, node, frame)
@@ -543,14 +548,14 @@ class Interpreter:
         if isinstance(node, nodes.Subscript):
             return self.item(self.ev(node.value, frame), self.ev(node.slice, frame))
         if isinstance(node, (nodes.Tuple, nodes.List, nodes.Set)):
-            items = self.elements(node.elts, frame)
+            items = self.elements(node.elts, frame)  # type: ignore[arg-type]  # astroid types these as inference results; parsed code holds nodes
             if items is UNKNOWN:
                 return UNKNOWN
             if isinstance(node, nodes.Tuple):
                 return tuple(items)
             return list(items) if isinstance(node, nodes.List) else UNKNOWN
         if isinstance(node, nodes.Dict):
-            return self.mapping(node.items, frame)
+            return self.mapping(node.items, frame)  # type: ignore[arg-type]  # astroid types these as inference results; parsed code holds nodes
         if isinstance(node, nodes.IfExp):
             return self.conditional(node, frame)
         if isinstance(node, nodes.BoolOp):
@@ -582,8 +587,8 @@ class Interpreter:
             return self.stubs.BUILTINS.get(name, UNKNOWN)
         return value
 
-    def elements(self, elts: list, frame: Frame) -> list | Any:
-        items: list = []
+    def elements(self, elts: list[nodes.NodeNG], frame: Frame) -> list[Any] | Any:
+        items: list[Any] = []
         for elt in elts:
             if isinstance(elt, nodes.Starred):
                 spread = self.iterate(self.ev(elt.value, frame))
@@ -594,8 +599,8 @@ class Interpreter:
                 items.append(self.ev(elt, frame))
         return items
 
-    def mapping(self, pairs: list, frame: Frame) -> dict | Any:
-        result: dict = {}
+    def mapping(self, pairs: list[tuple[nodes.NodeNG, nodes.NodeNG]], frame: Frame) -> dict[Any, Any] | Any:
+        result: dict[Any, Any] = {}
         for key, value in pairs:
             if isinstance(key, nodes.DictUnpack):
                 spread = self.ev(value, frame)
@@ -624,7 +629,7 @@ class Interpreter:
         """`a and b`, `a or b`: the operand that decides, under the guard it decides in."""
         stop_on = node.op == "or"
 
-        def chain(values: list, guard: Guard) -> list:
+        def chain(values: list[nodes.NodeNG], guard: Guard) -> list[tuple[Guard, Any]]:
             first = self.ev(values[0], frame)
             if len(values) == 1:
                 return [(guard, first)]
@@ -649,11 +654,12 @@ class Interpreter:
 
         return guarded(chain(list(node.values), self.guard))
 
-    def comprehension(self, node: nodes.NodeNG, frame: Frame) -> Any:
+    def comprehension(self, node: nodes.ListComp | nodes.SetComp | nodes.DictComp | nodes.GeneratorExp,
+                      frame: Frame) -> Any:
         inner = Frame(frame)
-        results: list = []
+        results: list[Any] = []
 
-        def run(generators: list) -> bool:
+        def run(generators: list[nodes.Comprehension]) -> bool:
             if not generators:
                 if isinstance(node, nodes.DictComp):
                     results.append((self.ev(node.key, inner), self.ev(node.value, inner)))
@@ -700,7 +706,7 @@ class Interpreter:
                 break
         else:
             return function(*values)
-        combos: list[tuple[Guard, list]] = [(TRUE, [])]
+        combos: list[tuple[Guard, list[Any]]] = [(TRUE, [])]
         for value in values:
             combos = [
                 (both, items + [item])
@@ -743,7 +749,7 @@ class Interpreter:
             return self.stubs.item(self, value, index)
         return self.lift(lambda obj, key: self.stubs.item(self, obj, key), value, index)
 
-    def iterate(self, value: Any) -> list | Any:
+    def iterate(self, value: Any) -> list[Any] | Any:
         """The items of a known iterable, else UNKNOWN."""
         if isinstance(value, (tuple, list)):
             if id(value) in self.poisoned or len(value) > MAX_UNROLL * 4:
@@ -764,7 +770,7 @@ class Interpreter:
     def call(self, node: nodes.Call, frame: Frame) -> Any:
         callee = self.ev(node.func, frame)
         args, tail = self.call_arguments(node.args, frame)
-        kwargs: dict | Any = {}
+        kwargs: dict[str, Any] | Any = {}
         for keyword in node.keywords or ():
             value = self.ev(keyword.value, frame)
             if keyword.arg is None:
@@ -795,12 +801,12 @@ class Interpreter:
             self.guard = saved
         return guarded(results) if results else UNKNOWN
 
-    def call_arguments(self, elts: list, frame: Frame) -> tuple[list, list | None]:
+    def call_arguments(self, elts: list[nodes.NodeNG], frame: Frame) -> tuple[list[Any], list[Any] | None]:
         """A call's positional arguments, each evaluated once: all of them and None, or, when a
         `*spread` has items we cannot count, those before it and the known ones after it (a
         kernel body's `*refs` spreads its scratch refs at the end)."""
-        prefix: list = []
-        tail: list | None = None
+        prefix: list[Any] = []
+        tail: list[Any] | None = None
         for elt in elts:
             if isinstance(elt, nodes.Starred):
                 value = self.ev(elt.value, frame)
@@ -813,7 +819,8 @@ class Interpreter:
                 (prefix if tail is None else tail).append(self.ev(elt, frame))
         return prefix, tail
 
-    def invoke_spread(self, callee: Any, prefix: list, tail: list, kwargs: dict, node: nodes.NodeNG) -> Any:
+    def invoke_spread(self, callee: Any, prefix: list[Any], tail: list[Any], kwargs: dict[str, Any],
+                      node: nodes.NodeNG) -> Any:
         """Call with `prefix`, a run of arguments we cannot count, then `tail`: a function of the
         analysed code binds what Python's binding makes certain (`spread_bind`); anything else
         gets its arguments as unknown code does."""
@@ -834,7 +841,8 @@ class Interpreter:
         self.escape(callee)
         return UNKNOWN
 
-    def spread_bind(self, closure: o.Closure, prefix: list, tail: list, kwargs: dict) -> dict | None:
+    def spread_bind(self, closure: o.Closure, prefix: list[Any], tail: list[Any], kwargs: dict[str, Any]
+                    ) -> dict[str, Any] | None:
         """The parameters `f(*prefix, *<some items>, *tail, **kwargs)` certainly binds: the
         leading ones take `prefix`; without `*args` and defaults, the call fills every
         positional parameter, so the last ones take `tail`; a `*args` parameter that starts
@@ -865,7 +873,8 @@ class Interpreter:
         bound.update(zip(rest[len(rest) - len(tail):], tail))
         return bound
 
-    def invoke(self, callee: Any, args: list, kwargs: dict, node: nodes.NodeNG, preset: dict | None = None) -> Any:
+    def invoke(self, callee: Any, args: list[Any], kwargs: dict[str, Any], node: nodes.NodeNG,
+               preset: dict[str, Any] | None = None) -> Any:
         if isinstance(callee, o.Closure):
             return self.run(callee, args, kwargs, node, preset)
         if isinstance(callee, o.Bound):
@@ -883,8 +892,9 @@ class Interpreter:
             if isinstance(method, o.Closure):
                 return self.run(method, [callee] + args, kwargs, node, preset)
         if isinstance(callee, o.Kernel):  # a kernel applied to its operands (PLS015 counts them)
-            self.record("kernel_apply", node, {"kernel": callee.node, "args": tuple(args),
-                                               "kwargs": tuple(kwargs)})
+            if isinstance(node, nodes.Call):
+                self.record("kernel_apply", node, {"kernel": callee.node, "args": tuple(args),
+                                                   "kwargs": tuple(kwargs)})
             return UNKNOWN
         if isinstance(callee, o.Library) and self.resolver.readable(callee.qname):
             function = self.resolver.library_function(self, callee.qname)  # JAX's kernel building blocks
@@ -907,7 +917,8 @@ class Interpreter:
             elif isinstance(item, o.Bound):
                 self.escape(item.func)
 
-    def run(self, closure: o.Closure, args: list, kwargs: dict, node: nodes.NodeNG, preset: dict | None = None) -> Any:
+    def run(self, closure: o.Closure, args: list[Any], kwargs: dict[str, Any], node: nodes.NodeNG,
+            preset: dict[str, Any] | None = None) -> Any:
         """Call a function of the analysed code (or a stub) with these arguments."""
         func = closure.node
         depth = self._active.get(func, 0)
@@ -961,7 +972,8 @@ class Interpreter:
             found = self._generators[func] = bool(func.is_generator())
         return found
 
-    def bind(self, closure: o.Closure, args: list, kwargs: dict, preset: dict | None = None) -> dict | None:
+    def bind(self, closure: o.Closure, args: list[Any], kwargs: dict[str, Any],
+             preset: dict[str, Any] | None = None) -> dict[str, Any] | None:
         """Python's argument binding; None when the call would raise a TypeError."""
         arguments = closure.node.args
         if arguments.args is None:
@@ -970,7 +982,7 @@ class Interpreter:
         positional = [arg.name for arg in (arguments.posonlyargs or []) + arguments.args]
         kwonly = [arg.name for arg in arguments.kwonlyargs]
         bound: dict[str, Any] = dict(preset or {})
-        extra_kwargs: dict = {}
+        extra_kwargs: dict[str, Any] = {}
         free_positional = [name for name in positional if name not in bound]
         if len(args) > len(free_positional) and not arguments.vararg:
             return None
@@ -1012,7 +1024,7 @@ class Interpreter:
                 return node
         return None
 
-    def kernel_run(self) -> tuple | None:
+    def kernel_run(self) -> tuple[nodes.NodeNG, ...] | None:
         """The kernel invocation we are in: the calls up to its `plgpu.kernel(...)` (a kernel
         made by a factory called twice runs twice, and each run records its own sites)."""
         if not self.kernels:
@@ -1023,12 +1035,12 @@ class Interpreter:
                 return tuple(self.stack[: index + 1])
         return (kernel,)
 
-    def record(self, kind: str, node: nodes.Call, arguments: dict, value: Any = None) -> None:
+    def record(self, kind: str, node: nodes.Call, arguments: dict[str, Any], value: Any = None) -> None:
         self.sites.append(Site(kind, node, arguments, self.guard, tuple(self.stack),
                                self.kernels[-1] if self.kernels else None, value, tuple(self.meshes)))
 
 
-def _carries_refs(values: list, depth: int = 0) -> bool:
+def _carries_refs(values: list[Any], depth: int = 0) -> bool:
     """Does any of these values hold a ref (an allocation, a union, a barrier)?"""
     for value in values:
         if isinstance(value, (o.Alloc, o.Union, o.Member, o.View, o.Barrier)):
@@ -1063,7 +1075,7 @@ def _restore(container: Any, contents: Any) -> None:
         container[:] = contents
 
 
-def _join(live: list[tuple[Guard, dict]], before: dict) -> dict:
+def _join(live: list[tuple[Guard, dict[str, Any]]], before: dict[str, Any]) -> dict[str, Any]:
     """The variables after an `if`: what no outcome rebound stays; the rest is joined."""
     changed: set[str] = set()
     for _, variables in live:
@@ -1083,7 +1095,7 @@ _BINARY = {
     "%": operator.mod, "**": operator.pow, "<<": operator.lshift, ">>": operator.rshift,
     "|": operator.or_, "&": operator.and_, "^": operator.xor,
 }
-_COMPARE = {
+_COMPARE: dict[str, Callable[[Any, Any], Any]] = {
     "==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le, ">": operator.gt,
     ">=": operator.ge, "in": lambda a, b: a in b, "not in": lambda a, b: a not in b,
 }
@@ -1149,7 +1161,8 @@ def _is_unknown_callable(value: Any) -> bool:
     return value is UNKNOWN or isinstance(value, (o.Library, o.Free))
 
 
-def _memo_key(func: Any, env: Any, bound: dict, guard: Guard, anchor: Any, kernel: Any) -> tuple | None:
+def _memo_key(func: Any, env: Any, bound: dict[str, Any], guard: Guard, anchor: Any,
+              kernel: Any) -> tuple[Any, ...] | None:
     try:
         frozen = tuple(sorted((name, _freeze(value)) for name, value in bound.items()))
         key = (func, env, frozen, guard, anchor, kernel)  # the frame itself: an id may be reused

@@ -11,14 +11,18 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Hashable, Iterable, Iterator, TypeAlias
 
 from astroid import nodes
 
 from ..api import ApiValue
 from ..values import UNKNOWN, Var
 
-Guard = frozenset  # of (Var, bool)
+if TYPE_CHECKING:
+    from .interp import Frame
+
+Guard: TypeAlias = frozenset[tuple[Var, bool]]
+Chain: TypeAlias = tuple[nodes.NodeNG, ...]  # the calls that led to a site, outermost first
 TRUE: Guard = frozenset()
 BOOL = (False, True)
 MAX_ALTERNATIVES = 64
@@ -45,7 +49,7 @@ def conjoin(*guards: Guard) -> Guard | None:
 class Guarded:
     """One of `alternatives` ((guard, value), ...), whichever guard holds."""
 
-    alternatives: tuple
+    alternatives: tuple[tuple[Guard, Any], ...]
 
 
 def guarded(alternatives: Iterable[tuple[Guard, Any]]) -> Any:
@@ -72,7 +76,7 @@ def guarded(alternatives: Iterable[tuple[Guard, Any]]) -> Any:
     return first
 
 
-def split(value: Any) -> tuple:
+def split(value: Any) -> tuple[tuple[Guard, Any], ...]:
     """The (guard, value) alternatives of a value; one unguarded alternative for a plain one."""
     if isinstance(value, Guarded):
         return value.alternatives
@@ -97,7 +101,7 @@ class Free:
     """An entry point's parameter (or something read from one): its truthiness, identity
     with None and comparisons with constants are the variables guards are made of."""
 
-    key: tuple
+    key: tuple[Hashable, ...]
     label: str
 
     def attribute(self, name: str) -> Free:
@@ -129,7 +133,7 @@ def opaque_var(node: nodes.NodeNG) -> Var:
 
 
 @functools.lru_cache(maxsize=4096)
-def access_path(node: nodes.NodeNG, depth: int = 0) -> tuple | None:
+def access_path(node: nodes.NodeNG, depth: int = 0) -> tuple[Any, ...] | None:
     """("path", function, parameter, attribute...) when `node` reads the same object wherever it
     is written: a parameter its function never rebinds, its attributes (never assigned in that
     function), and names bound once to such a read (`collective = config.collective`)."""
@@ -158,7 +162,7 @@ def access_path(node: nodes.NodeNG, depth: int = 0) -> tuple | None:
     return None
 
 
-def _reads_written(node: nodes.NodeNG, written: set) -> bool:
+def _reads_written(node: nodes.NodeNG, written: set[str]) -> bool:
     """Is an attribute read further along `node`'s access written in its function?"""
     current = node.parent
     while isinstance(current, nodes.Attribute):
@@ -179,10 +183,10 @@ class Alloc:
 
     node: nodes.Call
     space: str  # TMEM | SMEM | GMEM | REGS
-    arguments: tuple  # ((name, value), ...) as bound to the constructor's signature
+    arguments: tuple[tuple[str, Any], ...]  # as bound to the constructor's signature
     name: str  # the name it is bound to where written, for messages
-    chain: tuple = field(default=(), compare=False)
-    scope: Any = field(default=None, compare=False)  # the frame it was made in (names in scope there)
+    chain: Chain = field(default=(), compare=False)
+    scope: Frame | None = field(default=None, compare=False)  # the frame it was made in (names in scope there)
 
     def argument(self, name: str, default: Any = None) -> Any:
         for key, value in self.arguments:
@@ -200,7 +204,7 @@ class Union:
     """`plgpu.RefUnion(*groups)`."""
 
     node: nodes.Call
-    groups: tuple
+    groups: tuple[Any, ...]
     name: str
 
 
@@ -231,7 +235,7 @@ class Operand:
     """An input or output ref of a `plgpu.kernel` / `pl.kernel` body: in GMEM (or None, for a
     None operand: whether it is None is not known)."""
 
-    kernel: nodes.Call
+    kernel: nodes.NodeNG  # the node of the call that ran the body
     name: str
 
 
@@ -239,7 +243,7 @@ class Operand:
 class Barrier:
     node: nodes.Call
     kind: str  # Barrier | ClusterBarrier
-    arguments: tuple
+    arguments: tuple[tuple[str, Any], ...]
 
 
 def base_ref(value: Any) -> Any:
@@ -258,7 +262,7 @@ class Closure:
     """A function or lambda of the analysed code with the frame it was defined in."""
 
     node: nodes.FunctionDef | nodes.Lambda
-    env: Any  # interp.Frame
+    env: Frame | None  # None for an API signature bound by `stubs.bind_api`
     stub: bool = False  # one of our executable API stubs
 
 
@@ -275,8 +279,8 @@ class Partial:
     """`functools.partial(func, *args, **keywords)`."""
 
     func: Any
-    args: tuple
-    keywords: tuple  # ((name, value), ...)
+    args: tuple[Any, ...]
+    keywords: tuple[tuple[str, Any], ...]
 
 
 @dataclass(frozen=True)
@@ -297,8 +301,8 @@ class Library:
 @dataclass(frozen=True, eq=False)
 class ClassObj:
     node: nodes.ClassDef
-    env: Any  # the class body's namespace (interp.Frame)
-    bases: tuple
+    env: Frame  # the class body's namespace
+    bases: tuple[Any, ...]
     dataclass: bool = False
 
     def mro(self) -> Iterator[ClassObj]:
@@ -311,14 +315,14 @@ class ClassObj:
 @dataclass(eq=False)
 class Instance:
     cls: ClassObj
-    attributes: dict = field(default_factory=dict)
+    attributes: dict[str, Any] = field(default_factory=dict)
     free: Free | None = None  # an entry's `self`: attributes nobody set are inputs
 
 
 @dataclass(frozen=True, eq=False)
 class ModuleObj:
     node: nodes.Module
-    env: Any
+    env: Frame
 
 
 @dataclass(frozen=True)
@@ -334,7 +338,7 @@ class Namespace:
     """`types.ModuleType(name)`: a module made at run time; `ns.__dict__.update(mod.__dict__)`
     makes it a copy of `mod` (`fallback`), and assigned attributes override it."""
 
-    attributes: dict = field(default_factory=dict)
+    attributes: dict[str, Any] = field(default_factory=dict)
     fallback: Any = None
 
 
@@ -349,7 +353,7 @@ class DictOf:
 class TailTuple:
     """A `*refs` tuple of a kernel body: operands we do not count, then the scratch refs."""
 
-    suffix: tuple
+    suffix: tuple[Any, ...]
 
 
 @dataclass(frozen=True, eq=False)
@@ -388,7 +392,7 @@ def known_truth(item: Any) -> Any:
 
 def truth_alternatives(value: Any, under: Guard) -> list[tuple[Guard, Any]]:
     """`value`'s truthiness per guard (conjoined with `under`): a free input's is a variable."""
-    found = []
+    found: list[tuple[Guard, Any]] = []
     for guard, item in split(value):
         both = conjoin(under, guard)
         if both is None:

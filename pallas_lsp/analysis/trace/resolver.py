@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 import os
-from typing import Any, Iterator
+from typing import Any, Iterator, Protocol
 
 import astroid
 from astroid import modutils, nodes
@@ -19,12 +19,20 @@ from . import stubs
 _KNOWN_ROOTS = ("jax", "functools", "dataclasses", "builtins", "typing", "math", "types")
 
 
+class _Project(Protocol):
+    def from_project(self, statement: nodes.NodeNG, name: str) -> bool: ...
+
+
+class _Interpreter(Protocol):
+    def module(self, node: nodes.Module) -> o.ModuleObj: ...
+
+
 class Resolver:
-    def __init__(self, project: Any) -> None:
+    def __init__(self, project: _Project) -> None:
         self.project = project  # knows what is the project (`Project.from_project`)
         self._library: dict[str, Any] = {}
 
-    def imported(self, interp: Any, node: nodes.Import | nodes.ImportFrom) -> Iterator[tuple[str, Any]]:
+    def imported(self, interp: _Interpreter, node: nodes.Import | nodes.ImportFrom) -> Iterator[tuple[str, Any]]:
         if isinstance(node, nodes.Import):
             for modname, alias in node.names:
                 if alias:
@@ -38,14 +46,14 @@ class Resolver:
                 continue
             yield alias or name, self.member(interp, node, name, alias or name)
 
-    def module(self, interp: Any, node: nodes.NodeNG, modname: str, bound_as: str) -> Any:
+    def module(self, interp: _Interpreter, node: nodes.Import, modname: str, bound_as: str) -> Any:
         if not self._is_project(node, bound_as):
             return stubs.resolve(modname) if _known(modname) else o.Library(modname)
         tree = self._import(node, modname)
         return interp.module(tree) if tree is not None else o.Library(modname)
 
-    def member(self, interp: Any, node: nodes.ImportFrom, name: str, bound_as: str) -> Any:
-        modname = node.modname
+    def member(self, interp: _Interpreter, node: nodes.ImportFrom, name: str, bound_as: str) -> Any:
+        modname = node.modname or ""
         if not node.level and not self._is_project(node, bound_as):
             qname = f"{modname}.{name}"
             return stubs.resolve(qname) if _known(modname) else o.Library(qname)
@@ -58,7 +66,7 @@ class Resolver:
             return value
         return self.submodule(interp, module, name)
 
-    def submodule(self, interp: Any, module: o.ModuleObj, name: str) -> Any:
+    def submodule(self, interp: _Interpreter, module: o.ModuleObj, name: str) -> Any:
         try:
             tree = module.node.import_module(name, relative_only=True)
         except (astroid.AstroidError, ImportError, SyntaxError, RecursionError):
@@ -73,7 +81,7 @@ class Resolver:
         return bool(self.project.from_project(node, name))
 
     @staticmethod
-    def _import(node: nodes.NodeNG, modname: str) -> nodes.Module | None:
+    def _import(node: nodes.Import | nodes.ImportFrom, modname: str) -> nodes.Module | None:
         try:
             tree = node.do_import_module(modname)
         except (astroid.AstroidError, ImportError, SyntaxError, RecursionError):
@@ -87,7 +95,7 @@ class Resolver:
     def readable(qname: str) -> bool:
         return qname.startswith(_LIBRARY_ROOTS)
 
-    def library_function(self, interp: Any, qname: str) -> Any:
+    def library_function(self, interp: _Interpreter, qname: str) -> Any:
         """A function of an installed library that a kernel hands its refs to (JAX's own
         `blackwell_ragged_dot_mgpu.do_matmul(..., **refs)`), read from its source, never
         imported; None when it cannot be found."""
@@ -132,7 +140,7 @@ def _library_module(modname: str) -> nodes.Module | None:
         tree = astroid.parse(text, module_name=f"<pallas-lsp library {modname}>", path=path)
     except (OSError, UnicodeDecodeError, SyntaxError, astroid.AstroidError, RecursionError, ValueError):
         return None
-    tree.pallas_library = modname
+    tree.pallas_library = modname  # type: ignore[attr-defined]  # our marker on astroid's tree; read by getattr
     return tree
 
 

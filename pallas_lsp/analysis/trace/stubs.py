@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import astroid
 from astroid import nodes
@@ -21,11 +21,14 @@ from .. import api
 from ..values import UNKNOWN
 from . import objects as o
 
+if TYPE_CHECKING:
+    from .interp import Interpreter
+
 MGPU = api.MOSAIC_GPU
 PL = api.PALLAS
 LIBRARY_PACKAGES = (f"{PL}.ops.",)  # installed modules a kernel may hand its refs to
 
-def python_stub(interp: Any, qname: str) -> Any:
+def python_stub(interp: Interpreter, qname: str) -> Any:
     """The executable stub of `qname` (`api.STUBS`), as the interpreter defined it."""
     module_name, _, name = qname.rpartition(".")
     module = interp.module(_signature_module(module_name))
@@ -75,11 +78,11 @@ def signature(qname: str) -> nodes.FunctionDef | None:
 @functools.lru_cache(maxsize=None)
 def _signature_module(module_name: str) -> nodes.Module:
     tree = astroid.parse(api.STUBS[module_name], module_name=f"<pallas-lsp stub {module_name}>")
-    tree.pallas_trace_stub = module_name
+    tree.pallas_trace_stub = module_name  # type: ignore[attr-defined]  # our marker on astroid's tree; read by hasattr
     return tree
 
 
-def bind_api(interp: Any, qname: str, args: list, kwargs: dict) -> dict | None:
+def bind_api(interp: Interpreter, qname: str, args: list[Any], kwargs: dict[str, Any]) -> dict[str, Any] | None:
     """The arguments of an API call bound to its stub signature (defaults filled in)."""
     node = signature(qname)
     if node is None:
@@ -88,16 +91,17 @@ def bind_api(interp: Any, qname: str, args: list, kwargs: dict) -> dict | None:
     object.__setattr__(closure, "defaults", _literal_defaults(node))
     if isinstance(node.parent, nodes.ClassDef):  # __init__(self, ...)
         args = [None] + args
-    bound = interp.bind(closure, args, kwargs)
+    bound: dict[str, Any] | None = interp.bind(closure, args, kwargs)
     if bound is not None:
         bound.pop("self", None)
     return bound
 
 
 @functools.lru_cache(maxsize=None)
-def _literal_defaults(node: nodes.FunctionDef) -> dict:
+def _literal_defaults(node: nodes.FunctionDef) -> dict[str, Any]:
     found = {}
     arguments = node.args
+    assert arguments.args is not None and arguments.defaults is not None and arguments.kw_defaults is not None
     positional = (arguments.posonlyargs or []) + arguments.args
     pairs = list(zip(positional[len(positional) - len(arguments.defaults):], arguments.defaults))
     pairs += [(a, d) for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults) if d is not None]
@@ -149,7 +153,7 @@ def library_call(callee: Any) -> Any:
     return made if made is not None else UNKNOWN
 
 
-def attribute(interp: Any, obj: Any, name: str) -> Any:  # noqa: C901 - one branch per object kind
+def attribute(interp: Interpreter, obj: Any, name: str) -> Any:  # noqa: C901 - one branch per object kind
     if name == "__dict__" and isinstance(obj, (o.Namespace, o.Library, o.ModuleObj, o.Instance)):
         return o.DictOf(obj)
     if isinstance(obj, o.DictOf) and name == "update":
@@ -187,7 +191,7 @@ def attribute(interp: Any, obj: Any, name: str) -> Any:  # noqa: C901 - one bran
     return UNKNOWN
 
 
-def item(interp: Any, obj: Any, key: Any) -> Any:  # noqa: C901
+def item(interp: Interpreter, obj: Any, key: Any) -> Any:  # noqa: C901
     if isinstance(obj, o.At):
         return o.View(obj.ref)
     if isinstance(obj, (tuple, list)):
@@ -260,7 +264,7 @@ def class_attribute(cls: o.ClassObj, name: str) -> Any:
     return _NOT_FOUND
 
 
-def instance_attribute(interp: Any, instance: o.Instance, name: str) -> Any:
+def instance_attribute(interp: Interpreter, instance: o.Instance, name: str) -> Any:
     if name in instance.attributes:
         return instance.attributes[name]
     found = class_attribute(instance.cls, name)
@@ -319,7 +323,7 @@ _CONTAINER_METHODS = frozenset({"append", "extend", "insert", "get", "items", "k
                                 "update", "setdefault", "pop"})
 
 
-def call_method(interp: Any, method: Method, args: list, kwargs: dict) -> Any:  # noqa: C901
+def call_method(interp: Interpreter, method: Method, args: list[Any], kwargs: dict[str, Any]) -> Any:  # noqa: C901
     obj, name = method.obj, method.name
     if isinstance(obj, o.DictOf):  # `clone.__dict__.update(module.__dict__)`
         target = obj.owner
@@ -374,14 +378,14 @@ def _builtin(function: Callable[..., Any]) -> Callable[..., Any]:
     return function
 
 
-def _b_range(interp: Any, args: list, kwargs: dict) -> Any:
+def _b_range(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
     if kwargs or not 1 <= len(args) <= 3 or not all(isinstance(a, int) and not isinstance(a, bool) for a in args):
         return UNKNOWN
     result = range(*args)
     return result if len(result) <= 4096 else UNKNOWN
 
 
-def _b_len(interp: Any, args: list, kwargs: dict) -> Any:
+def _b_len(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
     if len(args) != 1:
         return UNKNOWN
     value = args[0]
@@ -394,7 +398,7 @@ def _b_len(interp: Any, args: list, kwargs: dict) -> Any:
 
 
 def _sequence(kind: type) -> Callable[..., Any]:
-    def build(interp: Any, args: list, kwargs: dict) -> Any:
+    def build(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
         if kwargs or len(args) > 1:
             return UNKNOWN
         if not args:
@@ -404,7 +408,7 @@ def _sequence(kind: type) -> Callable[..., Any]:
     return build
 
 
-def _b_dict(interp: Any, args: list, kwargs: dict) -> Any:
+def _b_dict(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
     if not args:
         return dict(kwargs)
     if len(args) == 1 and isinstance(args[0], dict):
@@ -417,14 +421,14 @@ def _b_dict(interp: Any, args: list, kwargs: dict) -> Any:
     return UNKNOWN
 
 
-def _b_zip(interp: Any, args: list, kwargs: dict) -> Any:
+def _b_zip(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
     columns = [interp.iterate(arg) for arg in args]
     if any(column is UNKNOWN for column in columns) or kwargs:
         return UNKNOWN
     return list(zip(*columns))
 
 
-def _b_enumerate(interp: Any, args: list, kwargs: dict) -> Any:
+def _b_enumerate(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
     if not args:
         return UNKNOWN
     items = interp.iterate(args[0])
@@ -434,13 +438,13 @@ def _b_enumerate(interp: Any, args: list, kwargs: dict) -> Any:
     return list(enumerate(items, start))
 
 
-def _b_reversed(interp: Any, args: list, kwargs: dict) -> Any:
+def _b_reversed(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
     items = interp.iterate(args[0]) if len(args) == 1 else UNKNOWN
     return UNKNOWN if items is UNKNOWN else list(reversed(items))
 
 
 def _numeric(function: Callable[..., Any]) -> Callable[..., Any]:
-    def call(interp: Any, args: list, kwargs: dict) -> Any:
+    def call(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
         values = args[0] if len(args) == 1 and isinstance(args[0], (tuple, list)) else args
         if kwargs or not values or not all(isinstance(v, (int, float, bool, str)) for v in values):
             return UNKNOWN
@@ -451,7 +455,7 @@ def _numeric(function: Callable[..., Any]) -> Callable[..., Any]:
     return call
 
 
-def _b_getattr(interp: Any, args: list, kwargs: dict) -> Any:
+def _b_getattr(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
     if len(args) not in (2, 3) or not isinstance(args[1], str):
         return UNKNOWN
     value = interp.attribute(args[0], args[1])
@@ -460,7 +464,7 @@ def _b_getattr(interp: Any, args: list, kwargs: dict) -> Any:
     return value
 
 
-def _b_isinstance(interp: Any, args: list, kwargs: dict) -> Any:
+def _b_isinstance(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
     if len(args) != 2:
         return UNKNOWN
     kinds = args[1] if isinstance(args[1], tuple) else (args[1],)
@@ -477,7 +481,7 @@ def _b_isinstance(interp: Any, args: list, kwargs: dict) -> Any:
     return UNKNOWN
 
 
-def _b_super(interp: Any, args: list, kwargs: dict) -> Any:
+def _b_super(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
     return UNKNOWN
 
 
@@ -512,7 +516,8 @@ BUILTINS["True"], BUILTINS["False"], BUILTINS["None"] = True, False, None
 # The API's own calls.
 
 
-def call_native(interp: Any, callee: o.Native, args: list, kwargs: dict, node: nodes.NodeNG) -> Any:
+def call_native(interp: Interpreter, callee: o.Native, args: list[Any], kwargs: dict[str, Any],
+                node: nodes.NodeNG) -> Any:
     qname = callee.qname
     if qname.startswith("<python>"):
         return interp.invoke(python_stub(interp, qname[len("<python>"):]), args, kwargs, node)
@@ -546,7 +551,7 @@ def _bound_name(node: nodes.NodeNG) -> str:
     return ""
 
 
-def _alloc(interp: Any, qname: str, node: nodes.Call, args: list, kwargs: dict) -> Any:
+def _alloc(interp: Interpreter, qname: str, node: nodes.Call, args: list[Any], kwargs: dict[str, Any]) -> Any:
     bound = bind_api(interp, qname, args, kwargs)
     if bound is None:
         return UNKNOWN
@@ -556,7 +561,7 @@ def _alloc(interp: Any, qname: str, node: nodes.Call, args: list, kwargs: dict) 
     return alloc
 
 
-def _ref_union(interp: Any, qname: str, node: nodes.Call, args: list, kwargs: dict) -> Any:
+def _ref_union(interp: Interpreter, qname: str, node: nodes.Call, args: list[Any], kwargs: dict[str, Any]) -> Any:
     if kwargs:
         return UNKNOWN
     union = o.Union(node, tuple(args), _bound_name(node))
@@ -564,7 +569,7 @@ def _ref_union(interp: Any, qname: str, node: nodes.Call, args: list, kwargs: di
     return union
 
 
-def _barrier(interp: Any, qname: str, node: nodes.Call, args: list, kwargs: dict) -> Any:
+def _barrier(interp: Interpreter, qname: str, node: nodes.Call, args: list[Any], kwargs: dict[str, Any]) -> Any:
     bound = bind_api(interp, qname, args, kwargs)
     if bound is None:
         return UNKNOWN
@@ -572,7 +577,7 @@ def _barrier(interp: Any, qname: str, node: nodes.Call, args: list, kwargs: dict
 
 
 def _op(kind: str) -> Callable[..., Any]:
-    def record(interp: Any, qname: str, node: nodes.Call, args: list, kwargs: dict) -> Any:
+    def record(interp: Interpreter, qname: str, node: nodes.Call, args: list[Any], kwargs: dict[str, Any]) -> Any:
         bound = bind_api(interp, qname, args, kwargs)
         if bound is not None:
             interp.record(kind, node, bound)
@@ -580,13 +585,13 @@ def _op(kind: str) -> Callable[..., Any]:
     return record
 
 
-def _partial(interp: Any, qname: str, node: nodes.Call, args: list, kwargs: dict) -> Any:
+def _partial(interp: Interpreter, qname: str, node: nodes.Call, args: list[Any], kwargs: dict[str, Any]) -> Any:
     if not args:
         return UNKNOWN
     return o.Partial(args[0], tuple(args[1:]), tuple(kwargs.items()))
 
 
-def _kernel(interp: Any, qname: str, node: nodes.Call, args: list, kwargs: dict) -> Any:
+def _kernel(interp: Interpreter, qname: str, node: nodes.Call, args: list[Any], kwargs: dict[str, Any]) -> Any:
     """`plgpu.kernel(body, ...)` / `pl.kernel(...)`, also as a decorator factory: the body
     runs at once with unknown operands and the scratch refs in its last parameters."""
     body = args[0] if args else kwargs.get("body")
@@ -599,7 +604,7 @@ def _kernel(interp: Any, qname: str, node: nodes.Call, args: list, kwargs: dict)
     return o.Kernel(node)
 
 
-def _leading(node: nodes.Call, bound: dict) -> int | None:
+def _leading(node: nodes.Call, bound: dict[str, Any]) -> int | None:
     """Operands and outputs of `plgpu.kernel(...)(x, y)` applied in the same expression (the
     refs before the scratch); None when they cannot be counted here."""
     parent = node.parent
@@ -618,7 +623,7 @@ def _leading(node: nodes.Call, bound: dict) -> int | None:
     return len(parent.args) + outputs
 
 
-def _pallas_call(interp: Any, qname: str, node: nodes.Call, args: list, kwargs: dict) -> Any:
+def _pallas_call(interp: Interpreter, qname: str, node: nodes.Call, args: list[Any], kwargs: dict[str, Any]) -> Any:
     bound = bind_api(interp, qname, args, kwargs)
     if bound is None:
         return UNKNOWN
@@ -627,14 +632,15 @@ def _pallas_call(interp: Any, qname: str, node: nodes.Call, args: list, kwargs: 
     return o.Kernel(node)
 
 
-def _core_map(interp: Any, qname: str, node: nodes.Call, args: list, kwargs: dict) -> Any:
+def _core_map(interp: Interpreter, qname: str, node: nodes.Call, args: list[Any], kwargs: dict[str, Any]) -> Any:
     bound = bind_api(interp, qname, args, kwargs)
     if bound is None:
         return UNKNOWN
     return o.Partial(o.Native(qname + "#apply"), (bound.get("scratch_shapes") or (),), ())
 
 
-def _core_map_apply(interp: Any, qname: str, node: nodes.NodeNG, args: list, kwargs: dict) -> Any:
+def _core_map_apply(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any],
+                    kwargs: dict[str, Any]) -> Any:
     if len(args) != 2:
         return UNKNOWN
     scratch, body = args
@@ -646,7 +652,7 @@ def _core_map_apply(interp: Any, qname: str, node: nodes.NodeNG, args: list, kwa
     return None
 
 
-def _run_scoped(interp: Any, qname: str, node: nodes.Call, args: list, kwargs: dict) -> Any:
+def _run_scoped(interp: Interpreter, qname: str, node: nodes.Call, args: list[Any], kwargs: dict[str, Any]) -> Any:
     if not args:
         return UNKNOWN
     body, types = args[0], args[1:]
@@ -656,7 +662,7 @@ def _run_scoped(interp: Any, qname: str, node: nodes.Call, args: list, kwargs: d
     return interp.invoke(body, list(types), kw_types, node)
 
 
-def _run_body(interp: Any, node: nodes.NodeNG, body: Any, scratch: Any, tail: bool, kernel: bool = True,
+def _run_body(interp: Interpreter, node: nodes.NodeNG, body: Any, scratch: Any, tail: bool, kernel: bool = True,
               gmem: bool = False, leading: int | None = None) -> None:
     """Run a kernel body: scratch given as a sequence fills the last parameters (the operands
     before them are unknown), as a mapping binds by name; anything else binds nothing."""
@@ -674,8 +680,10 @@ def _run_body(interp: Any, node: nodes.NodeNG, body: Any, scratch: Any, tail: bo
             interp.kernels.pop()
 
 
-def _run_one_body(interp: Any, node: nodes.NodeNG, body: Any, scratch: Any, tail: bool, gmem: bool = False,
+def _run_one_body(interp: Interpreter, node: nodes.NodeNG, body: Any, scratch: Any, tail: bool, gmem: bool = False,
                   leading: int | None = None) -> None:
+    lead: list[Any]
+    keywords: dict[str, Any]
     func, lead, keywords = body, [], {}
     while isinstance(func, o.Partial):
         lead, keywords = list(func.args) + lead, {**dict(func.keywords), **keywords}
@@ -684,7 +692,7 @@ def _run_one_body(interp: Any, node: nodes.NodeNG, body: Any, scratch: Any, tail
         method = class_attribute(func.cls, "__call__")
         func = o.Bound(method, func) if isinstance(method, o.Closure) else func
     if isinstance(func, o.Bound):
-        func, lead = func.func, [func.self_value] + lead
+        lead, func = [func.self_value] + lead, func.func
     if not isinstance(func, o.Closure):
         interp.escape(body)
         return
@@ -722,14 +730,14 @@ def _run_one_body(interp: Any, node: nodes.NodeNG, body: Any, scratch: Any, tail
     interp.run(func, [], keywords, node, preset=preset)  # by name, also into **refs
 
 
-def _dataclass(interp: Any, qname: str, node: nodes.NodeNG, args: list, kwargs: dict) -> Any:
+def _dataclass(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
     if len(args) == 1 and isinstance(args[0], o.ClassObj):
         cls = args[0]
         return o.ClassObj(cls.node, cls.env, cls.bases, dataclass=True)
     return o.Partial(o.Native(qname), (), ())
 
 
-def _field(interp: Any, qname: str, node: nodes.NodeNG, args: list, kwargs: dict) -> Any:
+def _field(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
     if "default" in kwargs:
         return o.FieldSpec(kwargs["default"], True)
     if "default_factory" in kwargs:
@@ -738,7 +746,7 @@ def _field(interp: Any, qname: str, node: nodes.NodeNG, args: list, kwargs: dict
     return o.FieldSpec(UNKNOWN, False)
 
 
-def _replace(interp: Any, qname: str, node: nodes.NodeNG, args: list, kwargs: dict) -> Any:
+def _replace(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
     if len(args) != 1 or not isinstance(args[0], o.Instance):
         return UNKNOWN
     original = args[0]
@@ -776,7 +784,7 @@ NATIVE: dict[str, Callable[..., Any]] = {
 # Classes.
 
 
-def class_decorator(interp: Any, wrapper: Any, cls: Any) -> Any:
+def class_decorator(interp: Interpreter, wrapper: Any, cls: Any) -> Any:
     if isinstance(wrapper, o.Native) and wrapper.qname == "dataclasses.dataclass" and isinstance(cls, o.ClassObj):
         return o.ClassObj(cls.node, cls.env, cls.bases, dataclass=True)
     if isinstance(wrapper, o.Partial) and isinstance(wrapper.func, o.Native) and \
@@ -810,7 +818,8 @@ def _is_named_tuple(cls: o.ClassObj) -> bool:
     return any(isinstance(base, o.Library) and base.qname.endswith("NamedTuple") for base in cls.bases)
 
 
-def instantiate(interp: Any, cls: o.ClassObj, args: list, kwargs: dict, node: nodes.NodeNG) -> Any:
+def instantiate(interp: Interpreter, cls: o.ClassObj, args: list[Any], kwargs: dict[str, Any],
+                node: nodes.NodeNG) -> Any:
     instance = o.Instance(cls)
     if cls.dataclass or _is_named_tuple(cls):
         fields = _fields(cls)
