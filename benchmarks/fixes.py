@@ -382,7 +382,7 @@ def real(args, log=print) -> tuple[list[Outcome], int]:
         result = analyze_source(view, source.lint_path)
         before = {(f[0], f[1], f[2]) for f in found}
         for finding in result.findings:
-            if _tuple(source, finding) in base:
+            if realcode.finding_tuple(source, finding) in base:
                 continue  # on the unmodified code too: not this mutant's
             for fix in offered(finding):
                 with_fixes.add((source.label, mutant.ident))
@@ -394,7 +394,7 @@ def real(args, log=print) -> tuple[list[Outcome], int]:
                     continue
                 text = SourceFile(source.lint_path, mutant.text, "utf-8", False)
                 companions = [f for f in result.findings if f is not finding
-                              and _tuple(source, f)[:3] == _tuple(source, finding)[:3]]
+                              and realcode.finding_tuple(source, f)[:3] == realcode.finding_tuple(source, finding)[:3]]
                 new, why = apply_fix(source.lint_path, finding, fix, {os.path.abspath(source.lint_path): text},
                                      companions)
                 if new is None:
@@ -403,7 +403,7 @@ def real(args, log=print) -> tuple[list[Outcome], int]:
                 fixed_text = next(iter(new.values()))
                 fixed_mutant = dataclasses.replace(mutant, text=fixed_text)
                 fixed_work.append((source, targets[source.label], fixed_mutant))
-                plan.append((o, source, mutant, fixed_mutant, _tuple(source, finding)[:3], before))
+                plan.append((o, source, mutant, fixed_mutant, realcode.finding_tuple(source, finding)[:3], before))
     log(f"realcode: {sum(1 for *_, v in judged if v['status'] == 'bug')} JAX-confirmed bugs, "
         f"{len(outcomes)} fixes offered, {len(fixed_work)} applied")
     if args.python:
@@ -438,18 +438,6 @@ def real(args, log=print) -> tuple[list[Outcome], int]:
         o.judged = judged_all and informative > 0
         o.gone = o.judged and gone
     return outcomes, len(with_fixes)
-
-
-def _tuple(source, finding: Finding) -> tuple:
-    path = finding.span.path
-    if path is not None and os.path.abspath(path) == os.path.abspath(source.lint_path):
-        path = None
-    if path is not None:
-        try:
-            path = Path(path).relative_to(source.root).as_posix()
-        except ValueError:
-            pass
-    return (path, finding.span.line, finding.code, finding.message)
 
 
 # ----------------------------------------------------------------------------- main

@@ -30,12 +30,13 @@ def side_by_side(ours: Callable[[], object], base: Callable[[], object], repeat:
     base()
     best_ours = best_base = float("inf")
     for _ in range(repeat):
-        best_ours = min(best_ours, _cpu(ours))
-        best_base = min(best_base, _cpu(base))
+        best_ours = min(best_ours, cpu_time(ours))
+        best_base = min(best_base, cpu_time(base))
     return best_ours, best_base
 
 
-def _cpu(function: Callable[[], object]) -> float:
+def cpu_time(function: Callable[[], object]) -> float:
+    """The CPU time this process spends in one call."""
     started = time.process_time()
     function()
     return time.process_time() - started

@@ -48,7 +48,7 @@ from real_kernels.mutate import BIG, KINDS, mutants, sliced, test_spans  # noqa:
 from real_kernels.sources import Source, jax_sources, tokamax_sources  # noqa: E402
 from real_kernels.verdicts import VerdictCache, judge, record  # noqa: E402
 
-from pallas_lsp.analysis import analyze_source  # noqa: E402
+from pallas_lsp.analysis import Finding, analyze_source  # noqa: E402
 
 DEFAULT_CACHE = HERE / ".pallas_realcode_cache.json"
 
@@ -56,18 +56,21 @@ DEFAULT_CACHE = HERE / ".pallas_realcode_cache.json"
 def lint(source: Source, text: str | None = None) -> tuple[list[tuple], str | None]:
     """(path or None for the file itself, line, code, message) per finding, and the error."""
     result = analyze_source(source.text if text is None else text, source.lint_path)
-    found = []
-    for f in result.findings:
-        path = f.span.path
-        if path is not None and os.path.abspath(path) == os.path.abspath(source.lint_path):
-            path = None
-        if path is not None:
-            try:
-                path = Path(path).relative_to(source.root).as_posix()
-            except ValueError:
-                pass
-        found.append((path, f.span.line, f.code, f.message))
+    found = [finding_tuple(source, f) for f in result.findings]
     return sorted(found, key=lambda t: (t[0] or "", t[1], t[2])), result.error
+
+
+def finding_tuple(source: Source, finding: Finding) -> tuple:
+    """(path relative to the project, or None for the file itself; line, code, message)."""
+    path = finding.span.path
+    if path is not None and os.path.abspath(path) == os.path.abspath(source.lint_path):
+        path = None
+    if path is not None:
+        try:
+            path = Path(path).relative_to(source.root).as_posix()
+        except ValueError:
+            pass
+    return (path, finding.span.line, finding.code, finding.message)
 
 
 def collect(args) -> list[Source]:

@@ -102,7 +102,7 @@ def whole_package(jax: Path, repeat: int) -> list[tuple]:
     files = sorted(jax.rglob("*.py"))
     must_parse = [p for p in files if _prefilter_parses(p)]
     texts = [p.read_text(encoding="utf-8", errors="replace") for p in must_parse]
-    floor = min(_cpu(lambda: [ast.parse(t) for t in texts]) for _ in range(repeat))
+    floor = min(measure.cpu_time(lambda: [ast.parse(t) for t in texts]) for _ in range(repeat))
     cold_cmd = [lint, "check", "--exit-zero", "-q", "--no-cache", "-j", "1", str(jax)]
     ruff_cmd = [ruff, "check", "--select", "F", "--no-cache", "--exit-zero", "-q", str(jax)]
     cold, base = measure.commands_side_by_side(cold_cmd, ruff_cmd, repeat)
@@ -136,12 +136,6 @@ def _prefilter_parses(path: Path) -> bool:
     asked = []
     applicable(list(RULES), text, lambda: asked.append(True) or Bindings.of(ast.parse(text)), str(path))
     return bool(asked)
-
-
-def _cpu(function) -> float:
-    started = time.process_time()
-    function()
-    return time.process_time() - started
 
 
 def _imports_astroid(arguments: list[str]) -> str:
@@ -223,7 +217,7 @@ def with_project_module(jax: Path, directory: Path, repeat: int) -> list[tuple]:
 
 def editor_loop(source: Source, edits: int) -> list[tuple]:
     text = source.text
-    base = statistics.median(_cpu(lambda: ast.parse(text)) for _ in range(9))
+    base = statistics.median(measure.cpu_time(lambda: ast.parse(text)) for _ in range(9))
     kernel = _densest_function(text)
     client = RawClient()
     client.call("initialize", {"processId": None, "rootUri": None, "capabilities": {},
