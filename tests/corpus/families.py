@@ -27,7 +27,7 @@ import dataclasses
 import random
 import re
 
-from generator import Program as _CoreProgram, _tidy
+from generator import Program as _CoreProgram, _tidy, place_marker
 
 OMIT = object()  # the keyword left out
 
@@ -596,28 +596,8 @@ def _path(r: _Render, ops: list[str]) -> list[str]:
 
 
 def _finish(files: dict[str, str], cls: Cls, buggy: bool) -> dict[str, str]:
-    """Site marks to markers (as ``generator._finish``): on kernel.py's line, or on the call
-    leading to helpers_mod.py's line with ``[in helpers_mod.py:LINE]``."""
-    split = {rel: text.split("\n") for rel, text in files.items()}
-    elsewhere = None
-    for rel, lines in split.items():
-        if rel != "kernel.py":
-            hits = [i for i, line in enumerate(lines) if SITE in line]
-            if hits:
-                elsewhere = f"[in {rel}:{hits[0] + 1}]"
-    in_kernel = any(SITE in line for line in split["kernel.py"])
-    out = {}
-    for rel, lines in split.items():
-        done = []
-        for line in lines:
-            here = rel == "kernel.py" and buggy and (
-                SITE in line if in_kernel else elsewhere is not None and CALL_SITE in line)
-            line = line.replace(SITE, "").replace(CALL_SITE, "")
-            if here:
-                line = f"{line}  # {cls.marker}" + ("" if in_kernel else f" {elsewhere}")
-            done.append(line)
-        out[rel] = "\n".join(done)
-    return out
+    """Site marks to markers, as the PLS001/PLS002 stream places them."""
+    return place_marker(files, SITE, CALL_SITE, f"# {cls.marker}" if buggy else None, (SITE, CALL_SITE))
 
 
 # ---------------------------------------------------------------------------------------------

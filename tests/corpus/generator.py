@@ -955,6 +955,14 @@ def _finish(files: dict[str, str], bug: str, buggy: bool, axes: dict[str, str]) 
     mark, call = (UNION_MARK, CALL_UNION) if bug == "mixed_union" else (MMA_MARK, CALL_MMA)
     marker = {"acc": "# PLS001", "lhs": "# PLS001", "member": "# PLS001 [lowering jax>=0.11]",
               "mixed_union": "# PLS002"}[bug]
+    return place_marker(files, mark, call, marker if buggy else None, _PLACEHOLDERS)
+
+
+def place_marker(files: dict[str, str], mark: str, call: str, marker: str | None,
+                 placeholders: tuple[str, ...]) -> dict[str, str]:
+    """The placeholders dropped and `marker` (None: a clean program) put on kernel.py's line
+    holding `mark`, or, when `mark` is in another file, on kernel.py's line holding `call` (the
+    call leading there) with ``[in FILE:LINE]``."""
     split = {rel: text.split("\n") for rel, text in files.items()}
     elsewhere = None
     for rel, lines in split.items():
@@ -967,9 +975,9 @@ def _finish(files: dict[str, str], bug: str, buggy: bool, axes: dict[str, str]) 
     for rel, lines in split.items():
         done = []
         for line in lines:
-            here = rel == "kernel.py" and buggy and (
+            here = rel == "kernel.py" and marker is not None and (
                 mark in line if in_kernel else elsewhere is not None and call in line)
-            for token in _PLACEHOLDERS:
+            for token in placeholders:
                 line = line.replace(token, "")
             if here:
                 line = f"{line}  {marker}" + ("" if in_kernel else f" {elsewhere}")
