@@ -600,6 +600,11 @@ def rule(args: argparse.Namespace) -> int:
         text = json.dumps(data if args.all else data[0], indent=2) + "\n"
     else:
         text = "\n".join(rule_text(r) for r in chosen)
+    return _print(text)
+
+
+def _print(text: str) -> int:
+    """Write a command's whole answer to stdout; a closed pipe ends the run quietly."""
     try:
         sys.stdout.write(text)
         sys.stdout.flush()
@@ -625,12 +630,7 @@ def config(args: argparse.Namespace) -> int:
                f"[tool.pallas-lint]\n{o.example}\n```\n"
     else:
         text = "".join(f"{o.key}\n" for o in chosen)
-    try:
-        sys.stdout.write(text)
-        sys.stdout.flush()
-    except BrokenPipeError:
-        raise ClosedPipe(0) from None
-    return 0
+    return _print(text)
 
 
 # -- server ----------------------------------------------------------------------------------
