@@ -19,10 +19,9 @@ def _lines_of_file(path: str) -> Lines | None:
 
 
 class Context:
-    def __init__(self, module: nodes.Module, lines: Lines, path: str | None,
-                 referenced: set[str] | None = None) -> None:
+    def __init__(self, module: nodes.Module, lines: Lines, path: str | None, referenced: set[str]) -> None:
         self.module = module
-        self.referenced = referenced  # names the module reads, when the caller knows them
+        self.referenced = referenced  # the names the module reads (the prefilter's walk found them)
         self.path = path
         self.project = Project(module)
         self._lines: dict[nodes.Module, Lines | None] = {module: lines}

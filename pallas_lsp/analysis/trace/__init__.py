@@ -29,7 +29,7 @@ STEPS_PER_FILE = 600_000
 
 
 class Trace:
-    def __init__(self, module: nodes.Module, flow: Project, referenced: set[str] | None = None) -> None:
+    def __init__(self, module: nodes.Module, flow: Project, referenced: set[str]) -> None:
         self.module = module
         self._referenced = referenced  # the names the module reads (from the prefilter's walk)
         self.flow = flow  # the analysis's `Project`: its imports, budget and root directory
@@ -60,12 +60,11 @@ class Trace:
         if not found:
             return
         module = found[0]
-        referenced = self._referenced if self._referenced is not None else _referenced_names(self.module)
         deferred = []
         for func, owner in _top_level_functions(self.module):
             if func in interp.executed:
                 continue
-            if func.name in referenced:
+            if func.name in self._referenced:
                 deferred.append((func, owner))
             else:
                 self._bounded(self._entry, func, owner, module)
@@ -152,12 +151,3 @@ def _is_static(func: nodes.FunctionDef) -> bool:
     decorators = func.decorators
     return decorators is not None and any(
         d.as_string() in ("staticmethod", "classmethod") for d in decorators.nodes)
-
-
-def _referenced_names(module: nodes.Module) -> set[str]:
-    """Names used anywhere in the module (as a name or an attribute): a function used by name
-    is reached from its user, not traced as an entry first."""
-    found: set[str] = set()
-    for node in module.nodes_of_class((nodes.Name, nodes.Attribute)):
-        found.add(node.name if isinstance(node, nodes.Name) else node.attrname)
-    return found
