@@ -135,6 +135,7 @@ class Interpreter:
         self._memo: dict[tuple[Any, ...], Any] = {}
         self._generators: dict[nodes.NodeNG, bool] = {}
         self._local: dict[nodes.NodeNG, bool] = {}  # call node -> in the analysed module?
+        self._opaque: dict[Any, Any] = {}  # `objects.opaque_var`'s answers for this analysis
         self._active: dict[nodes.NodeNG, int] = {}
         self._steps = 0
         self.entry_limit = float("inf")  # `Trace` gives each entry point a number of steps
@@ -321,7 +322,7 @@ class Interpreter:
         outcomes = []
         for guard, truth in self.truth(self.ev(test, frame)):
             if truth is UNKNOWN:
-                var = o.opaque_var(test)
+                var = o.opaque_var(test, self._opaque)
                 for value in o.BOOL:
                     both = conjoin(guard, frozenset({(var, value)}))
                     if both is not None:

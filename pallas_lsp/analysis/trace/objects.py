@@ -9,7 +9,7 @@ of (variable, bool) pairs), so that a condition met in several places is decided
 
 from __future__ import annotations
 
-import functools
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Hashable, Iterable, Iterator, TypeAlias
 
@@ -123,24 +123,27 @@ def equals_var(free: Free, op: str, constant: Any) -> Var:
     return Var(("cond", free.key, op, repr(constant)), BOOL, f"{free.label} {op} {constant!r}")
 
 
-def opaque_var(node: nodes.NodeNG) -> Var:
+def opaque_var(node: nodes.NodeNG, memo: dict[Any, Any]) -> Var:
     """The truth of a test we cannot decide: one per place it is tested, except that tests
-    reading the same object (`access_path`) share one."""
-    path = access_path(node)
-    if path is not None:
-        return Var(("cond", path), BOOL, ".".join(path[2:]))
-    return Var(("cond", node), BOOL, node.as_string())
+    reading the same object (`access_path`) share one. `memo`: one analysis's answers (astroid
+    nodes are not kept past it)."""
+    key = ("var", node)
+    found = memo.get(key)
+    if found is None:
+        path = access_path(node, memo)
+        found = memo[key] = (Var(("cond", path), BOOL, ".".join(path[2:])) if path is not None
+                             else Var(("cond", node), BOOL, node.as_string()))
+    return found
 
 
-@functools.lru_cache(maxsize=4096)
-def access_path(node: nodes.NodeNG, depth: int = 0) -> tuple[Any, ...] | None:
+def access_path(node: nodes.NodeNG, memo: dict[Any, Any], depth: int = 0) -> tuple[Any, ...] | None:
     """("path", function, parameter, attribute...) when `node` reads the same object wherever it
     is written: a parameter its function never rebinds, its attributes (never assigned in that
     function), and names bound once to such a read (`collective = config.collective`)."""
     if depth > 8:
         return None
     if isinstance(node, nodes.Attribute):
-        base = access_path(node.expr, depth + 1)
+        base = access_path(node.expr, memo, depth + 1)
         return None if base is None else base + (node.attrname,)
     if not isinstance(node, nodes.Name):
         return None
@@ -153,13 +156,25 @@ def access_path(node: nodes.NodeNG, depth: int = 0) -> tuple[Any, ...] | None:
     assigned = assignments[0]
     parent = assigned.parent
     if isinstance(parent, nodes.Arguments) and isinstance(scope, nodes.FunctionDef):
-        if any(other.name == node.name for other in scope.nodes_of_class(nodes.AssignName) if other is not assigned):
+        bound, written = _writes(scope, memo)
+        if bound[node.name] > 1:  # rebound somewhere besides the parameter
             return None
-        written = {attr.attrname for attr in scope.nodes_of_class((nodes.AssignAttr, nodes.DelAttr))}
         return None if _reads_written(node, written) else ("path", scope, node.name)
     if isinstance(parent, nodes.Assign) and parent.targets == [assigned]:
-        return access_path(parent.value, depth + 1)
+        return access_path(parent.value, memo, depth + 1)
     return None
+
+
+def _writes(scope: nodes.FunctionDef, memo: dict[Any, Any]) -> tuple[Counter[str], set[str]]:
+    """How often each name is bound in the function (parameters included), and the attribute
+    names assigned or deleted there: one walk of the function per analysis."""
+    key = ("writes", scope)
+    found = memo.get(key)
+    if found is None:
+        bound = Counter(name.name for name in scope.nodes_of_class(nodes.AssignName))
+        written = {attr.attrname for attr in scope.nodes_of_class((nodes.AssignAttr, nodes.DelAttr))}
+        found = memo[key] = (bound, written)
+    return found
 
 
 def _reads_written(node: nodes.NodeNG, written: set[str]) -> bool:
