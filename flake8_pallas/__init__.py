@@ -46,7 +46,7 @@ class PallasChecker:
         parser.add_option("--pallas-ignore", parse_from_config=True, comma_separated_list=True,
                           help="pallas-lsp code prefixes not to report")
         parser.add_option("--pallas-budget", parse_from_config=True, type=float,
-                          help="seconds of analysis per file before giving up on it (default 10)")
+                          help="CPU seconds of analysis per file before giving up on it (default 10)")
 
     @classmethod
     def parse_options(cls, options: Any) -> None:

@@ -152,7 +152,7 @@ def parser() -> argparse.ArgumentParser:
                              "looking for pyproject.toml")
     config.add_argument("--isolated", action="store_true", help="ignore every configuration file")
     files.add_argument("--analysis-budget", type=_seconds, metavar="SECONDS",
-                       help="seconds of analysis per file before giving up on it (default 10)")
+                       help="CPU seconds of analysis per file before giving up on it (default 10)")
 
     output = check.add_argument_group("output")
     output.add_argument("--output-format", choices=report.FORMATS, metavar="FORMAT",

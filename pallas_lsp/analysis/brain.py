@@ -29,7 +29,6 @@ import contextvars
 import functools
 import os
 import threading
-import time
 from typing import Any, Callable, Iterator, Mapping, TypeGuard
 
 from astroid import nodes
@@ -43,7 +42,7 @@ from astroid.nodes.scoped_nodes import ClassDef, LocalsDictNodeNG
 from astroid.rebuilder import TreeRebuilder
 
 from . import api
-from .project import BudgetExceeded, Cancelled
+from .project import BudgetExceeded, Cancelled, budget_clock
 
 _STUB_DIR = "<pallas-lsp stubs>"
 _lock = threading.Lock()
@@ -95,7 +94,7 @@ _visits = 0
 @contextlib.contextmanager
 def deadline(until: float, cancelled: Callable[[], bool] = lambda: False) -> Iterator[None]:
     """While active, building astroid trees raises BudgetExceeded past `until` (a
-    `time.monotonic()` value) and Cancelled once `cancelled()` is true."""
+    `budget_clock()` value) and Cancelled once `cancelled()` is true."""
     token = _deadline.set((until, cancelled))
     try:
         yield
@@ -109,7 +108,7 @@ def _check_deadline() -> None:
         return
     if limit[1]():
         raise Cancelled()
-    if time.monotonic() > limit[0]:
+    if budget_clock() > limit[0]:
         raise BudgetExceeded()
 
 

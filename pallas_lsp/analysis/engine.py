@@ -15,7 +15,6 @@ import os
 import re
 import sys
 import threading
-import time
 import warnings
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Mapping, TypedDict
@@ -30,7 +29,7 @@ from .facts import Fact, facts
 from .findings import Finding
 from .prefilter import Bindings, applicable, mentions_pallas
 from .rules import RULES, Rule
-from .project import BudgetExceeded, Cancelled
+from .project import BudgetExceeded, Cancelled, budget_clock
 from .session import DEFAULT_SESSION, Session
 from .settings import Settings, prefixes
 from .source import Lines, decode
@@ -168,7 +167,7 @@ class _Job:
 
 def _analyze_decoded(job: _Job) -> Result:
     """The analysis proper, once the prefilter has let the file through."""
-    started = time.monotonic()
+    started = budget_clock()
     path = job.path
     try:
         with job.session.collector_paused():
@@ -189,7 +188,7 @@ def _analyze_decoded(job: _Job) -> Result:
     except Exception as error:  # noqa: BLE001 - a linter must not take its host down
         log.debug("internal error analysing %s", path, exc_info=True)
         return _failed(job, f"internal error: {type(error).__name__}: {error}")
-    log.debug("analysed %s in %.3f s", path, time.monotonic() - started)
+    log.debug("analysed %s in %.3f s of CPU", path, budget_clock() - started)
     return Result(findings, dependencies=job.dependencies, facts=job.facts)
 
 

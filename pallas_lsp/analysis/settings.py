@@ -13,7 +13,7 @@ exclude = ["generated/*"]        # replaces the default excludes
 extend-exclude = ["third_party"]
 per-file-ignores = { "tests/*" = ["PLS001"] }
 respect-gitignore = true         # a directory walk skips what .gitignore ignores
-analysis-budget = 10             # seconds per file; past it the file gets PLS000
+analysis-budget = 10             # CPU seconds per file; past it the file gets PLS000
 ```
 
 This module checks the table's shape and types. The codes in it are checked against the rule
@@ -62,7 +62,7 @@ class Settings:
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
     exclude: tuple[str, ...] = DEFAULT_EXCLUDE
     extend_exclude: tuple[str, ...] = ()
-    budget: float = 10.0  # seconds of analysis per file
+    budget: float = 10.0  # CPU seconds of analysis per file
     respect_gitignore: bool = True
     root: str | None = None  # the directory patterns are relative to
     source: str | None = None  # the pyproject.toml these came from
@@ -310,7 +310,7 @@ OPTIONS: dict[str, Option] = {option.key: option for option in (
     Option("respect-gitignore", "bool", "true", "respect-gitignore = false",
            "Skip what .gitignore, .git/info/exclude and .ignore files ignore when walking a directory."),
     Option("analysis-budget", "float", "10", "analysis-budget = 30",
-           "Seconds of analysis per file; a file over it is reported as PLS000."),
+           "CPU seconds of analysis per file (the analysing thread's, so a loaded machine does not change the verdict); a file over it is reported as PLS000."),
 )}
 assert set(OPTIONS) == set(_KEYS)
 

@@ -15,7 +15,6 @@ on it is decided later.
 from __future__ import annotations
 
 import operator
-import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
@@ -23,7 +22,7 @@ import astroid
 from astroid import nodes
 
 from .. import api
-from ..project import BudgetExceeded, Cancelled
+from ..project import BudgetExceeded, Cancelled, budget_clock
 from ..values import UNKNOWN
 from . import objects as o
 from .objects import TRUE, Guard, conjoin, guarded, split
@@ -153,7 +152,7 @@ class Interpreter:
         if self._steps & 511 == 0:
             if self.cancelled():
                 raise Cancelled()
-            if time.monotonic() > self.deadline:
+            if budget_clock() > self.deadline:
                 raise BudgetExceeded()
 
     # -- modules ---------------------------------------------------------------------------
