@@ -1,27 +1,93 @@
-"""Run a fixture file under real JAX in a fresh subprocess (`run_fixture.py`) and return its
-JSON verdict; `{"error": ...}` when the runner itself fails."""
+"""Run a fixture file under real JAX in a process of its own (`run_fixture.py`) and return its
+JSON verdict; `{"error": ...}` when the runner itself fails.
+
+Every fixture still gets a fresh process, but not a fresh interpreter: the processes are forked
+from a server that imported JAX once (multiprocessing's "forkserver", one task per child). A
+fresh `python run_fixture.py` spent about 1.5 s of CPU importing JAX per fixture, most of what a
+fixture costs, and the test suite runs a few hundred of them. The server never runs JAX itself,
+so the children fork before any XLA backend (and its threads) exists.
+"""
 
 from __future__ import annotations
 
-import json
+import concurrent.futures
+import contextlib
+import functools
+import multiprocessing
 import os
-import subprocess
 import sys
+import threading
 from pathlib import Path
+from collections.abc import Iterator
 
-RUNNER = Path(__file__).resolve().parent / "run_fixture.py"
+HERE = Path(__file__).resolve().parent
 TIMEOUT = 600
+# What the server imports before it forks: JAX and the modules every fixture uses.
+PRELOAD = ["jax", "jax.numpy", "jax.experimental.pallas", "jax.experimental.pallas.mosaic_gpu",
+           "oracle.run_fixture"]
+_ENVIRONMENT = {"JAX_PLATFORMS": "cpu", "TF_CPP_MIN_LOG_LEVEL": "3"}
+_lock = threading.Lock()
 
 
 def run_fixture(path: Path, lower: bool = False) -> dict:
-    cmd = [sys.executable, str(RUNNER), str(path)] + (["--lower"] if lower else [])
-    env = dict(os.environ)
-    env.setdefault("JAX_PLATFORMS", "cpu")
-    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT, env=env, cwd=str(path.parent))
-    if proc.returncode != 0:
-        return {"error": f"runner exited with {proc.returncode}:\n{proc.stderr[-6000:]}"}
+    pool = _pool()
     try:
-        return json.loads(proc.stdout)
-    except json.JSONDecodeError:
-        return {"error": f"runner printed no JSON:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"}
+        return pool.submit(_in_child, str(path), lower).result(timeout=TIMEOUT)
+    except concurrent.futures.TimeoutError:
+        return {"error": f"runner took more than {TIMEOUT} s"}
+    except concurrent.futures.process.BrokenProcessPool as error:
+        # a child died (a crash in JAX): this fixture's verdict, and a new pool for the others
+        with _lock:
+            if _pool() is pool:
+                _pool.cache_clear()
+        return {"error": f"runner died: {error}"}
+
+
+def _in_child(path: str, lower: bool) -> dict:
+    """In the forked child: what `run_fixture.py FIXTURE` prints, as a dict."""
+    from oracle import run_fixture as runner
+
+    os.chdir(os.path.dirname(path))
+    try:
+        with contextlib.redirect_stdout(sys.stderr):  # what the fixture or JAX prints
+            return runner.run(path, lower)
+    except BaseException as error:  # noqa: BLE001 - the verdict says what went wrong
+        return {"error": f"runner failed: {type(error).__name__}: {error}"}
+
+
+@functools.cache
+def _pool() -> concurrent.futures.ProcessPoolExecutor:
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(PRELOAD)
+    with _environment(), _importable():
+        from multiprocessing import forkserver
+        forkserver.ensure_running()  # started now, with JAX's environment and `oracle` importable
+    return concurrent.futures.ProcessPoolExecutor(
+        max_workers=os.cpu_count() or 2, mp_context=context, max_tasks_per_child=1)
+
+
+@contextlib.contextmanager
+def _environment() -> Iterator[None]:
+    saved = {name: os.environ.get(name) for name in _ENVIRONMENT}
+    for name, value in _ENVIRONMENT.items():
+        os.environ.setdefault(name, value)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+@contextlib.contextmanager
+def _importable() -> Iterator[None]:
+    added = str(HERE.parent) not in sys.path
+    if added:
+        sys.path.insert(0, str(HERE.parent))
+    try:
+        yield
+    finally:
+        if added:
+            sys.path.remove(str(HERE.parent))
