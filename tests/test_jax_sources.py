@@ -4,13 +4,12 @@ Blackwell kernels are caught where JAX itself raises (confirmed by tracing them)
 import ast
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from conftest import TESTS
+from oracle.runner import run_script
 from pallas_lsp.analysis import analyze_file
 
 jax = pytest.importorskip("jax")
@@ -60,12 +59,8 @@ def test_mutant_caught_where_jax_raises(tmp_path, name, kind):
 
     verdicts = {}
     for path in (original, mutant):
-        run = subprocess.run(
-            [sys.executable, str(TESTS / "oracle" / "run_jax_kernel.py"), str(path), kind],
-            capture_output=True, text=True, timeout=600,
-        )
-        assert run.returncode == 0, run.stderr
-        verdicts[path] = json.loads(run.stdout.strip().splitlines()[-1])
+        printed = run_script(TESTS / "oracle" / "run_jax_kernel.py", str(path), kind)
+        verdicts[path] = json.loads(printed.strip().splitlines()[-1])
     assert verdicts[original] is None
     assert verdicts[mutant]["message"] == "Accumulator Ref must be collective if collective_axis is set."
     assert verdicts[mutant]["line"] == findings[0].line
@@ -129,12 +124,8 @@ def test_family_mutant_caught_where_jax_raises(tmp_path, name):
 
     if before is not None and tuple(int(x) for x in jax.__version__.split(".")[:2]) >= before:
         pytest.skip(f"jax {jax.__version__} raises another error first on this mutant")
-    run = subprocess.run(
-        [sys.executable, str(TESTS / "oracle" / "run_jax_kernel.py"), str(mutant), kind, "--lower"],
-        capture_output=True, text=True, timeout=600,
-    )
-    assert run.returncode == 0, run.stderr
-    verdict = json.loads(run.stdout.strip().splitlines()[-1])
+    printed = run_script(TESTS / "oracle" / "run_jax_kernel.py", str(mutant), kind, "--lower")
+    verdict = json.loads(printed.strip().splitlines()[-1])
     assert verdict is not None and verdict["message"].startswith(message), verdict
     if verdict["line"] is not None:  # trace time: JAX points at the call we report
         assert verdict["line"] == line

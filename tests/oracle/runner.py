@@ -43,6 +43,30 @@ def run_fixture(path: Path, lower: bool = False) -> dict:
         return {"error": f"runner died: {error}"}
 
 
+def run_script(script: Path, *args: str) -> str:
+    """What `python SCRIPT ARGS...` prints, the script run in a forked child as `__main__`;
+    raises RuntimeError with the traceback when it fails."""
+    stdout, error = _pool().submit(_script_in_child, str(script), list(args)).result(timeout=TIMEOUT)
+    if error:
+        raise RuntimeError(error)
+    return stdout
+
+
+def _script_in_child(script: str, args: list[str]) -> tuple[str, str | None]:
+    import io
+    import runpy
+    import traceback
+
+    sys.argv = [script, *args]
+    printed = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(printed):
+            runpy.run_path(script, run_name="__main__")
+    except BaseException:  # noqa: BLE001 - the caller raises it with the child's traceback
+        return printed.getvalue(), traceback.format_exc()
+    return printed.getvalue(), None
+
+
 def _in_child(path: str, lower: bool) -> dict:
     """In the forked child: what `run_fixture.py FIXTURE` prints, as a dict."""
     from oracle import run_fixture as runner
