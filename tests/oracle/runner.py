@@ -10,6 +10,7 @@ so the children fork before any XLA backend (and its threads) exists.
 
 from __future__ import annotations
 
+import atexit
 import concurrent.futures
 import contextlib
 import functools
@@ -86,8 +87,12 @@ def _pool() -> concurrent.futures.ProcessPoolExecutor:
     with _environment(), _importable():
         from multiprocessing import forkserver
         forkserver.ensure_running()  # started now, with JAX's environment and `oracle` importable
-    return concurrent.futures.ProcessPoolExecutor(
+    pool = concurrent.futures.ProcessPoolExecutor(
         max_workers=os.cpu_count() or 2, mp_context=context, max_tasks_per_child=1)
+    # shut down before the interpreter tears its modules down (else the pool's clean-up
+    # callback runs after `multiprocessing.util` is gone and prints a traceback)
+    atexit.register(pool.shutdown, wait=True, cancel_futures=True)
+    return pool
 
 
 @contextlib.contextmanager
