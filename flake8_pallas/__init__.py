@@ -19,9 +19,9 @@ from typing import Any, ClassVar
 
 from flake8.exceptions import ExecutionError  # type: ignore[import-untyped]
 
-from pallas_lsp import __version__
+from pallas_lsp import __version__, analysis
 from pallas_lsp.analysis import (
-    FILE_NOT_ANALYSED, ConfigError, analyze_source, check_selectors, codes, mentions_pallas, not_analysed, resolve,
+    FILE_NOT_ANALYSED, ConfigError, check_selectors, codes, mentions_pallas, not_analysed, resolve,
 )
 
 log = logging.getLogger("flake8_pallas")
@@ -83,8 +83,9 @@ class PallasChecker:
             log.warning("pallas-lsp: %s", error)
             return [not_analysed(f"invalid configuration: {error}")]
         tree = self.tree if isinstance(self.tree, ast.Module) else None
-        result = analyze_source(text, path, select=settings.select, ignore=settings.ignored_for(path),
-                                budget=settings.budget, tree=tree)
+        # the engine (and astroid) is loaded by the first file that needs it
+        result = analysis.analyze_source(text, path, select=settings.select, ignore=settings.ignored_for(path),
+                                         budget=settings.budget, tree=tree)
         if result.error:
             log.warning("pallas-lsp: %s: not analysed: %s", self.filename, result.error)
             if settings.enables(FILE_NOT_ANALYSED, path):

@@ -6,22 +6,26 @@ fixes touching the same helper module from two files never race.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from . import cache
+from . import analysis, cache
 from .analysis import (
-    BY_CODE, FILE_NOT_ANALYSED, UNUSED_NOQA, Change, Finding, Plan, SourceFile, analyze_source, changes,
-    fix_to_apply, mentions_pallas, not_analysed, plan_noqa, read_text, unsilenced, unused_noqa,
+    FILE_NOT_ANALYSED, RULE_INFO, UNUSED_NOQA, Change, Finding, Plan, SourceFile, changes, fix_to_apply,
+    mentions_pallas, not_analysed, plan_noqa, unsilenced, unused_noqa,
 )
 from .analysis import write_change as write
 from .files import Target
+
+if TYPE_CHECKING:
+    from multiprocessing.context import BaseContext
+
+    from .analysis import Result
 
 # Below this much text to analyse, starting worker processes (each imports astroid and builds
 # its builtins and our stubs: about 0.3 s) costs more than it saves.
@@ -77,6 +81,12 @@ def _settle(target: Target) -> tuple[FileReport | None, str]:
     return None, text
 
 
+def analyze_source(text: str, path: str, *, select: tuple[str, ...], ignore: tuple[str, ...], budget: float) -> Result:
+    """`analysis.analyze_source`, read when a file first needs it: the engine (and astroid) is
+    loaded then, so a run whose files the prefilter and the cache settle never imports it."""
+    return analysis.analyze_source(text, path, select=select, ignore=ignore, budget=budget)
+
+
 def _lint(target: Target, text: str) -> tuple[list[Finding], str | None, int, tuple[str, ...]]:
     """The findings `settings` select for the file, minus what `# noqa` silences, plus the
     `# noqa` comments that silence nothing (PLS100)."""
@@ -85,7 +95,7 @@ def _lint(target: Target, text: str) -> tuple[list[Finding], str | None, int, tu
                             budget=settings.budget)
     if result.error is not None:
         return [], result.error, 0, result.dependencies
-    kept, silenced = unsilenced(result.findings, text, read_text)
+    kept, silenced = unsilenced(result.findings, text, analysis.read_text)
     return kept + _unused_noqa(target, text, result.findings), None, silenced, result.dependencies
 
 
@@ -95,7 +105,7 @@ def _unused_noqa(target: Target, text: str, findings: list[Finding]) -> list[Fin
         return []
     # a comment at the call that leads to a helper module's finding is in use
     here = [finding.in_analysed_file() for finding in findings]
-    return unused_noqa(text, here, lambda code: settings.enables(code, path), BY_CODE)
+    return unused_noqa(text, here, lambda code: settings.enables(code, path), RULE_INFO)
 
 
 def _cached_lint(target: Target, text: str) -> FileReport:
@@ -138,6 +148,9 @@ def _analyse(targets: list[Target], jobs: int, progress: Progress) -> Iterator[F
             reports[index] = analyse_one(targets[index])
             progress(1)
     else:
+        # imported here: most runs start no pool
+        from concurrent.futures import ProcessPoolExecutor, as_completed  # noqa: PLC0415
+
         with ProcessPoolExecutor(max_workers=min(jobs, len(pending)), mp_context=_context()) as pool:
             futures = {pool.submit(analyse_one, targets[index]): index for index in pending}
             for future in as_completed(futures):
@@ -155,12 +168,15 @@ def _size(path: str) -> int:
         return 0
 
 
-def _context() -> multiprocessing.context.BaseContext:
+def _context() -> BaseContext:
+    import multiprocessing  # noqa: PLC0415 - only when a pool starts
+
     # A fresh server process forks the workers: nothing of this process's state (threads,
     # astroid caches holding files we have since rewritten) leaks into them.
     if sys.platform != "win32" and "forkserver" in multiprocessing.get_all_start_methods():
         context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload(["pallas_lsp.batch"])
+        # the engine too: every worker analyses, and imports it from the server's memory
+        context.set_forkserver_preload(["pallas_lsp.batch", f"{analysis.__name__}.engine"])
         return context
     return multiprocessing.get_context("spawn")
 

@@ -23,30 +23,51 @@ import ast
 import functools
 import os
 import re
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, Protocol, TypeVar
 
 from . import api
-from .rules import RULES, Rule
+from .catalog import CHECKS
+
+
+class Prefiltered(Protocol):
+    """What the prefilter reads of a rule: a `rules.base.Rule` or its `catalog.RuleInfo`."""
+
+    @property
+    def triggers(self) -> tuple[bytes, ...]: ...
+
+    @property
+    def identifiers(self) -> frozenset[str]: ...
+
+
+R = TypeVar("R", bound=Prefiltered)
 
 # The jax modules whose stubs hold the primitives the rules judge (`jax.lax` and `jax` have
 # stubs too, but only higher-order functions that call back into the user's code).
 MODELLED = tuple(sorted({qname.rpartition(".")[0] for qname in api.MODELLED if qname.startswith("jax.")}))
 
 
-def mentions_pallas(text: str | bytes, rules: Iterable[Rule] = RULES, path: str | None = None) -> bool:
+def mentions_pallas(text: str | bytes, rules: Iterable[Prefiltered] = CHECKS, path: str | None = None) -> bool:
     """The byte prefilter: does the file contain any word a selected rule starts from, or does
     one of the project modules it imports (a helper may build the union or issue the MMA)?"""
     data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
-    rules = tuple(rules)
-    if any(word in data for rule in rules for word in rule.triggers):
+    words = _CHECK_TRIGGERS if rules is CHECKS else _triggers(rules)
+    if any(word in data for word in words):
         return True
     if path is None:
         return False
     reached = imported_data(data, path)  # once: it reads and follows the imports
-    return any(word in reached for rule in rules for word in rule.triggers)
+    return any(word in reached for word in words)
 
 
-def applicable(rules: list[Rule], text: str, bindings: Callable[[], Bindings], path: str | None = None) -> list[Rule]:
+def _triggers(rules: Iterable[Prefiltered]) -> tuple[bytes, ...]:
+    """The rules' trigger words, each once."""
+    return tuple(dict.fromkeys(word for rule in rules for word in rule.triggers))
+
+
+_CHECK_TRIGGERS = _triggers(CHECKS)
+
+
+def applicable(rules: list[R], text: str, bindings: Callable[[], Bindings], path: str | None = None) -> list[R]:
     """The rules of `rules` that could fire in `text`; `bindings()` (the stdlib tree walked
     once) is asked for only when the words are there. A rule whose words only the file's
     project imports contain is kept: what it judges happens in there.  So is a rule whose
