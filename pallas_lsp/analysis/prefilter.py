@@ -60,8 +60,10 @@ def mentions_pallas(text: str | bytes, rules: Iterable[Prefiltered] = CHECKS, pa
 
 
 def _triggers(rules: Iterable[Prefiltered]) -> tuple[bytes, ...]:
-    """The rules' trigger words, each once."""
-    return tuple(dict.fromkeys(word for rule in rules for word in rule.triggers))
+    """The rules' trigger words, each once, without those that contain another (a text with
+    `collective_axis` has `collective`): any of these is in a text when any of theirs is."""
+    words = tuple(dict.fromkeys(word for rule in rules for word in rule.triggers))
+    return tuple(word for word in words if not any(other != word and other in word for other in words))
 
 
 _CHECK_TRIGGERS = _triggers(CHECKS)
@@ -118,6 +120,20 @@ def imported_data(data: bytes, path: str, depth: int = 2) -> bytes:
     return b"\n".join(found)
 
 
+def _imports(data: bytes) -> Iterator[re.Match[bytes]]:
+    """`_IMPORT.finditer(data)`, trying only the lines that contain `import` (every match does,
+    and starts a line): the regular expression alone would be tried at every byte."""
+    at = data.find(b"import")
+    while at >= 0:
+        match = _IMPORT.match(data, data.rfind(b"\n", 0, at) + 1)
+        if match is not None:
+            yield match
+        end = data.find(b"\n", at)
+        if end < 0:
+            return
+        at = data.find(b"import", end)
+
+
 def _project_files(data: bytes, path: str) -> Iterator[str]:
     directory = os.path.dirname(path)
     root = directory
@@ -125,7 +141,7 @@ def _project_files(data: bytes, path: str) -> Iterator[str]:
         root = os.path.dirname(root)
     installed = os.path.basename(root) in ("site-packages", "dist-packages")
     own_top = os.path.relpath(path, root).split(os.sep)[0]
-    for match in _IMPORT.finditer(data):
+    for match in _imports(data):
         if match["plain"]:
             candidates = [(root, match["plain"].decode())]
         else:
