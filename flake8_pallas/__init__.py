@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 import logging
 from collections.abc import Iterator
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from flake8.exceptions import ExecutionError  # type: ignore[import-untyped]
 
@@ -24,9 +24,19 @@ from pallas_lsp.analysis import (
     FILE_NOT_ANALYSED, ConfigError, check_selectors, codes, mentions_pallas, not_analysed, resolve,
 )
 
+if TYPE_CHECKING:
+    from pallas_lsp.analysis import Result
+
 log = logging.getLogger("flake8_pallas")
 
 _STDIN_NAMES = {"stdin", "-", None}
+
+
+def analyze_source(text: str, path: str | None, *, select: tuple[str, ...], ignore: tuple[str, ...], budget: float,
+                   tree: ast.Module | None) -> Result:
+    """`analysis.analyze_source`, read when a file first needs it: the engine (and astroid) is
+    loaded by the first file with a trigger word, not when flake8 loads its plugins."""
+    return analysis.analyze_source(text, path, select=select, ignore=ignore, budget=budget, tree=tree)
 
 
 class PallasChecker:
@@ -83,9 +93,8 @@ class PallasChecker:
             log.warning("pallas-lsp: %s", error)
             return [not_analysed(f"invalid configuration: {error}")]
         tree = self.tree if isinstance(self.tree, ast.Module) else None
-        # the engine (and astroid) is loaded by the first file that needs it
-        result = analysis.analyze_source(text, path, select=settings.select, ignore=settings.ignored_for(path),
-                                         budget=settings.budget, tree=tree)
+        result = analyze_source(text, path, select=settings.select, ignore=settings.ignored_for(path),
+                                budget=settings.budget, tree=tree)
         if result.error:
             log.warning("pallas-lsp: %s: not analysed: %s", self.filename, result.error)
             if settings.enables(FILE_NOT_ANALYSED, path):

@@ -492,6 +492,7 @@ def _watch(args: argparse.Namespace, resolver: SettingsResolver) -> int:  # noqa
         except (UsageError, ConfigError) as error:
             _error(str(error))
         sys.stdout.flush()
+        batch.collect_garbage()  # the last analysis's: a one-shot run leaves it to the exit
         while True:
             time.sleep(WATCH_INTERVAL)
             now = stamp()
