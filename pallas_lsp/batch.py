@@ -44,8 +44,8 @@ class FileReport:
 
 
 def analyse_one(target: Target) -> FileReport:
-    report, text = _settle(target)
-    return report if report is not None else _cached_lint(target, text)
+    report, read = _settle(target)
+    return report if report is not None else _cached_lint(target, read)
 
 
 def analyse_text(target: Target, text: str) -> FileReport:
@@ -63,22 +63,63 @@ def _report(target: Target, findings: list[Finding], error: str | None, silenced
     return FileReport(target.path, findings, error, silenced)
 
 
-def _settle(target: Target) -> tuple[FileReport | None, str]:
+@dataclass(frozen=True)
+class _Read:
+    """A file as `_settle` read it."""
+
+    text: str = ""
+    stamp: list[int] | None = None  # its size and modification time before it was read (with a cache)
+    probed: frozenset[str] = frozenset()  # the paths the prefilter's verdict depends on
+
+
+def _settle(target: Target) -> tuple[FileReport | None, _Read]:
     """The report of a file that needs no analysis (unreadable, without a trigger word, or
-    with its result in the cache), else None and the file's text."""
+    with its result in the cache), else None; and what was read of it."""
+    stamp = cache.stamp(target.path) if target.cache is not None else None
+    if target.cache is not None:  # unchanged since its entry was stored: not even read
+        entry = _index(target.cache).get(target.path, stamp, target.settings)
+        record = cache.load(Path(target.cache), entry) if entry is not None else None
+        if record is not None:
+            return _cached_report(target, record), _Read(stamp=stamp)
     try:
         text = SourceFile.read(target.path).text
     except OSError as error:
-        return _report(target, [], f"cannot read: {error.strerror or error}", 0), ""
+        return _report(target, [], f"cannot read: {error.strerror or error}", 0), _Read(stamp=stamp)
     except (SyntaxError, UnicodeDecodeError, LookupError) as error:
-        return _report(target, [], f"cannot decode: {error}", 0), ""
-    if not mentions_pallas(text, path=target.path):
-        return _report(target, _unused_noqa(target, text, []), None, 0), text
+        return _report(target, [], f"cannot decode: {error}", 0), _Read(stamp=stamp)
+    probed: set[str] = set()
+    passes = mentions_pallas(text, path=target.path, probed=probed)
+    read = _Read(text, stamp, frozenset(probed))
+    if not passes:
+        report = _report(target, _unused_noqa(target, text, []), None, 0)
+        if target.cache is not None:  # an entry too, valid while the paths looked at are unchanged
+            key = _cache_key(target, text)
+            if cache.load(Path(target.cache), key) is None:
+                cache.store(Path(target.cache), key, report.findings, None, 0, tuple(sorted(probed)))
+            _index(target.cache).put(target.path, stamp, target.settings, key)
+        return report, read
     if target.cache is not None:
-        record = cache.load(Path(target.cache), _cache_key(target, text))
+        key = _cache_key(target, text)
+        record = cache.load(Path(target.cache), key)
         if record is not None:
-            return _report(target, cache.findings(record), record["error"], record["silenced"]), text
-    return None, text
+            _index(target.cache).put(target.path, stamp, target.settings, key)
+            return _cached_report(target, record), read
+    return None, read
+
+
+def _cached_report(target: Target, record: dict) -> FileReport:
+    return _report(target, cache.findings(record), record["error"], record["silenced"])
+
+
+# The result cache's index of each cache directory, read once per process (`analyse` writes it).
+_INDEXES: dict[str, cache.Index] = {}
+
+
+def _index(directory: str) -> cache.Index:
+    index = _INDEXES.get(directory)
+    if index is None:
+        index = _INDEXES[directory] = cache.Index(Path(directory))
+    return index
 
 
 class _Collector:
@@ -131,11 +172,15 @@ def _unused_noqa(target: Target, text: str, findings: list[Finding]) -> list[Fin
     return unused_noqa(text, here, lambda code: settings.enables(code, path), RULE_INFO)
 
 
-def _cached_lint(target: Target, text: str) -> FileReport:
-    findings, error, silenced, dependencies = _lint(target, text)
+def _cached_lint(target: Target, read: _Read) -> FileReport:
+    findings, error, silenced, dependencies = _lint(target, read.text)
     cacheable = error is None or error.startswith(("syntax error", "cannot decode"))
     if target.cache is not None and cacheable:
-        cache.store(Path(target.cache), _cache_key(target, text), findings, error, silenced, dependencies)
+        # what the analysis read, and what the prefilter looked at to let the file through
+        depends = tuple(sorted({*dependencies, *read.probed}))
+        key = _cache_key(target, read.text)
+        cache.store(Path(target.cache), key, findings, error, silenced, depends)
+        _index(target.cache).put(target.path, read.stamp, target.settings, key)
     return _report(target, findings, error, silenced)
 
 
@@ -148,7 +193,10 @@ Progress = Callable[[int], None]  # called with the number of files just done
 
 def analyse(targets: list[Target], jobs: int = 1, progress: Progress | None = None) -> list[FileReport]:
     """A report per target, in the targets' order whatever `jobs` is."""
-    return list(_analyse(targets, jobs, progress or (lambda done: None)))
+    reports = list(_analyse(targets, jobs, progress or (lambda done: None)))
+    for index in _INDEXES.values():
+        index.save()
+    return reports
 
 
 def _analyse(targets: list[Target], jobs: int, progress: Progress) -> Iterator[FileReport]:

@@ -46,16 +46,19 @@ R = TypeVar("R", bound=Prefiltered)
 MODELLED = tuple(sorted({qname.rpartition(".")[0] for qname in api.MODELLED if qname.startswith("jax.")}))
 
 
-def mentions_pallas(text: str | bytes, rules: Iterable[Prefiltered] = CHECKS, path: str | None = None) -> bool:
+def mentions_pallas(text: str | bytes, rules: Iterable[Prefiltered] = CHECKS, path: str | None = None,
+                    probed: set[str] | None = None) -> bool:
     """The byte prefilter: does the file contain any word a selected rule starts from, or does
-    one of the project modules it imports (a helper may build the union or issue the MMA)?"""
+    one of the project modules it imports (a helper may build the union or issue the MMA)?
+    `probed` gets every path the answer depends on, there or not (the result cache's
+    dependencies of a file the prefilter settles)."""
     data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
     words = _CHECK_TRIGGERS if rules is CHECKS else _triggers(rules)
     if any(word in data for word in words):
         return True
     if path is None:
         return False
-    reached = imported_data(data, path)  # once: it reads and follows the imports
+    reached = imported_data(data, path, probed=probed)  # once: it reads and follows the imports
     return any(word in reached for word in words)
 
 
@@ -101,15 +104,16 @@ _IMPORT = re.compile(
 MAX_IMPORTED_FILES = 24
 
 
-def imported_data(data: bytes, path: str, depth: int = 2) -> bytes:
+def imported_data(data: bytes, path: str, depth: int = 2, probed: set[str] | None = None) -> bytes:
     """The bytes of the project modules `data` (the file at `path`) imports, and of theirs,
-    `depth` levels down (jax's own modules are not the project's)."""
+    `depth` levels down (jax's own modules are not the project's). `probed` gets every path
+    looked at (a package's `__init__.py`, each candidate module file), found or not."""
     found: list[bytes] = []
     seen = {os.path.abspath(path)}
     pending = [(data, os.path.abspath(path), depth)]
     while pending and len(seen) <= MAX_IMPORTED_FILES:
         source, where, level = pending.pop()
-        for module in _project_files(source, where):
+        for module in _project_files(source, where, probed):
             if module in seen:
                 continue
             seen.add(module)
@@ -134,10 +138,15 @@ def _imports(data: bytes) -> Iterator[re.Match[bytes]]:
         at = data.find(b"import", end)
 
 
-def _project_files(data: bytes, path: str) -> Iterator[str]:
+def _project_files(data: bytes, path: str, probed: set[str] | None = None) -> Iterator[str]:
+    def exists(file: str) -> bool:
+        if probed is not None:
+            probed.add(os.path.abspath(file))
+        return os.path.isfile(file)
+
     directory = os.path.dirname(path)
     root = directory
-    while os.path.isfile(os.path.join(root, "__init__.py")):
+    while exists(os.path.join(root, "__init__.py")):
         root = os.path.dirname(root)
     installed = os.path.basename(root) in ("site-packages", "dist-packages")
     own_top = os.path.relpath(path, root).split(os.sep)[0]
@@ -160,7 +169,7 @@ def _project_files(data: bytes, path: str) -> Iterator[str]:
                 continue  # jax is served by the stubs; an installed package's project is itself
             stem = os.path.join(base, *module.split("."))
             for file in (stem + ".py", os.path.join(stem, "__init__.py")):
-                if os.path.isfile(file):
+                if exists(file):
                     yield os.path.abspath(file)
                     break
 
