@@ -15,18 +15,28 @@ from __future__ import annotations
 import ast
 import logging
 from collections.abc import Iterator
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from flake8.exceptions import ExecutionError  # type: ignore[import-untyped]
 
-from pallas_lsp import __version__
+from pallas_lsp import __version__, analysis
 from pallas_lsp.analysis import (
-    FILE_NOT_ANALYSED, ConfigError, analyze_source, check_selectors, codes, mentions_pallas, not_analysed, resolve,
+    FILE_NOT_ANALYSED, ConfigError, check_selectors, codes, mentions_pallas, not_analysed, resolve,
 )
+
+if TYPE_CHECKING:
+    from pallas_lsp.analysis import Result
 
 log = logging.getLogger("flake8_pallas")
 
 _STDIN_NAMES = {"stdin", "-", None}
+
+
+def analyze_source(text: str, path: str | None, *, select: tuple[str, ...], ignore: tuple[str, ...], budget: float,
+                   tree: ast.Module | None) -> Result:
+    """`analysis.analyze_source`, read when a file first needs it: the engine (and astroid) is
+    loaded by the first file with a trigger word, not when flake8 loads its plugins."""
+    return analysis.analyze_source(text, path, select=select, ignore=ignore, budget=budget, tree=tree)
 
 
 class PallasChecker:

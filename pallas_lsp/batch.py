@@ -6,22 +6,26 @@ fixes touching the same helper module from two files never race.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from . import cache
+from . import analysis, cache
 from .analysis import (
-    BY_CODE, FILE_NOT_ANALYSED, UNUSED_NOQA, Change, Finding, Plan, SourceFile, analyze_source, changes,
-    fix_to_apply, mentions_pallas, not_analysed, plan_noqa, read_text, unsilenced, unused_noqa,
+    FILE_NOT_ANALYSED, RULE_INFO, UNUSED_NOQA, Change, Finding, Plan, SourceFile, changes, fix_to_apply,
+    mentions_pallas, not_analysed, plan_noqa, unsilenced, unused_noqa,
 )
 from .analysis import write_change as write
 from .files import Target
+
+if TYPE_CHECKING:
+    from multiprocessing.context import BaseContext
+
+    from .analysis import Result, Session
 
 # Below this much text to analyse, starting worker processes (each imports astroid and builds
 # its builtins and our stubs: about 0.3 s) costs more than it saves.
@@ -40,8 +44,8 @@ class FileReport:
 
 
 def analyse_one(target: Target) -> FileReport:
-    report, text = _settle(target)
-    return report if report is not None else _cached_lint(target, text)
+    report, read = _settle(target)
+    return report if report is not None else _cached_lint(target, read)
 
 
 def analyse_text(target: Target, text: str) -> FileReport:
@@ -59,22 +63,92 @@ def _report(target: Target, findings: list[Finding], error: str | None, silenced
     return FileReport(target.path, findings, error, silenced)
 
 
-def _settle(target: Target) -> tuple[FileReport | None, str]:
+@dataclass(frozen=True)
+class _Read:
+    """A file as `_settle` read it."""
+
+    text: str = ""
+    stamp: list[int] | None = None  # its size and modification time before it was read (with a cache)
+    probed: frozenset[str] = frozenset()  # the paths the prefilter's verdict depends on
+
+
+def _settle(target: Target) -> tuple[FileReport | None, _Read]:
     """The report of a file that needs no analysis (unreadable, without a trigger word, or
-    with its result in the cache), else None and the file's text."""
+    with its result in the cache), else None; and what was read of it."""
+    stamp = cache.stamp(target.path) if target.cache is not None else None
+    if target.cache is not None:  # unchanged since its entry was stored: not even read
+        entry = _index(target.cache).get(target.path, stamp, target.settings)
+        record = cache.load(Path(target.cache), entry) if entry is not None else None
+        if record is not None:
+            return _cached_report(target, record), _Read(stamp=stamp)
     try:
         text = SourceFile.read(target.path).text
     except OSError as error:
-        return _report(target, [], f"cannot read: {error.strerror or error}", 0), ""
+        return _report(target, [], f"cannot read: {error.strerror or error}", 0), _Read(stamp=stamp)
     except (SyntaxError, UnicodeDecodeError, LookupError) as error:
-        return _report(target, [], f"cannot decode: {error}", 0), ""
-    if not mentions_pallas(text, path=target.path):
-        return _report(target, _unused_noqa(target, text, []), None, 0), text
+        return _report(target, [], f"cannot decode: {error}", 0), _Read(stamp=stamp)
+    probed: set[str] = set()
+    passes = mentions_pallas(text, path=target.path, probed=probed)
+    read = _Read(text, stamp, frozenset(probed))
+    if not passes:
+        report = _report(target, _unused_noqa(target, text, []), None, 0)
+        if target.cache is not None:  # an entry too, valid while the paths looked at are unchanged
+            key = _cache_key(target, text)
+            if cache.load(Path(target.cache), key) is None:
+                cache.store(Path(target.cache), key, report.findings, None, 0, tuple(sorted(probed)))
+            _index(target.cache).put(target.path, stamp, target.settings, key)
+        return report, read
     if target.cache is not None:
-        record = cache.load(Path(target.cache), _cache_key(target, text))
+        key = _cache_key(target, text)
+        record = cache.load(Path(target.cache), key)
         if record is not None:
-            return _report(target, cache.findings(record), record["error"], record["silenced"]), text
-    return None, text
+            _index(target.cache).put(target.path, stamp, target.settings, key)
+            return _cached_report(target, record), read
+    return None, read
+
+
+def _cached_report(target: Target, record: dict) -> FileReport:
+    return _report(target, cache.findings(record), record["error"], record["silenced"])
+
+
+# The result cache's index of each cache directory, read once per process (`analyse` writes it).
+_INDEXES: dict[str, cache.Index] = {}
+
+
+def _index(directory: str) -> cache.Index:
+    index = _INDEXES.get(directory)
+    if index is None:
+        index = _INDEXES[directory] = cache.Index(Path(directory))
+    return index
+
+
+class _Collector:
+    """The collector policy of a command-line process: what an analysis leaves is collected
+    when the next analysis starts, not when it ends; so the last file's garbage is left to the
+    exit, which frees it anyway (in a pre-commit run of one file that full collection was a
+    tenth of the process)."""
+
+    session: Session | None = None  # made on the first analysis: it is astroid's state
+    pending = False  # an analysis left garbage behind
+
+
+def analyze_source(text: str, path: str, *, select: tuple[str, ...], ignore: tuple[str, ...], budget: float) -> Result:
+    """`analysis.analyze_source`, read when a file first needs it: the engine (and astroid) is
+    loaded then, so a run whose files the prefilter and the cache settle never imports it."""
+    if _Collector.session is None:
+        _Collector.session = analysis.Session(collect_after_analysis=False)
+    collect_garbage()
+    _Collector.pending = True
+    return analysis.analyze_source(text, path, select=select, ignore=ignore, budget=budget,
+                                   session=_Collector.session)
+
+
+def collect_garbage() -> None:
+    """Collect what the last analysis left, and let the collector run again (`--watch` does
+    between its runs, whose files may all come from the cache)."""
+    if _Collector.pending and _Collector.session is not None:
+        _Collector.pending = False
+        _Collector.session.resume_collection()
 
 
 def _lint(target: Target, text: str) -> tuple[list[Finding], str | None, int, tuple[str, ...]]:
@@ -85,7 +159,7 @@ def _lint(target: Target, text: str) -> tuple[list[Finding], str | None, int, tu
                             budget=settings.budget)
     if result.error is not None:
         return [], result.error, 0, result.dependencies
-    kept, silenced = unsilenced(result.findings, text, read_text)
+    kept, silenced = unsilenced(result.findings, text, analysis.read_text)
     return kept + _unused_noqa(target, text, result.findings), None, silenced, result.dependencies
 
 
@@ -95,14 +169,18 @@ def _unused_noqa(target: Target, text: str, findings: list[Finding]) -> list[Fin
         return []
     # a comment at the call that leads to a helper module's finding is in use
     here = [finding.in_analysed_file() for finding in findings]
-    return unused_noqa(text, here, lambda code: settings.enables(code, path), BY_CODE)
+    return unused_noqa(text, here, lambda code: settings.enables(code, path), RULE_INFO)
 
 
-def _cached_lint(target: Target, text: str) -> FileReport:
-    findings, error, silenced, dependencies = _lint(target, text)
+def _cached_lint(target: Target, read: _Read) -> FileReport:
+    findings, error, silenced, dependencies = _lint(target, read.text)
     cacheable = error is None or error.startswith(("syntax error", "cannot decode"))
     if target.cache is not None and cacheable:
-        cache.store(Path(target.cache), _cache_key(target, text), findings, error, silenced, dependencies)
+        # what the analysis read, and what the prefilter looked at to let the file through
+        depends = tuple(sorted({*dependencies, *read.probed}))
+        key = _cache_key(target, read.text)
+        cache.store(Path(target.cache), key, findings, error, silenced, depends)
+        _index(target.cache).put(target.path, read.stamp, target.settings, key)
     return _report(target, findings, error, silenced)
 
 
@@ -115,7 +193,10 @@ Progress = Callable[[int], None]  # called with the number of files just done
 
 def analyse(targets: list[Target], jobs: int = 1, progress: Progress | None = None) -> list[FileReport]:
     """A report per target, in the targets' order whatever `jobs` is."""
-    return list(_analyse(targets, jobs, progress or (lambda done: None)))
+    reports = list(_analyse(targets, jobs, progress or (lambda done: None)))
+    for index in _INDEXES.values():
+        index.save()
+    return reports
 
 
 def _analyse(targets: list[Target], jobs: int, progress: Progress) -> Iterator[FileReport]:
@@ -138,6 +219,9 @@ def _analyse(targets: list[Target], jobs: int, progress: Progress) -> Iterator[F
             reports[index] = analyse_one(targets[index])
             progress(1)
     else:
+        # imported here: most runs start no pool
+        from concurrent.futures import ProcessPoolExecutor, as_completed  # noqa: PLC0415
+
         with ProcessPoolExecutor(max_workers=min(jobs, len(pending)), mp_context=_context()) as pool:
             futures = {pool.submit(analyse_one, targets[index]): index for index in pending}
             for future in as_completed(futures):
@@ -155,12 +239,15 @@ def _size(path: str) -> int:
         return 0
 
 
-def _context() -> multiprocessing.context.BaseContext:
+def _context() -> BaseContext:
+    import multiprocessing  # noqa: PLC0415 - only when a pool starts
+
     # A fresh server process forks the workers: nothing of this process's state (threads,
     # astroid caches holding files we have since rewritten) leaks into them.
     if sys.platform != "win32" and "forkserver" in multiprocessing.get_all_start_methods():
         context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload(["pallas_lsp.batch"])
+        # the engine too: every worker analyses, and imports it from the server's memory
+        context.set_forkserver_preload(["pallas_lsp.batch", f"{analysis.__name__}.engine"])
         return context
     return multiprocessing.get_context("spawn")
 

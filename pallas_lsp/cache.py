@@ -4,7 +4,10 @@ and unchanged project modules it imports, is not analysed again (as ruff's `.ruf
 Entries are JSON, never pickle: a cache directory inside a repository is not trusted to run
 code. An entry is keyed by the interpreter's version, the file's path, content, the settings that
 apply to it and the pallas-lsp version; it records the size and modification time of every project module the
-analysis read, and is used only while they are unchanged.
+analysis read, and is used only while they are unchanged. A file the prefilter settles (no
+trigger word in it or in the project modules it imports) has an entry too, whose dependencies
+are every path the prefilter looked at, there or not. `Index` finds a file's entry from its
+size and modification time, without reading it.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import hashlib
 import json
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +80,70 @@ def store(directory: Path, entry: str, findings: list[Finding], error: str | Non
         os.replace(temporary, target)
     except OSError:
         pass
+
+
+class Index:
+    """One file per cache directory, read once per run and written once at its end: for each
+    file (under the settings that apply to it), the size and modification time it had when its
+    entry was stored, and that entry's key. A file whose size and modification time are
+    unchanged is then neither read nor hashed (as ruff's cache, which trusts them too); any
+    other file is looked up by its content as before. A modification time within the last
+    `RECENT` seconds is not trusted (git's "racy" entries: a second write in the same tick of a
+    coarse clock keeps both), nor is an index written by another interpreter or version. Two runs
+    writing at once lose some of each other's rows: a lookup by content then, never a wrong
+    verdict."""
+
+    RECENT = 2.0
+
+    def __init__(self, directory: Path) -> None:
+        self.file = directory / __version__ / "index.json"
+        self.rows: dict[str, list] = {}
+        self.changed = False
+        try:
+            document = json.loads(self.file.read_text("utf-8"))
+            if document.get("interpreter") == INTERPRETER and isinstance(document.get("rows"), dict):
+                self.rows = document["rows"]
+        except (OSError, ValueError, AttributeError):
+            pass
+
+    def get(self, path: str, stamp: list[int] | None, settings: Settings) -> str | None:
+        """The entry key recorded for `path` in this state (`stamp`, taken before reading it)."""
+        row = self.rows.get(self._row(path, settings))
+        if stamp is None or not isinstance(row, list) or len(row) != 2 or row[0] != stamp:
+            return None
+        return row[1] if isinstance(row[1], str) else None
+
+    def put(self, path: str, stamp: list[int] | None, settings: Settings, entry: str) -> None:
+        if stamp is None or stamp[1] / 1e9 > time.time() - self.RECENT:
+            return
+        row = self._row(path, settings)
+        if self.rows.get(row) != [stamp, entry]:
+            self.rows[row] = [stamp, entry]
+            self.changed = True
+
+    def save(self) -> None:
+        """Write the index if it changed (atomically); an index that cannot be written is not used."""
+        if not self.changed:
+            return
+        try:
+            _prepare(self.file.parent.parent)
+            self.file.parent.mkdir(parents=True, exist_ok=True)
+            temporary = self.file.with_suffix(f".{os.getpid()}.tmp")
+            temporary.write_text(json.dumps({"interpreter": INTERPRETER, "rows": self.rows}), "utf-8")
+            os.replace(temporary, self.file)
+            self.changed = False
+        except OSError:
+            pass
+
+    @staticmethod
+    def _row(path: str, settings: Settings) -> str:
+        chosen = (os.path.abspath(path), settings.select, settings.ignored_for(path), settings.budget)
+        return hashlib.sha256(repr(chosen).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def stamp(path: str) -> list[int] | None:
+    """A file's size and modification time (None: it does not exist)."""
+    return _stamp(path)
 
 
 def findings(record: dict) -> list[Finding]:

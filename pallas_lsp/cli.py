@@ -26,15 +26,17 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, NoReturn, TextIO
 
-from . import __version__, batch, cache, report
+from . import __version__, analysis, batch, cache, report
 from .analysis import (
-    BY_CODE, OPTIONS, PROJECT_URL, REGISTRY, ConfigError, Plan, Rule, apply_edits, check_selectors, codes,
-    decode, docs_url, fix_to_apply, not_analysed, settings_text, validate_globs,
+    OPTIONS, PROJECT_URL, RULE_INFO, ConfigError, Plan, apply_edits, check_selectors, codes, decode, docs_url,
+    fix_to_apply, not_analysed, settings_text, validate_globs,
 )
 from .files import Overrides, SettingsResolver, Target, targets
 
 if TYPE_CHECKING:
     from tqdm import tqdm
+
+    from .analysis import Rule
 
 PROG = "pallas-lint"
 USAGE_ERROR = 2
@@ -490,6 +492,7 @@ def _watch(args: argparse.Namespace, resolver: SettingsResolver) -> int:  # noqa
         except (UsageError, ConfigError) as error:
             _error(str(error))
         sys.stdout.flush()
+        batch.collect_garbage()  # the last analysis's: a one-shot run leaves it to the exit
         while True:
             time.sleep(WATCH_INTERVAL)
             now = stamp()
@@ -586,14 +589,14 @@ def rule(args: argparse.Namespace) -> int:
     if args.all == bool(args.code):
         raise UsageError("give a rule code (e.g. `pallas-lint rule PLS001`) or --all")
     if args.all:
-        chosen = list(REGISTRY)
+        chosen = list(analysis.REGISTRY)  # the rules themselves: their documentation
     else:
         code = args.code.upper()
-        if code not in BY_CODE:
-            nearest = (difflib.get_close_matches(code, list(BY_CODE), n=1, cutoff=0.0) or ["PLS001"])[0]
+        if code not in RULE_INFO:
+            nearest = (difflib.get_close_matches(code, list(RULE_INFO), n=1, cutoff=0.0) or ["PLS001"])[0]
             raise UsageError(f"unknown rule {args.code!r}; the nearest rule code is {nearest} "
                              f"(`pallas-lint rule --all` lists them)")
-        chosen = [BY_CODE[code]]
+        chosen = [analysis.BY_CODE[code]]
     if args.output_format == "json":
         data = [{"code": r.code, "name": r.name, "summary": r.summary, "severity": r.severity.value,
                  "url": docs_url(r.code), "explanation": r.documentation()} for r in chosen]

@@ -20,11 +20,13 @@ import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-
-import pathspec
+from typing import TYPE_CHECKING
 
 from .analysis import ConfigError, Settings, settings_for
 from .analysis import load_settings as load
+
+if TYPE_CHECKING:
+    import pathspec
 
 PYTHON_SUFFIXES = (".py", ".pyi")
 
@@ -158,6 +160,8 @@ class _Ignores:
         return False
 
     def _own(self, directory: str) -> list[tuple[str, pathspec.PathSpec]]:
+        import pathspec  # noqa: PLC0415 - a walk needs it; a run on named files (pre-commit) does not
+
         specs: list[tuple[str, pathspec.PathSpec]] = []
         names = IGNORE_FILES if self.repository is not None else IGNORE_FILES[1:]
         if directory == self.repository:

@@ -14,11 +14,10 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
-from xml.sax.saxutils import escape, quoteattr
 
-from . import __version__
+from . import __version__, analysis
 from .analysis import (
-    BY_CODE, FILE_NOT_ANALYSED, PROJECT_URL, REGISTRY, Applicability, Finding, Fix, Lines, Span, docs_url,
+    FILE_NOT_ANALYSED, PROJECT_URL, RULE_INFO, Applicability, Finding, Fix, Lines, Span, docs_url,
     fix_to_apply,
 )
 from .batch import FileReport
@@ -194,7 +193,7 @@ def primary_fix(finding: Finding) -> Fix | None:
 
 def finding_json(finding: Finding, path: str) -> dict:
     fix = primary_fix(finding)
-    rule = BY_CODE.get(finding.code)
+    rule = RULE_INFO.get(finding.code)
     return {
         "cell": None,
         "code": finding.code,
@@ -235,6 +234,8 @@ def json_lines(reports: list[FileReport], **_) -> str:
 
 def junit(reports: list[FileReport], **_) -> str:
     """ruff's `junit`: a testsuite per file, a failing testcase `org.<tool>.<CODE>` per finding."""
+    from xml.sax.saxutils import escape, quoteattr  # noqa: PLC0415 - it imports urllib: only for this format
+
     by_file: dict[str, list[Finding]] = {}
     for path, finding in _findings(reports):
         by_file.setdefault(os.path.abspath(finding.span.path or path), []).append(finding)
@@ -393,7 +394,7 @@ def _sarif_fix(fix: Fix, path: str) -> dict:
 def sarif(reports: list[FileReport], **_) -> str:
     """SARIF 2.1.0; `rules` lists the rules of the results only, as ruff's does."""
     used = {finding.code for _, finding in _findings(reports)}
-    rules = [rule for rule in REGISTRY if rule.code in used]
+    rules = [rule for rule in analysis.REGISTRY if rule.code in used]  # with their documentation
     index = {rule.code: position for position, rule in enumerate(rules)}
     results = []
     for path, finding in _findings(reports):
@@ -477,7 +478,7 @@ def statistics(reports: list[FileReport], unsafe: bool, fmt: str) -> str:
     rows = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
     if fmt == "json":
         return json.dumps([
-            {"code": code, "name": BY_CODE[code].name if code in BY_CODE else None,
+            {"code": code, "name": RULE_INFO[code].name if code in RULE_INFO else None,
              "count": count, "fixable": code in fixable}
             for code, count in rows
         ], indent=2) + "\n"
@@ -486,7 +487,7 @@ def statistics(reports: list[FileReport], unsafe: bool, fmt: str) -> str:
     width = max(len(str(count)) for _, count in rows)
     return "".join(
         f"{count:>{width}}\t{code}\t{'[*]' if code in fixable else '[ ]'} "
-        f"{BY_CODE[code].name if code in BY_CODE else ''}\n"
+        f"{RULE_INFO[code].name if code in RULE_INFO else ''}\n"
         for code, count in rows
     )
 
@@ -536,6 +537,6 @@ def fixed_summary(fixed: Counter, style: Style = PLAIN) -> str:
     for path in sorted(by_file):
         lines.append(f"- {style.path(display(path))}:")
         for code, count in sorted(by_file[path].items(), key=lambda item: (-item[1], item[0])):
-            name = BY_CODE[code].name if code in BY_CODE else code
+            name = RULE_INFO[code].name if code in RULE_INFO else code
             lines.append(f"    {count} \u00d7 {style.code(code)} ({name})")
     return "\n".join(lines) + "\n"

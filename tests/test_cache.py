@@ -10,7 +10,7 @@ import pytest
 
 from conftest import TESTS
 
-from pallas_lsp import batch, cli
+from pallas_lsp import batch, cache, cli
 
 
 @pytest.fixture
@@ -68,3 +68,54 @@ def test_no_cache(tree, monkeypatch):
     seen = _count_analyses(monkeypatch)
     _run("--no-cache", "dict_scratch.py")
     assert len(seen) == 1
+
+
+def _count_reads(monkeypatch) -> list[str]:
+    seen = []
+    real = batch.SourceFile.read
+
+    def counting(path, *args, **kwargs):
+        seen.append(str(path).rsplit("/", 1)[-1])
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(batch.SourceFile, "read", staticmethod(counting))
+    return seen
+
+
+def test_an_unchanged_file_is_not_even_read(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(cache.Index, "RECENT", 0.0)  # the files were written a moment ago
+    (tmp_path / "kernel.py").write_text((TESTS.parent / "examples" / "collective_matmul.py").read_text())
+    (tmp_path / "plain.py").write_text("x = 1  # noqa: PLS001\n")
+    _run("--output-format", "json", ".")
+    first = capsys.readouterr().out
+    assert '"PLS100"' in first  # the file without a trigger word has its report cached too
+    reads = _count_reads(monkeypatch)
+    _run("--output-format", "json", ".")
+    assert reads == [] and capsys.readouterr().out == first
+    (tmp_path / "plain.py").write_text("x = 2  # noqa: PLS001\n")
+    _run("--output-format", "json", ".")
+    assert reads == ["plain.py"]
+
+
+def test_a_file_the_prefilter_settled_follows_its_imports(tmp_path, monkeypatch, capsys):
+    """No trigger word in the file: its verdict depends on the project modules it imports, and
+    on those it would import that do not exist yet."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(cache.Index, "RECENT", 0.0)
+    kernel = (TESTS.parent / "examples" / "collective_matmul.py").read_text()
+    (tmp_path / "main.py").write_text("from helpers import make\nfrom other import build\n\nmake()\nbuild()\n")
+    (tmp_path / "helpers.py").write_text("def make():\n    return 1\n")
+    _run("main.py")
+    seen = _count_analyses(monkeypatch)
+    _run("main.py")
+    assert seen == []
+    (tmp_path / "helpers.py").write_text("# TMEM\ndef make():\n    return 1\n")
+    _run("main.py")
+    assert [p.rsplit("/", 1)[-1] for p in seen] == ["main.py"]
+    (tmp_path / "helpers.py").write_text("def make():\n    return 1\n")
+    _run("main.py")
+    seen.clear()
+    (tmp_path / "other.py").write_text(kernel)  # a module it imports appears
+    _run("main.py")
+    assert [p.rsplit("/", 1)[-1] for p in seen] == ["main.py"]

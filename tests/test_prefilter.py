@@ -130,3 +130,17 @@ def test_a_trigger_word_here_does_not_hide_what_an_imported_helper_makes(tmp_pat
     path.write_text(source, encoding="utf-8")
     kept = applicable(list(RULES), source, lambda: Bindings.of(ast.parse(source)), str(path))
     assert "PLS013" in {rule.code for rule in kept}
+
+
+def test_the_import_scan_finds_what_the_regular_expression_finds():
+    """`_imports` tries only lines with `import` in them; it must match as `finditer` does."""
+    from pallas_lsp.analysis import prefilter
+
+    texts = [
+        b"", b"import", b"import a", b"  import a.b, c\nfrom . import x\n", b"x = 1  # import y\nimport z",
+        b"from .m import (a,\n  b)\nfrom\timport x\n\tfrom ..p.q import r as s\r\nimport t; import u\n",
+        b"'''\nimport inside_a_string\n'''\nimportant = 1\nfrom x import\n",
+        *(path.read_bytes() for path in sorted((ROOT / "pallas_lsp").rglob("*.py"))),
+    ]
+    for data in texts:
+        assert [m.span() for m in prefilter._imports(data)] == [m.span() for m in prefilter._IMPORT.finditer(data)]

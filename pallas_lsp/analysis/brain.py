@@ -31,7 +31,7 @@ import os
 import threading
 from typing import Any, Callable, Iterator, Mapping, TypeGuard
 
-from astroid import nodes
+from astroid import nodes, raw_building
 from astroid.builder import AstroidBuilder
 from astroid.context import _invalidate_cache as _forget_inference_contexts
 from astroid.inference_tip import clear_inference_tip_cache
@@ -246,6 +246,37 @@ def _overlay_files(original: _FileBuild) -> _FileBuild:
     return file_build
 
 
+def _shared_dunder_classes(original: Callable[[AstroidManager], None]) -> Callable[[AstroidManager], None]:
+    """While astroid builds its `builtins` module from the living one (once per process, about
+    0.2 s), every method of a class is given its own copy of a class node for its `__class__`
+    (`method_descriptor`, `builtin_function_or_method`: some 3,000 of them, 40 % of the
+    bootstrap). The methods of one class now share one: the same node (same name, bases and
+    parent), where only its identity differed. Nothing of ours asks for a builtin's `__class__`."""
+    def bootstrap(self: AstroidManager) -> None:
+        add = raw_building._add_dunder_class
+        shared: dict[tuple[int, type], nodes.NodeNG] = {}
+        parents: list[nodes.NodeNG] = []  # held, so that no id is reused while the dict lives
+
+        def add_shared(func: Any, parent: nodes.NodeNG, member: Any) -> None:
+            key = (id(parent), member.__class__)  # what the class node is built from
+            known = shared.get(key)
+            if known is not None:
+                func.instance_attrs["__class__"] = [known]
+                return
+            add(func, parent, member)
+            if func.instance_attrs.get("__class__"):
+                shared[key] = func.instance_attrs["__class__"][0]
+                parents.append(parent)
+
+        raw_building._add_dunder_class = add_shared
+        try:
+            original(self)
+        finally:
+            raw_building._add_dunder_class = add
+
+    return bootstrap
+
+
 def build(manager: AstroidManager, text: str, modname: str, path: str | None, tree: ast.Module) -> nodes.Module:
     """`AstroidBuilder.string_build` (without astroid's transforms) from an already parsed tree."""
     return _Preparsed(tree, manager, apply_transforms=False).string_build(text, modname, path)
@@ -279,4 +310,5 @@ def install() -> None:
         _wrap(AstroidBuilder, "file_build", _overlay_files)
         _wrap(TreeRebuilder, "visit", _bounded_build)
         _wrap(LookupMixIn, "lookup", _memoized_lookup)
+        _wrap(AstroidManager, "bootstrap", _shared_dunder_classes)
         _installed = True

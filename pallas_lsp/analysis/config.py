@@ -14,13 +14,13 @@ from pathlib import Path
 from typing import Iterable
 
 from . import settings as _settings
-from .rules import BY_CODE
+from .catalog import RULE_INFO
 from .settings import ConfigError, Settings
 
 
 def check_selectors(values: Iterable[str], where: str) -> tuple[str, ...]:
     """Selectors (upper case) that are `ALL` or prefix a registered code; raises ConfigError."""
-    return _settings.validate_codes(values, where, BY_CODE)
+    return _settings.validate_codes(values, where, RULE_INFO)
 
 
 def checked(settings: Settings) -> Settings:

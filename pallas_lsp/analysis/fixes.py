@@ -6,7 +6,7 @@ from astroid import nodes
 
 from .context import Context
 from .findings import Edit, Span
-from .source import split_lines
+from .source import apply_edits as apply_edits  # where it lived: `fixes.apply_edits` still works
 
 
 def keyword(call: nodes.Call, name: str) -> nodes.Keyword | None:
@@ -98,21 +98,3 @@ def remove_keyword(ctx: Context, call: nodes.Call, name: str) -> tuple[Edit, ...
             return ()
         return (Edit(Span(span.line, span.col, following.line, following.col, span.path), ""),)
     return (Edit(span, ""),)
-
-
-def apply_edits(text: str, edits: tuple[Edit, ...] | list[Edit]) -> str:
-    """`text` with non-overlapping edits applied (all of them in this text's coordinates)."""
-    lines = split_lines(text)
-    starts = [0]
-    for line in lines:
-        starts.append(starts[-1] + len(line))
-
-    def offset(line: int, col: int) -> int:
-        return starts[min(line - 1, len(lines))] + col
-
-    ordered = sorted(edits, key=lambda e: (e.span.line, e.span.col), reverse=True)
-    for edit in ordered:
-        start = offset(edit.span.line, edit.span.col)
-        end = offset(edit.span.end_line, edit.span.end_col)
-        text = text[:start] + edit.new_text + text[end:]
-    return text

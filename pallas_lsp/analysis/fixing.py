@@ -16,9 +16,8 @@ import tokenize
 from dataclasses import dataclass, field
 
 from .findings import Applicability, Edit, Finding, Fix, Span
-from .fixes import apply_edits
 from .noqa import add_noqa
-from .source import decode
+from .source import apply_edits, decode
 
 
 @dataclass(frozen=True)

@@ -129,6 +129,34 @@ class Matcher:
         return self.name is not None and bool(self.name.match(posixpath.basename(posix)))
 
 
+@dataclass(frozen=True)
+class AnyMatcher:
+    """Several patterns as one: `matches(path)` is `any(Matcher.of(p, root).matches(path) for p
+    in patterns)`, with the absolute forms and the name forms each one regular expression (a
+    tree walk asks every exclude pattern about every file)."""
+
+    full: re.Pattern[str] | None
+    name: re.Pattern[str] | None
+
+    @classmethod
+    @functools.lru_cache(maxsize=256)
+    def of(cls, patterns: tuple[str, ...], root: str) -> AnyMatcher:
+        matchers = [Matcher.of(pattern, root) for pattern in patterns]
+        return cls(_union([m.full for m in matchers]), _union([m.name for m in matchers if m.name is not None]))
+
+    def matches(self, path: str) -> bool:
+        """`path` absolute."""
+        posix = _posix(path)
+        if self.full is not None and self.full.match(posix):
+            return True
+        return self.name is not None and bool(self.name.match(posixpath.basename(posix)))
+
+
+def _union(expressions: list[re.Pattern[str]]) -> re.Pattern[str] | None:
+    """One expression matching where any of `expressions` matches (each a whole-string match)."""
+    return re.compile("|".join(f"(?:{e.pattern})" for e in expressions)) if expressions else None
+
+
 def check(pattern: str) -> None:
     """Raises GlobError when `pattern` does not compile."""
     compile_glob(pattern[1:] if pattern.startswith("!") else pattern)

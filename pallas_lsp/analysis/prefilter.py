@@ -23,30 +23,56 @@ import ast
 import functools
 import os
 import re
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, Protocol, TypeVar
 
 from . import api
-from .rules import RULES, Rule
+from .catalog import CHECKS
+
+
+class Prefiltered(Protocol):
+    """What the prefilter reads of a rule: a `rules.base.Rule` or its `catalog.RuleInfo`."""
+
+    @property
+    def triggers(self) -> tuple[bytes, ...]: ...
+
+    @property
+    def identifiers(self) -> frozenset[str]: ...
+
+
+R = TypeVar("R", bound=Prefiltered)
 
 # The jax modules whose stubs hold the primitives the rules judge (`jax.lax` and `jax` have
 # stubs too, but only higher-order functions that call back into the user's code).
 MODELLED = tuple(sorted({qname.rpartition(".")[0] for qname in api.MODELLED if qname.startswith("jax.")}))
 
 
-def mentions_pallas(text: str | bytes, rules: Iterable[Rule] = RULES, path: str | None = None) -> bool:
+def mentions_pallas(text: str | bytes, rules: Iterable[Prefiltered] = CHECKS, path: str | None = None,
+                    probed: set[str] | None = None) -> bool:
     """The byte prefilter: does the file contain any word a selected rule starts from, or does
-    one of the project modules it imports (a helper may build the union or issue the MMA)?"""
+    one of the project modules it imports (a helper may build the union or issue the MMA)?
+    `probed` gets every path the answer depends on, there or not (the result cache's
+    dependencies of a file the prefilter settles)."""
     data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
-    rules = tuple(rules)
-    if any(word in data for rule in rules for word in rule.triggers):
+    words = _CHECK_TRIGGERS if rules is CHECKS else _triggers(rules)
+    if any(word in data for word in words):
         return True
     if path is None:
         return False
-    reached = imported_data(data, path)  # once: it reads and follows the imports
-    return any(word in reached for rule in rules for word in rule.triggers)
+    reached = imported_data(data, path, probed=probed)  # once: it reads and follows the imports
+    return any(word in reached for word in words)
 
 
-def applicable(rules: list[Rule], text: str, bindings: Callable[[], Bindings], path: str | None = None) -> list[Rule]:
+def _triggers(rules: Iterable[Prefiltered]) -> tuple[bytes, ...]:
+    """The rules' trigger words, each once, without those that contain another (a text with
+    `collective_axis` has `collective`): any of these is in a text when any of theirs is."""
+    words = tuple(dict.fromkeys(word for rule in rules for word in rule.triggers))
+    return tuple(word for word in words if not any(other != word and other in word for other in words))
+
+
+_CHECK_TRIGGERS = _triggers(CHECKS)
+
+
+def applicable(rules: list[R], text: str, bindings: Callable[[], Bindings], path: str | None = None) -> list[R]:
     """The rules of `rules` that could fire in `text`; `bindings()` (the stdlib tree walked
     once) is asked for only when the words are there. A rule whose words only the file's
     project imports contain is kept: what it judges happens in there.  So is a rule whose
@@ -78,15 +104,16 @@ _IMPORT = re.compile(
 MAX_IMPORTED_FILES = 24
 
 
-def imported_data(data: bytes, path: str, depth: int = 2) -> bytes:
+def imported_data(data: bytes, path: str, depth: int = 2, probed: set[str] | None = None) -> bytes:
     """The bytes of the project modules `data` (the file at `path`) imports, and of theirs,
-    `depth` levels down (jax's own modules are not the project's)."""
+    `depth` levels down (jax's own modules are not the project's). `probed` gets every path
+    looked at (a package's `__init__.py`, each candidate module file), found or not."""
     found: list[bytes] = []
     seen = {os.path.abspath(path)}
     pending = [(data, os.path.abspath(path), depth)]
     while pending and len(seen) <= MAX_IMPORTED_FILES:
         source, where, level = pending.pop()
-        for module in _project_files(source, where):
+        for module in _project_files(source, where, probed):
             if module in seen:
                 continue
             seen.add(module)
@@ -97,14 +124,33 @@ def imported_data(data: bytes, path: str, depth: int = 2) -> bytes:
     return b"\n".join(found)
 
 
-def _project_files(data: bytes, path: str) -> Iterator[str]:
+def _imports(data: bytes) -> Iterator[re.Match[bytes]]:
+    """`_IMPORT.finditer(data)`, trying only the lines that contain `import` (every match does,
+    and starts a line): the regular expression alone would be tried at every byte."""
+    at = data.find(b"import")
+    while at >= 0:
+        match = _IMPORT.match(data, data.rfind(b"\n", 0, at) + 1)
+        if match is not None:
+            yield match
+        end = data.find(b"\n", at)
+        if end < 0:
+            return
+        at = data.find(b"import", end)
+
+
+def _project_files(data: bytes, path: str, probed: set[str] | None = None) -> Iterator[str]:
+    def exists(file: str) -> bool:
+        if probed is not None:
+            probed.add(os.path.abspath(file))
+        return os.path.isfile(file)
+
     directory = os.path.dirname(path)
     root = directory
-    while os.path.isfile(os.path.join(root, "__init__.py")):
+    while exists(os.path.join(root, "__init__.py")):
         root = os.path.dirname(root)
     installed = os.path.basename(root) in ("site-packages", "dist-packages")
     own_top = os.path.relpath(path, root).split(os.sep)[0]
-    for match in _IMPORT.finditer(data):
+    for match in _imports(data):
         if match["plain"]:
             candidates = [(root, match["plain"].decode())]
         else:
@@ -123,7 +169,7 @@ def _project_files(data: bytes, path: str) -> Iterator[str]:
                 continue  # jax is served by the stubs; an installed package's project is itself
             stem = os.path.join(base, *module.split("."))
             for file in (stem + ".py", os.path.join(stem, "__init__.py")):
-                if os.path.isfile(file):
+                if exists(file):
                     yield os.path.abspath(file)
                     break
 

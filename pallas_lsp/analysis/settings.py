@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from .globs import GlobError, Matcher, check as check_glob
+from .globs import AnyMatcher, GlobError, Matcher, check as check_glob
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -101,8 +101,8 @@ class Settings:
                 if parent == directory:
                     break
                 directory = parent
-        matchers = [Matcher.of(pattern, root) for pattern in self.exclude + self.extend_exclude]
-        return any(matcher.matches(candidate) for matcher in matchers for candidate in candidates)
+        matcher = AnyMatcher.of(self.exclude + self.extend_exclude, root)
+        return any(matcher.matches(candidate) for candidate in candidates)
 
     def _per_file_matches(self, pattern: str, path: str) -> bool:
         negated = pattern.startswith("!")
@@ -151,14 +151,17 @@ def _glob_error(pattern: str) -> str | None:
 def find_pyproject(start: str) -> Path | None:
     """The nearest `pyproject.toml` at or above `start` (a file or a directory) that has a
     `[tool.pallas-lint]` table."""
-    directory = Path(os.path.abspath(start))
-    if not directory.is_dir():
-        directory = directory.parent
-    for candidate in (directory, *directory.parents):
-        pyproject = candidate / "pyproject.toml"
-        if pyproject.is_file() and _has_section(pyproject):
-            return pyproject
-    return None
+    directory = os.path.abspath(start)
+    if not os.path.isdir(directory):
+        directory = os.path.dirname(directory)
+    while True:  # os.path, not pathlib: a tree walk asks for every directory
+        pyproject = os.path.join(directory, "pyproject.toml")
+        if os.path.isfile(pyproject) and _has_section(Path(pyproject)):
+            return Path(pyproject)
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return None
+        directory = parent
 
 
 def settings_for(path: str | None, base: Settings | None = None) -> Settings:

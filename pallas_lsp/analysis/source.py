@@ -1,4 +1,5 @@
-"""Source text: decoding files the way Python does, and positions of astroid nodes."""
+"""Source text: decoding files the way Python does, edits applied to it, and positions of astroid
+nodes (astroid is imported only by whoever has its nodes: the frontends decode without it)."""
 
 from __future__ import annotations
 
@@ -6,10 +7,12 @@ import io
 import re
 import tokenize
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from astroid import nodes
+from .findings import Edit, Span
 
-from .findings import Span
+if TYPE_CHECKING:
+    from astroid import nodes
 
 
 def decode(data: bytes) -> str:
@@ -28,6 +31,24 @@ _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 def split_lines(text: str) -> list[str]:
     """Lines with their endings, split where Python's tokenizer splits (not at \f or \x1c)."""
     return _LINE.findall(text)
+
+
+def apply_edits(text: str, edits: tuple[Edit, ...] | list[Edit]) -> str:
+    """`text` with non-overlapping edits applied (all of them in this text's coordinates)."""
+    lines = split_lines(text)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+
+    def offset(line: int, col: int) -> int:
+        return starts[min(line - 1, len(lines))] + col
+
+    ordered = sorted(edits, key=lambda e: (e.span.line, e.span.col), reverse=True)
+    for edit in ordered:
+        start = offset(edit.span.line, edit.span.col)
+        end = offset(edit.span.end_line, edit.span.end_col)
+        text = text[:start] + edit.new_text + text[end:]
+    return text
 
 
 class Lines:

@@ -13,18 +13,11 @@ import inspect
 from dataclasses import dataclass
 from typing import ClassVar, Iterator
 
+from ..catalog import DOCS_BASE_URL, PROJECT_URL, docs_url
 from ..context import Context
 from ..findings import Finding, Severity
 
-# The project's home, and where each rule's page (docs/rules/<CODE>.md) is published: the CLI's
-# SARIF/JSON output and the language server's `codeDescription.href` link there.
-PROJECT_URL = "https://github.com/pallas-lsp/pallas-lsp"
-DOCS_BASE_URL = f"{PROJECT_URL}/blob/main/docs/rules/"
-
-
-def docs_url(code: str) -> str:
-    """The documentation page of the rule `code`."""
-    return f"{DOCS_BASE_URL}{code}.md"
+__all__ = ["DOCS_BASE_URL", "PROJECT_URL", "Invalid", "Rule", "docs_url"]
 
 
 @dataclass(frozen=True)

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from ..catalog import not_analysed
 from ..context import Context
-from ..findings import Finding, Severity, Span
+from ..findings import Finding, Severity
 from .base import Rule
+
+__all__ = ["FileNotAnalysed", "not_analysed"]
 
 
 class FileNotAnalysed(Rule):
@@ -51,8 +54,3 @@ class FileNotAnalysed(Rule):
 
     def check(self, ctx: Context) -> Iterator[Finding]:  # produced by the frontends
         return iter(())
-
-
-def not_analysed(reason: str, path: str | None = None) -> Finding:
-    """The PLS000 finding for a file that was not analysed, at line 1 column 1 (0-based 0)."""
-    return Finding(FileNotAnalysed.code, reason, Span(1, 0, 1, 0, path), Severity.ERROR)
