@@ -58,6 +58,7 @@ def _script_in_child(script: str, args: list[str]) -> tuple[str, str | None]:
     import runpy
     import traceback
 
+    _set_environment()
     sys.argv = [script, *args]
     printed = io.StringIO()
     try:
@@ -72,12 +73,20 @@ def _in_child(path: str, lower: bool) -> dict:
     """In the forked child: what `run_fixture.py FIXTURE` prints, as a dict."""
     from oracle import run_fixture as runner
 
+    _set_environment()
     os.chdir(os.path.dirname(path))
     try:
         with contextlib.redirect_stdout(sys.stderr):  # what the fixture or JAX prints
             return runner.run(path, lower)
     except BaseException as error:  # noqa: BLE001 - the verdict says what went wrong
         return {"error": f"runner failed: {type(error).__name__}: {error}"}
+
+
+def _set_environment() -> None:
+    """JAX's settings for a child (the server may have been started by another pool of this
+    process, `pallas-lint -j`'s, without them): read when JAX first makes a backend."""
+    for name, value in _ENVIRONMENT.items():
+        os.environ.setdefault(name, value)
 
 
 @functools.cache
