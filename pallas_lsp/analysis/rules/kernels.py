@@ -19,7 +19,7 @@ from typing import Any, ClassVar, Iterator
 from astroid import nodes
 
 from .. import api
-from ..context import Context
+from ..context import Context, State
 from ..findings import Finding, Fix, Severity
 from ..trace import Site, decide
 from ..trace import objects as o
@@ -51,11 +51,7 @@ def _own_chain(site: Site) -> o.Chain:
     return chain[:-1] if chain and chain[-1] is site.node else chain
 
 
-def kernel_runs(ctx: Context) -> list[KernelRun]:
-    """Every kernel run of the trace, with the sites of its body (computed once per file)."""
-    cached: tuple[list[KernelRun], dict[int, KernelRun]] | None = ctx.__dict__.get("_kernel_runs")
-    if cached is not None:
-        return cached[0]
+def _index_runs(ctx: Context) -> tuple[list[KernelRun], dict[int, KernelRun]]:
     runs: list[KernelRun] = []
     by_key: dict[tuple[nodes.NodeNG, o.Chain], list[KernelRun]] = {}
     for site in ctx.trace.sites("kernel"):
@@ -70,15 +66,21 @@ def kernel_runs(ctx: Context) -> list[KernelRun]:
         if owner is not None:
             owner.members.append(site)
             of_site[id(site)] = owner
-    ctx.__dict__["_kernel_runs"] = (runs, of_site)
-    return runs
+    return runs, of_site
+
+
+# every kernel run of the trace, and the run of each site of a body (by the site's id)
+_RUNS: State[tuple[list[KernelRun], dict[int, KernelRun]]] = State("kernel runs", _index_runs)
+
+
+def kernel_runs(ctx: Context) -> list[KernelRun]:
+    """Every kernel run of the trace, with the sites of its body (computed once per file)."""
+    return ctx.state(_RUNS)[0]
 
 
 def run_of(ctx: Context, site: Site) -> KernelRun | None:
     """The kernel run a site of the body belongs to; None when unknown."""
-    kernel_runs(ctx)
-    of_site: dict[int, KernelRun] = ctx.__dict__["_kernel_runs"][1]
-    return of_site.get(id(site))
+    return ctx.state(_RUNS)[1].get(id(site))
 
 
 def _run_of(site: Site, by_key: dict[tuple[nodes.NodeNG, o.Chain], list[KernelRun]]) -> KernelRun | None:

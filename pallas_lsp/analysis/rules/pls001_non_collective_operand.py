@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 from astroid import nodes
 
 from .. import fixes
-from ..context import Context
+from ..context import Context, State
 from ..findings import Applicability, Finding, Fix, Related, Span
 from ..trace import Site, decide, objects
 from ..values import UNKNOWN
@@ -150,8 +150,9 @@ class NonCollectiveOperand(Rule):
                 self._site(site, reported, found, verdicts, uses)
         # the allocations the file's findings make collective (fixed together by --fix, e.g. the
         # two LHS allocations a loop passes to one MMA, or two MMAs' accumulators)
-        ctx.__dict__[_FIXED_WITH] = {alloc.node for occurrences in found.values() for _, problem, _ in occurrences.problems
-                             if problem.member_of is None for alloc in problem.to_fix}
+        ctx.state(FIXED_WITH).update(alloc.node for occurrences in found.values()
+                                     for _, problem, _ in occurrences.problems
+                                     if problem.member_of is None for alloc in problem.to_fix)
         for key, occurrences in found.items():
             yield from self._finding(ctx, occurrences, verdicts[key], uses)
 
@@ -336,11 +337,11 @@ class NonCollectiveOperand(Rule):
 
 def _fixed_with(ctx: Context) -> set[nodes.Call]:
     """The allocations the file's PLS001 findings make collective (`check` records them)."""
-    found: set[nodes.Call] = ctx.__dict__.get(_FIXED_WITH, set())
-    return found
+    return ctx.state(FIXED_WITH)
 
 
-_FIXED_WITH = "_pls001_fixed_with"
+# the TMEM allocations the file's PLS001 findings make collective (fixed together by --fix)
+FIXED_WITH: State[set[nodes.Call]] = State("PLS001 allocations made collective", lambda ctx: set())
 
 
 def _used_non_collectively(uses: _Uses, node: nodes.Call) -> bool:
