@@ -357,9 +357,50 @@ def fails_tracing_first(pick: Picker, run: KernelRun, plain: list[Allocation]) -
             continue
         for name in ("acc", "a"):
             operand = o.base_ref(pick.pick(site.arguments.get(name)))
-            if isinstance(operand, o.Alloc) and operand.node in allocs:
+            if isinstance(operand, o.Alloc) and operand.node in allocs and not checked_before(pick, run, site, name,
+                                                                                          operand):
                 return True
     return False
+
+
+def checked_before(pick: Picker, run: KernelRun, site: Site, name: str, alloc: o.Alloc) -> bool:
+    """Does JAX skip checking this MMA's `name` operand? It checks the operands in the MMA's
+    abstract evaluation, which it caches by the operands' avals, and a TMEM ref's aval leaves
+    `collective` out of its equality: an earlier run of the same MMA call in the same kernel
+    whose operand was collective TMEM allocated with the same other arguments (shape, dtype,
+    packing, layout) passes for this one too (`for acc in (collective_acc, plain_acc):` traces
+    cleanly; lowering then refuses the mix, PLS014). Only arguments known exactly count."""
+    key = _aval_key(pick, alloc)
+    if key is None:
+        return False
+    for earlier in run.members:
+        if earlier is site:
+            return False
+        if earlier.kind != "mma" or earlier.node is not site.node or not pick.holds(earlier.guard):
+            continue
+        ref = o.base_ref(pick.pick(earlier.arguments.get(name)))
+        if (isinstance(ref, o.Alloc) and ref.node is not alloc.node and ref.space == "TMEM"
+                and pick.flag(ref.collective) is True and _aval_key(pick, ref) == key):
+            return True
+    return False
+
+
+def _aval_key(pick: Picker, alloc: o.Alloc) -> tuple[Any, ...] | None:
+    items = []
+    for argument, value in alloc.arguments:
+        if argument == "collective":
+            continue
+        item = pick.pick(value)
+        if not _exact(item):
+            return None
+        items.append((argument, item))
+    return tuple(items)
+
+
+def _exact(value: Any) -> bool:
+    if isinstance(value, tuple):
+        return all(_exact(item) for item in value)
+    return value is None or isinstance(value, (bool, int, float, str, api.DType))
 
 
 def describe_refs(ctx: Context, allocations: list[Allocation]) -> str:
@@ -434,3 +475,4 @@ class KernelRule(Rule):
             yield from finding(self, ctx, node, reported, self.message(ctx, run, detail),
                                self.severity_of(run, detail), bad, others,
                                functools.partial(self.fixes, ctx, run, detail))
+

@@ -15,8 +15,9 @@ from ..trace import Site, decide, objects
 from ..values import UNKNOWN
 from . import examples
 from .base import Invalid, Rule
-from .kernels import pallas_call_scratch, plain_tmem_left, without_pairs
+from .kernels import checked_before, pallas_call_scratch, plain_tmem_left, run_of, without_pairs
 from .pls002_mixed_collective_union import member_uses as _member_uses
+from .site_rule import explore
 from .tmem import collective_keyword_text
 
 if TYPE_CHECKING:
@@ -64,6 +65,12 @@ class NonCollectiveOperand(Rule):
     `collective_axis="x" if config.collective else None`), the rule reasons about both together
     and reports only a setting that really fails, saying which (`when config.collective is
     True`).
+
+    JAX checks the operands when it first evaluates an MMA of given operand shapes, and caches
+    that check by the operands' types, which leave `collective` out: a run of the same MMA call
+    on TMEM allocated like a collective one it already ran on (same shape, dtype and packing;
+    `for acc in (acc_collective, acc_plain):` around it) is not checked and not reported here;
+    lowering then refuses the kernel's mixed TMEM (PLS014).
 
     Accumulators and LHS operands unpacked from a `plgpu.RefUnion` whose TMEM is not collective
     are reported too. JAX does not check them when tracing; lowering fails with `Collective
@@ -147,7 +154,7 @@ class NonCollectiveOperand(Rule):
         for site in ctx.trace.sites("mma"):
             reported = decide.reported_at(site, ctx.module)
             if reported is not None:
-                self._site(site, reported, found, verdicts, uses)
+                self._site(ctx, site, reported, found, verdicts, uses)
         # the allocations the file's findings make collective (fixed together by --fix, e.g. the
         # two LHS allocations a loop passes to one MMA, or two MMAs' accumulators)
         ctx.state(FIXED_WITH).update(alloc.node for occurrences in found.values()
@@ -158,7 +165,7 @@ class NonCollectiveOperand(Rule):
 
     # -- deciding --------------------------------------------------------------------------
 
-    def _site(self, site: Site, reported: nodes.NodeNG, found: dict[_Key, Occurrences],
+    def _site(self, ctx: Context, site: Site, reported: nodes.NodeNG, found: dict[_Key, Occurrences],
               verdicts: dict[_Key, decide.Verdicts], uses: _Uses) -> None:
         arguments = site.arguments
         written = _written_operands(site.node)
@@ -173,6 +180,9 @@ class NonCollectiveOperand(Rule):
                                                                      uses, site):
                             if problem is UNKNOWN:
                                 continue
+                            if problem is not None and problem.member_of is None and _checked_before(
+                                    ctx, site, name, problem.ref, guard_):
+                                problem = None  # JAX's cached check of an earlier run passes it
                             key = (site.node, role, target)
                             verdict = verdicts[key]
                             if problem is None:
@@ -333,6 +343,17 @@ class NonCollectiveOperand(Rule):
         safe = provable and _literal_flag(problem.ref.node) and problem.ref.node.root() is ctx.module
         return [Fix(f"Make the TMEM collective when the MMA is: collective={expression}",
                     Applicability.SAFE if safe else Applicability.UNSAFE, edits, preferred=preferred)]
+
+
+def _checked_before(ctx: Context, site: Site, name: str, alloc: objects.Alloc, guard: objects.Guard) -> bool:
+    """Does JAX let this operand pass unchecked in every setting of `guard`
+    (`kernels.checked_before`: its abstract evaluation is cached from an earlier run of the MMA
+    on collective TMEM of the same aval)? Then JAX reports the kernel's mixed TMEM (PLS014)."""
+    run = run_of(ctx, site)
+    if run is None:
+        return False
+    outcomes = explore(lambda pick: checked_before(pick, run, site, name, alloc), guard)
+    return bool(outcomes) and all(outcome is True for _, outcome in outcomes)
 
 
 def _fixed_with(ctx: Context) -> set[nodes.Call]:
