@@ -476,3 +476,87 @@ class KernelRule(Rule):
                                self.severity_of(run, detail), bad, others,
                                functools.partial(self.fixes, ctx, run, detail))
 
+
+def tie_is_right(ctx: Context, union: nodes.NodeNG, tied: set[nodes.Call]) -> bool:
+    """Would the RefUnion made at `union` be right in every setting of every kernel run that
+    allocates it, once all its TMEM members take the flag its members made at `tied` have
+    there: one flag in each setting (not UNKNOWN), an even cluster of a `plgpu.kernel` where
+    it is collective (PLS013), the kernel's other TMEM with the same flag (PLS014), and every
+    MMA using a member collective exactly when the union is (jax 0.12: `Collective attributes
+    are inconsistent across operations in the kernel.`)? False when some setting is wrong or
+    cannot be told, or no run allocates it."""
+    outcomes: list[Any] = []
+    for run in kernel_runs(ctx):
+        def check(pick: Picker, run: KernelRun = run) -> Any:
+            values = [scratch_value(run)] + [
+                value for site in run.members if site.kind == "run_scoped" and pick.holds(site.guard)
+                for value in (site.arguments.get("types"), site.arguments.get("kw_types"))]
+            held: list[o.Union] = []
+            leaves: list[o.Alloc] = []
+            for value in values:
+                if value is not None and not _walk_tmem(pick, value, union, held, leaves, 0):
+                    return UNKNOWN
+            if not held:
+                return None
+            members = {leaf.node for found in held for leaf in _alloc_leaves(pick, found)}
+            flags = {pick.flag(leaf.collective) for leaf in leaves if leaf.node in tied}
+            if len(flags) != 1 or UNKNOWN in flags:
+                return UNKNOWN
+            flag = bool(flags.pop())
+            if flag:
+                cluster = cluster_of(pick, run)
+                if run.api != MOSAIC_KERNEL or cluster is UNKNOWN or cluster.blocks % 2:
+                    return UNKNOWN if cluster is UNKNOWN else False
+            for leaf in leaves:
+                if leaf.node not in members:
+                    other = pick.flag(leaf.collective)
+                    if other is UNKNOWN or bool(other) != flag:
+                        return UNKNOWN if other is UNKNOWN else False
+            for site in run.members:
+                if site.kind != "mma" or not pick.holds(site.guard):
+                    continue
+                if not any(_member_of(pick.pick(site.arguments.get(name)), union) for name in ("acc", "a")):
+                    continue
+                collective = pick.given(site.arguments.get("collective_axis"))
+                if collective is UNKNOWN or collective != flag:
+                    return UNKNOWN if collective is UNKNOWN else False
+            return True
+        outcomes += [outcome for _, outcome in explore(check, run.site.guard)]
+    return True in outcomes and all(outcome is True or outcome is None for outcome in outcomes)
+
+
+def _member_of(operand: Any, union: nodes.NodeNG) -> bool:
+    ref = o.base_ref(operand)
+    if isinstance(ref, o.Union):
+        return ref.node is union
+    if isinstance(ref, o.Member):
+        return ref.union.node is union or isinstance(ref.ref, o.Union) and ref.ref.node is union
+    return False
+
+
+def _walk_tmem(pick: Picker, value: Any, union: nodes.NodeNG, held: list[o.Union], leaves: list[o.Alloc],
+               depth: int) -> bool:
+    """The TMEM allocations among `value` (a pytree of scratch) into `leaves`, the unions made
+    at `union` into `held`; False when a part cannot be followed."""
+    if depth > 16:
+        return False
+    item = pick.pick(value)
+    if item is None or isinstance(item, (o.Barrier, str, int, float)):
+        return True
+    if isinstance(item, dict):
+        return all(_walk_tmem(pick, element, union, held, leaves, depth + 1) for element in item.values())
+    if isinstance(item, (tuple, list)):
+        return all(_walk_tmem(pick, element, union, held, leaves, depth + 1) for element in item)
+    ref = o.base_ref(item)
+    if isinstance(ref, o.Member):
+        ref = ref.ref
+    if isinstance(ref, o.Alloc):
+        if ref.space == "TMEM":
+            leaves.append(ref)
+        return True
+    if isinstance(ref, o.Union):
+        if ref.node is union:
+            held.append(ref)
+        found = pick.leaves(ref.groups)
+        return found is not UNKNOWN and all(_walk_tmem(pick, leaf, union, held, leaves, depth + 1) for leaf in found)
+    return isinstance(item, api.ApiValue)
