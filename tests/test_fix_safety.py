@@ -132,3 +132,23 @@ def test_a_killed_writer_leaves_the_old_file(tmp_path):
     assert path.read_bytes() == b"old\n" * 1000
     leftovers = [p.name for p in tmp_path.iterdir() if p.name != "kernel.py"]
     assert all(name.startswith(".pallas-") for name in leftovers)  # only our temporary file
+
+
+def _code(text: str) -> str:
+    """The text without its module docstring and markers."""
+    return text[text.index('"""', 3) + 3:].replace("  # PLS002\n", "\n")
+
+
+def test_the_tie_fixes_write_the_clean_twin(tmp_path):
+    """PLS002's tie fix gives the odd member the others' flag: `--fix --unsafe-fixes` turns
+    refunion_tied.py into its clean twin (JAX accepts both in every configuration: the
+    oracle tests), the fix in the union's own statement safe, the one on a member made
+    before it unsafe."""
+    path = tmp_path / "refunion_tied.py"
+    shutil.copy(FIXTURES / "refunion_tied.py", path)
+    fixes = [(fix.applicability.value, fix.preferred, fix.title.split(": ")[-1])
+             for finding in analyze_file(str(path)).findings for fix in finding.fixes]
+    assert fixes == [("safe", True, "collective=collective"), ("unsafe", True, "collective=config.collective")]
+    for change in changes(plan_fixes(str(path), analyze_file(str(path)).findings, unsafe=True)):
+        write(change)
+    assert _code(path.read_text()) == _code((FIXTURES / "refunion_tied_clean.py").read_text())
