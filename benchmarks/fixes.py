@@ -373,6 +373,21 @@ def _pythons(args, cache) -> list[str]:
     return list(by_version.values())
 
 
+def _forget_missing_modules(work, pythons, versions, cache, targets) -> None:
+    """A cached verdict that the fixed file could not import a package (`No module named ...`)
+    says nothing about the fix, only about that interpreter then: judged again, since the
+    package may be installed now (tokamax's `jaxtyping` was missing from the 3.12 install)."""
+    for source, _, mutant in work:
+        target = targets[source.label]
+        spec, cases = target.spec(source), target.cases_for(mutant, source)
+        where = verdicts._site(mutant, source.text)
+        for python in pythons:
+            key = verdicts._key(versions[python], spec, cases, mutant.text, where)
+            error = (cache.get(key) or {}).get("error") or {}
+            if not error.get("code") and "No module named" in (error.get("message") or ""):
+                cache.data.pop(key, None)
+
+
 def real(args, log=print) -> tuple[list[Outcome], int]:
     sources = realcode.collect(args)
     cache = verdicts.VerdictCache(Path(args.realcode_cache))
@@ -423,6 +438,7 @@ def real(args, log=print) -> tuple[list[Outcome], int]:
     log(f"realcode: {sum(1 for *_, v in judged if v['status'] == 'bug')} JAX-confirmed bugs, "
         f"{len(outcomes)} fixes offered, {len(fixed_work)} applied")
     if args.python:
+        _forget_missing_modules(fixed_work, pythons, versions, cache, targets)
         verdicts.judge(fixed_work, pythons, cache, linter_only=False, jobs=args.jobs)
     for o, source, mutant, fixed_mutant, site, before in plan:
         found, _, _ = linted(source, fixed_mutant)
