@@ -973,9 +973,7 @@ class Interpreter:
         closure's free variables when it runs, not when it is defined: `for acc in accs:` around
         `@pl.loop` or `@pl.when` bodies runs the same function object with a different `acc`
         each time, so the call is the same call only when these are the same too."""
-        names = self._free.get(func)
-        if names is None:
-            names = self._free[func] = _free_names(func)
+        names = _free_names(func, self._free)
         if env is None or not names:
             return ()
         return tuple((name, _by_identity(env.lookup(name))) for name in names)
@@ -1220,29 +1218,33 @@ class _Identity:
 
 def _by_identity(value: Any) -> Any:
     """A free variable's value for a memo key: a container by identity (what it holds is the
-    callee's to read; the argument that would be a copy is not), anything else as it is."""
-    if isinstance(value, (list, dict, set)):
-        return _Identity(value)
-    try:
-        hash(value)
-    except TypeError:
-        return _Identity(value)
-    return value
+    callee's to read; the argument that would be a copy is not), anything else as it is (a
+    value that cannot be hashed leaves the call unmemoized)."""
+    return _Identity(value) if isinstance(value, (list, dict, set)) else value
 
 
-def _free_names(func: nodes.FunctionDef | nodes.Lambda) -> tuple[str, ...]:
-    """The names read inside `func` (its nested functions included) that are not its own or
-    a nested scope's locals: its free variables and the globals it reads."""
-    found: dict[str, None] = {}
-    for name in func.nodes_of_class(nodes.Name):
-        scope: nodes.LocalsDictNodeNG | None = name.scope()
-        while scope is not None and name.name not in scope.locals:
-            if scope is func:
-                scope = None
-                break
-            parent = scope.parent
-            scope = parent.scope() if parent is not None else None
-        if scope is None:
-            found.setdefault(name.name, None)
-    return tuple(found)
+_SCOPES = (nodes.FunctionDef, nodes.Lambda, nodes.ClassDef, nodes.ListComp, nodes.SetComp, nodes.DictComp,
+           nodes.GeneratorExp)
 
+
+def _free_names(scope: nodes.LocalsDictNodeNG, known: dict[nodes.NodeNG, tuple[str, ...]]) -> tuple[str, ...]:
+    """The names read inside `scope` (its nested scopes included) that are not its own or a
+    nested scope's locals: its free variables and the globals it reads. Each nested scope's
+    answer is kept in `known`, so a function's body is walked once whatever encloses it."""
+    found = known.get(scope)
+    if found is not None:
+        return found
+    names: dict[str, None] = {}
+    own = scope.locals
+    stack = list(scope.get_children())
+    while stack:
+        node = stack.pop()
+        if isinstance(node, nodes.Name):
+            if node.name not in own:
+                names[node.name] = None
+        elif isinstance(node, _SCOPES):
+            names.update((name, None) for name in _free_names(node, known) if name not in own)
+        else:
+            stack.extend(node.get_children())
+    found = known[scope] = tuple(names)
+    return found
