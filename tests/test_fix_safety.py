@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -136,7 +137,7 @@ def test_a_killed_writer_leaves_the_old_file(tmp_path):
 
 def _code(text: str) -> str:
     """The text without its module docstring and markers."""
-    return text[text.index('"""', 3) + 3:].replace("  # PLS002\n", "\n")
+    return re.sub(r"  # PLS00[12]\n", "\n", text[text.index('"""', 3) + 3:])
 
 
 def test_the_tie_fixes_write_the_clean_twin(tmp_path):
@@ -152,3 +153,16 @@ def test_the_tie_fixes_write_the_clean_twin(tmp_path):
     for change in changes(plan_fixes(str(path), analyze_file(str(path)).findings, unsafe=True)):
         write(change)
     assert _code(path.read_text()) == _code((FIXTURES / "refunion_tied_clean.py").read_text())
+
+
+def test_the_dict_flag_tie_writes_the_clean_twin(tmp_path):
+    """PLS001 ties the accumulator to `config["collective"]` (unsafe: the MMA names the flag
+    only inside an expression); `--fix --unsafe-fixes` writes flag_dict_tie_clean.py."""
+    path = tmp_path / "flag_dict_tie.py"
+    shutil.copy(FIXTURES / "flag_dict_tie.py", path)
+    fixes = [(fix.applicability.value, fix.title.split(": ")[-1])
+             for finding in analyze_file(str(path)).findings for fix in finding.fixes]
+    assert fixes == [("unsafe", "collective=config['collective']")]
+    for change in changes(plan_fixes(str(path), analyze_file(str(path)).findings, unsafe=True)):
+        write(change)
+    assert _code(path.read_text()) == _code((FIXTURES / "flag_dict_tie_clean.py").read_text())

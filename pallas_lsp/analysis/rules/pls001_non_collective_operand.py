@@ -116,10 +116,10 @@ class NonCollectiveOperand(Rule):
     When the MMA is collective only in some settings (`collective_axis="x" if collective else
     None`), the preferred fix ties the allocation's flag to that same condition, written with a
     name in scope at the allocation (`collective=collective`, `collective=config.collective`,
-    `collective=axis is not None`) that the trace checked in every setting: right whichever
-    setting the kernel is built in, where `collective=True` would break the single-block one.
-    It is safe when the MMA's own `collective_axis` is written with that same name and the
-    allocation's flag was a literal.
+    `collective=config["collective"]`, `collective=axis is not None`) that the trace checked in
+    every setting: right whichever setting the kernel is built in, where `collective=True`
+    would break the single-block one. It is safe when the expression is a plain name that the
+    MMA's own `collective_axis` is written with and the allocation's flag was a literal.
     No fix removes `collective_axis` from the MMA: the single-CTA MMA left needs an accumulator
     half as wide (JAX raises `Accumulator and RHS have incompatible shapes.`, PLS018), and
     which of the two is meant cannot be told from the code.
@@ -418,6 +418,9 @@ def _tracking(scope: Frame | None, guard: objects.Guard, collective: bool) -> li
             if isinstance(value, objects.Instance):
                 attributes += [f"{name}.{attr}" for attr, item in value.attributes.items()
                                if not attr.startswith("_") and _always(decide.truth(item, guard), collective)]
+            elif isinstance(value, dict):  # `config["collective"]`
+                attributes += [f"{name}[{key!r}]" for key, item in value.items()
+                               if isinstance(key, str) and _always(decide.truth(item, guard), collective)]
             elif isinstance(value, objects.Free):
                 attributes += [f"{name}{var.label[len(value.label):]}" for var, truth in guard
                                if var.key[0] == "truth" and var.key[1][:len(value.key)] == value.key
