@@ -142,17 +142,17 @@ def _code(text: str) -> str:
 
 def test_the_tie_fixes_write_the_clean_twin(tmp_path):
     """PLS002's tie fix gives the odd member the others' flag: `--fix --unsafe-fixes` turns
-    refunion_tied.py into its clean twin (JAX accepts both in every configuration: the
+    union_tied.py into its clean twin (JAX accepts both in every configuration: the
     oracle tests), the fix in the union's own statement safe, the one on a member made
     before it unsafe."""
-    path = tmp_path / "refunion_tied.py"
-    shutil.copy(FIXTURES / "refunion_tied.py", path)
+    path = tmp_path / "union_tied.py"
+    shutil.copy(FIXTURES / "union_tied.py", path)
     fixes = [(fix.applicability.value, fix.preferred, fix.title.split(": ")[-1])
              for finding in analyze_file(str(path)).findings for fix in finding.fixes]
     assert fixes == [("safe", True, "collective=collective"), ("unsafe", True, "collective=config.collective")]
     for change in changes(plan_fixes(str(path), analyze_file(str(path)).findings, unsafe=True)):
         write(change)
-    assert _code(path.read_text()) == _code((FIXTURES / "refunion_tied_clean.py").read_text())
+    assert _code(path.read_text()) == _code((FIXTURES / "union_tied_clean.py").read_text())
 
 
 def test_the_dict_flag_tie_writes_the_clean_twin(tmp_path):
