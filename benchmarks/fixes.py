@@ -1,11 +1,13 @@
 """Every fix the linter offers, applied and judged by real JAX: the fix figures.
 
     python benchmarks/fixes.py [-n 3000] [--seed 0] [--judge PY ...] [--no-corpus]
+                               [--family-n 3000] [--no-families]
                                [--jax REPO] [--tokamax REPO] [--python PY ...] [--no-realcode]
                                [--jobs 2] [--cache FILE] [--json FILE]
 
 For every buggy program of the generated corpus (`tests/corpus/`, seed 0, ``n`` programs of
-which half are buggy) and every real-code mutant JAX confirms as a bug (`benchmarks/realcode.py`,
+which half are buggy; PLS001/PLS002), of its family stream (``--family-n`` programs,
+`tests/corpus/families.py`: PLS003 on) and every real-code mutant JAX confirms as a bug (`benchmarks/realcode.py`,
 its verdicts from the realcode cache), the program is linted and every fix offered on every
 finding is applied on its own, as the language server offers them (each fix not display-only,
 with edits: the preferred one and each alternative, safe and unsafe) and through the same code
@@ -28,7 +30,7 @@ not parse (a real-code fix editing another file is counted there too: the harnes
 file). Printed: a Markdown table per code and fix kind, then every fix that went wrong.
 
 JAX's verdicts are cached by program text: a fixed corpus program that is its clean twin is
-read from `tests/corpus/truth.json`, others from ``--cache`` (default
+read from `tests/corpus/truth.json` (`truth_families.json` for the family stream), others from ``--cache`` (default
 `benchmarks/.pallas_fixes_cache.json`); real-code verdicts go to the realcode cache
 (`benchmarks/.pallas_realcode_cache.json`), keyed as `realcode.py` keys them. Without a
 ``--judge``/``--python`` a program not in a cache is counted as *not judged*.
@@ -51,6 +53,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT / "tests" / "corpus"))
 sys.path.insert(0, str(HERE))
+import families  # noqa: E402
 import generator  # noqa: E402
 import realcode  # noqa: E402
 import score  # noqa: E402
@@ -79,18 +82,19 @@ def kind(fix: Fix) -> str:
 
 
 def apply_fix(path: str, finding: Finding, fix: Fix, texts: dict[str, SourceFile] | None = None,
-              companions: list[Finding] = ()) -> tuple[dict[str, str] | None, str]:
+              companions: list[tuple[str, Finding]] = ()) -> tuple[dict[str, str] | None, str]:
     """{absolute path: new text} of the files `fix` changes, as `--fix` writes them, or None
     and why it does not apply cleanly. `companions`: the other findings at the same place (one
-    JAX error, e.g. two LHS allocations a loop passes to one MMA) get the fix `--fix
-    --unsafe-fixes` gives them in the same plan: the error can only go when all are fixed."""
+    JAX error, e.g. two LHS allocations a loop passes to one MMA; (the file analysed, finding))
+    get the fix `--fix --unsafe-fixes` gives them in the same plan: the error can only go when
+    all are fixed."""
     plan = Plan()
     if not plan.add(path, finding, fix):
         return None, "its edits overlap"
-    for other in companions:
+    for other_path, other in companions:  # each in the coordinates of the file analysed for it
         chosen = fix_to_apply(other, unsafe=True)
         if chosen is not None:
-            plan.add(path, other, chosen)
+            plan.add(other_path, other, chosen)
     try:
         new = {change.path: change.after for change in changes(plan, texts)}
     except (OSError, SyntaxError, UnicodeDecodeError) as error:
@@ -111,7 +115,7 @@ def _parse_error(path: str, text: str) -> str:
 
 @dataclasses.dataclass
 class Outcome:
-    source: str  # "corpus" or "realcode"
+    source: str  # "corpus", "families" (the generated streams) or "realcode"
     code: str
     kind: str
     title: str
@@ -194,7 +198,12 @@ def _lint_findings(directory: Path) -> list[tuple[str, Finding]]:
     for path in sorted(directory.glob("*.py")):
         for finding in analyze_file(str(path)).findings:
             target = Path(finding.span.path).name if finding.span.path else path.name
-            key = (target, finding.line, finding.code, finding.fixes)
+            # the edits in absolute coordinates: the helper module's own analysis writes them
+            # without a path, the kernel's with the helper's
+            edits = tuple((fix.title, fix.applicability, tuple(
+                (os.path.abspath(e.span.path or path), e.span.line, e.span.col, e.span.end_line, e.span.end_col,
+                 e.new_text) for e in fix.edits)) for fix in finding.fixes)
+            key = (target, finding.line, finding.code, edits)
             if key not in seen:
                 seen.add(key)
                 out.append((str(path), finding))
@@ -241,12 +250,19 @@ def _corpus_verdict(truth: dict, cache: CorpusCache, digest: str, ver: str) -> d
     return entry if entry is not None else cache.get(ver, digest)
 
 
+# the generated streams: (generator, truth file); an outcome's `source` is the stream's name
+STREAMS = {"corpus": (generator.generate, score.TRUTH_FILE),
+           "families": (families.generate, score.FAMILY_TRUTH_FILE)}
+
+
 def corpus(seed: int, n: int, out: Path, judges: list[str], cache: CorpusCache, jobs: int = 2,
-           log=print, programs=None, versions=None) -> list[Outcome]:
+           log=print, programs=None, versions=None, stream: str = "corpus") -> list[Outcome]:
     """The outcome of every fix offered on the buggy programs (`programs`, else the first `n`
-    of `seed`), JAX's verdicts in `versions` (default: every version the truth file has)."""
-    programs = [p for p in (programs or generator.generate(seed, n)) if p.buggy]
-    truth = score.load_truth()
+    of `seed`) of `stream` ("corpus": PLS001/PLS002, `generator.py`; "families": PLS003 on,
+    `families.py`), JAX's verdicts in `versions` (default: every version the truth file has)."""
+    generate, truth_file = STREAMS[stream]
+    programs = [p for p in (programs or generate(seed, n)) if p.buggy]
+    truth = score.load_truth(truth_file)
     versions = versions or [v for v in score.VERSIONS if v in truth["jax"]]
     fixed = []  # (outcome, program, fixed program, finding site, original lint sites)
     outcomes = []
@@ -261,9 +277,9 @@ def corpus(seed: int, n: int, out: Path, judges: list[str], cache: CorpusCache, 
         count = 0
         for analysed, finding in found:
             for fix in offered(finding):
-                o = Outcome("corpus", finding.code, kind(fix), fix.title, f"{p.name}:{finding.line}")
+                o = Outcome(stream, finding.code, kind(fix), fix.title, f"{p.name}:{finding.line}")
                 outcomes.append(o)
-                companions = [f for a, f in found if f is not finding and _site(f, a) == _site(finding, analysed)]
+                companions = [(a, f) for a, f in found if f is not finding and _site(f, a) == _site(finding, analysed)]
                 new, why = apply_fix(analysed, finding, fix, texts, companions)
                 if new is None:
                     o.not_clean = why
@@ -274,7 +290,7 @@ def corpus(seed: int, n: int, out: Path, judges: list[str], cache: CorpusCache, 
                 count += 1
                 q = dataclasses.replace(p, name=f"{p.name}__fix{count}", files=files)
                 fixed.append((o, p, q, _site(finding, analysed), lint_sites))
-    log(f"corpus: {len(programs)} buggy programs, {len(outcomes)} fixes offered, {len(fixed)} applied")
+    log(f"{stream}: {len(programs)} buggy programs, {len(outcomes)} fixes offered, {len(fixed)} applied")
     # JAX: the originals' truth (judged live if missing) and the fixed programs
     todo = {}
     for _, p, q, _, _ in fixed:
@@ -357,6 +373,21 @@ def _pythons(args, cache) -> list[str]:
     return list(by_version.values())
 
 
+def _forget_missing_modules(work, pythons, versions, cache, targets) -> None:
+    """A cached verdict that the fixed file could not import a package (`No module named ...`)
+    says nothing about the fix, only about that interpreter then: judged again, since the
+    package may be installed now (tokamax's `jaxtyping` was missing from the 3.12 install)."""
+    for source, _, mutant in work:
+        target = targets[source.label]
+        spec, cases = target.spec(source), target.cases_for(mutant, source)
+        where = verdicts._site(mutant, source.text)
+        for python in pythons:
+            key = verdicts._key(versions[python], spec, cases, mutant.text, where)
+            error = (cache.get(key) or {}).get("error") or {}
+            if not error.get("code") and "No module named" in (error.get("message") or ""):
+                cache.data.pop(key, None)
+
+
 def real(args, log=print) -> tuple[list[Outcome], int]:
     sources = realcode.collect(args)
     cache = verdicts.VerdictCache(Path(args.realcode_cache))
@@ -393,7 +424,7 @@ def real(args, log=print) -> tuple[list[Outcome], int]:
                     o.not_clean = "edits another file (not judged: the harness judges one file)"
                     continue
                 text = SourceFile(source.lint_path, mutant.text, "utf-8", False)
-                companions = [f for f in result.findings if f is not finding
+                companions = [(source.lint_path, f) for f in result.findings if f is not finding
                               and realcode.finding_tuple(source, f)[:3] == realcode.finding_tuple(source, finding)[:3]]
                 new, why = apply_fix(source.lint_path, finding, fix, {os.path.abspath(source.lint_path): text},
                                      companions)
@@ -407,6 +438,7 @@ def real(args, log=print) -> tuple[list[Outcome], int]:
     log(f"realcode: {sum(1 for *_, v in judged if v['status'] == 'bug')} JAX-confirmed bugs, "
         f"{len(outcomes)} fixes offered, {len(fixed_work)} applied")
     if args.python:
+        _forget_missing_modules(fixed_work, pythons, versions, cache, targets)
         verdicts.judge(fixed_work, pythons, cache, linter_only=False, jobs=args.jobs)
     for o, source, mutant, fixed_mutant, site, before in plan:
         found, _, _ = linted(source, fixed_mutant)
@@ -448,6 +480,9 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--judge", action="append", default=[], help="a Python with JAX for the corpus (repeat per version)")
     parser.add_argument("--no-corpus", action="store_true")
+    parser.add_argument("--family-n", type=int, default=3000,
+                        help="family-stream programs (PLS003 on, tests/corpus/families.py; half buggy)")
+    parser.add_argument("--no-families", action="store_true")
     parser.add_argument("--no-realcode", action="store_true")
     parser.add_argument("--jax", help="JAX's git repository (bare or checkout); $PALLAS_REALCODE_JAX")
     parser.add_argument("--tokamax", help="tokamax's git repository; $PALLAS_REALCODE_TOKAMAX")
@@ -465,10 +500,15 @@ def main(argv=None) -> int:
     started = time.perf_counter()
     outcomes = []
     counted = []
+    out = args.out or Path(tempfile.mkdtemp(prefix="pallas-fixes-"))
+    cache = CorpusCache(Path(args.cache))
     if not args.no_corpus:
-        out = args.out or Path(tempfile.mkdtemp(prefix="pallas-fixes-"))
-        outcomes += corpus(args.seed, args.n, out, args.judge, CorpusCache(Path(args.cache)), args.jobs, log)
+        outcomes += corpus(args.seed, args.n, out, args.judge, cache, args.jobs, log)
         counted.append(f"{args.n // 2} buggy programs of {args.n} (corpus seed {args.seed})")
+    if not args.no_families:
+        outcomes += corpus(args.seed, args.family_n, out / "families", args.judge, cache, args.jobs, log,
+                           stream="families")
+        counted.append(f"{args.family_n // 2} buggy programs of {args.family_n} (family stream seed {args.seed})")
     if not args.no_realcode:
         real_outcomes, with_fixes = real(args, log)
         outcomes += real_outcomes

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -132,3 +133,36 @@ def test_a_killed_writer_leaves_the_old_file(tmp_path):
     assert path.read_bytes() == b"old\n" * 1000
     leftovers = [p.name for p in tmp_path.iterdir() if p.name != "kernel.py"]
     assert all(name.startswith(".pallas-") for name in leftovers)  # only our temporary file
+
+
+def _code(text: str) -> str:
+    """The text without its module docstring and markers."""
+    return re.sub(r"  # PLS00[12]\n", "\n", text[text.index('"""', 3) + 3:])
+
+
+def test_the_tie_fixes_write_the_clean_twin(tmp_path):
+    """PLS002's tie fix gives the odd member the others' flag: `--fix --unsafe-fixes` turns
+    union_tied.py into its clean twin (JAX accepts both in every configuration: the
+    oracle tests), the fix in the union's own statement safe, the one on a member made
+    before it unsafe."""
+    path = tmp_path / "union_tied.py"
+    shutil.copy(FIXTURES / "union_tied.py", path)
+    fixes = [(fix.applicability.value, fix.preferred, fix.title.split(": ")[-1])
+             for finding in analyze_file(str(path)).findings for fix in finding.fixes]
+    assert fixes == [("safe", True, "collective=collective"), ("unsafe", True, "collective=config.collective")]
+    for change in changes(plan_fixes(str(path), analyze_file(str(path)).findings, unsafe=True)):
+        write(change)
+    assert _code(path.read_text()) == _code((FIXTURES / "union_tied_clean.py").read_text())
+
+
+def test_the_dict_flag_tie_writes_the_clean_twin(tmp_path):
+    """PLS001 ties the accumulator to `config["collective"]` (unsafe: the MMA names the flag
+    only inside an expression); `--fix --unsafe-fixes` writes flag_dict_tie_clean.py."""
+    path = tmp_path / "flag_dict_tie.py"
+    shutil.copy(FIXTURES / "flag_dict_tie.py", path)
+    fixes = [(fix.applicability.value, fix.title.split(": ")[-1])
+             for finding in analyze_file(str(path)).findings for fix in finding.fixes]
+    assert fixes == [("unsafe", "collective=config['collective']")]
+    for change in changes(plan_fixes(str(path), analyze_file(str(path)).findings, unsafe=True)):
+        write(change)
+    assert _code(path.read_text()) == _code((FIXTURES / "flag_dict_tie_clean.py").read_text())

@@ -58,3 +58,19 @@ def test_pls001_fix_is_safe_only_when_every_use_is_collective():
         ("Add collective=True to the TMEM allocation", Applicability.SAFE),
     ]
     assert finding.fixes[0].preferred
+
+
+def test_rule_state_lives_as_long_as_its_context():
+    """`ctx.state(KEY)`: made by the key's `make` on first use, once per context (one analysis)."""
+    import astroid
+
+    from pallas_lsp.analysis.context import Context, State
+    from pallas_lsp.analysis.source import Lines
+
+    made = []
+    key = State("a test's counter", lambda ctx: made.append(ctx) or [])
+    module = astroid.parse("x = 1\n")
+    first, second = (Context(module, Lines("x = 1\n"), None, set()) for _ in range(2))
+    first.state(key).append(1)
+    assert first.state(key) == [1] and second.state(key) == []
+    assert made == [first, second]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from typing import Any, Callable, Generic, TypeVar
 
 from astroid import nodes
 
@@ -11,6 +12,25 @@ from .findings import Span
 from .project import Project
 from .source import Lines
 from .trace import Trace
+
+
+T = TypeVar("T")
+
+
+class State(Generic[T]):
+    """A key for state rules keep for one analysis (a fact several rules or findings share, or
+    what one rule's findings decided for the rest of the file): `ctx.state(KEY)` is made by
+    `make(ctx)` when first asked, and lives as long as the context. Define keys at module level,
+    one per fact; the name is for reading only."""
+
+    __slots__ = ("make", "name")
+
+    def __init__(self, name: str, make: Callable[[Context], T]) -> None:
+        self.name = name
+        self.make = make
+
+    def __repr__(self) -> str:
+        return f"State({self.name!r})"
 
 
 def _lines_of_file(path: str) -> Lines | None:
@@ -26,6 +46,7 @@ class Context:
         self.project = Project(module)
         self._lines: dict[nodes.Module, Lines | None] = {module: lines}
         self._trace: Trace | None = None
+        self._state: dict[State[Any], Any] = {}
 
     @property
     def trace(self) -> Trace:
@@ -33,6 +54,13 @@ class Context:
         if self._trace is None:
             self._trace = Trace(self.module, self.project, self.referenced)
         return self._trace
+
+    def state(self, key: State[T]) -> T:
+        """The per-analysis state under `key`, made on first use (see `State`)."""
+        if key not in self._state:
+            self._state[key] = key.make(self)
+        value: T = self._state[key]
+        return value
 
     # -- positions -------------------------------------------------------------------------
 

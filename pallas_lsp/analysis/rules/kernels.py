@@ -19,7 +19,7 @@ from typing import Any, ClassVar, Iterator
 from astroid import nodes
 
 from .. import api
-from ..context import Context
+from ..context import Context, State
 from ..findings import Finding, Fix, Severity
 from ..trace import Site, decide
 from ..trace import objects as o
@@ -51,11 +51,7 @@ def _own_chain(site: Site) -> o.Chain:
     return chain[:-1] if chain and chain[-1] is site.node else chain
 
 
-def kernel_runs(ctx: Context) -> list[KernelRun]:
-    """Every kernel run of the trace, with the sites of its body (computed once per file)."""
-    cached: tuple[list[KernelRun], dict[int, KernelRun]] | None = ctx.__dict__.get("_kernel_runs")
-    if cached is not None:
-        return cached[0]
+def _index_runs(ctx: Context) -> tuple[list[KernelRun], dict[int, KernelRun]]:
     runs: list[KernelRun] = []
     by_key: dict[tuple[nodes.NodeNG, o.Chain], list[KernelRun]] = {}
     for site in ctx.trace.sites("kernel"):
@@ -70,15 +66,21 @@ def kernel_runs(ctx: Context) -> list[KernelRun]:
         if owner is not None:
             owner.members.append(site)
             of_site[id(site)] = owner
-    ctx.__dict__["_kernel_runs"] = (runs, of_site)
-    return runs
+    return runs, of_site
+
+
+# every kernel run of the trace, and the run of each site of a body (by the site's id)
+_RUNS: State[tuple[list[KernelRun], dict[int, KernelRun]]] = State("kernel runs", _index_runs)
+
+
+def kernel_runs(ctx: Context) -> list[KernelRun]:
+    """Every kernel run of the trace, with the sites of its body (computed once per file)."""
+    return ctx.state(_RUNS)[0]
 
 
 def run_of(ctx: Context, site: Site) -> KernelRun | None:
     """The kernel run a site of the body belongs to; None when unknown."""
-    kernel_runs(ctx)
-    of_site: dict[int, KernelRun] = ctx.__dict__["_kernel_runs"][1]
-    return of_site.get(id(site))
+    return ctx.state(_RUNS)[1].get(id(site))
 
 
 def _run_of(site: Site, by_key: dict[tuple[nodes.NodeNG, o.Chain], list[KernelRun]]) -> KernelRun | None:
@@ -355,9 +357,50 @@ def fails_tracing_first(pick: Picker, run: KernelRun, plain: list[Allocation]) -
             continue
         for name in ("acc", "a"):
             operand = o.base_ref(pick.pick(site.arguments.get(name)))
-            if isinstance(operand, o.Alloc) and operand.node in allocs:
+            if isinstance(operand, o.Alloc) and operand.node in allocs and not checked_before(pick, run, site, name,
+                                                                                          operand):
                 return True
     return False
+
+
+def checked_before(pick: Picker, run: KernelRun, site: Site, name: str, alloc: o.Alloc) -> bool:
+    """Does JAX skip checking this MMA's `name` operand? It checks the operands in the MMA's
+    abstract evaluation, which it caches by the operands' avals, and a TMEM ref's aval leaves
+    `collective` out of its equality: an earlier run of the same MMA call in the same kernel
+    whose operand was collective TMEM allocated with the same other arguments (shape, dtype,
+    packing, layout) passes for this one too (`for acc in (collective_acc, plain_acc):` traces
+    cleanly; lowering then refuses the mix, PLS014). Only arguments known exactly count."""
+    key = _aval_key(pick, alloc)
+    if key is None:
+        return False
+    for earlier in run.members:
+        if earlier is site:
+            return False
+        if earlier.kind != "mma" or earlier.node is not site.node or not pick.holds(earlier.guard):
+            continue
+        ref = o.base_ref(pick.pick(earlier.arguments.get(name)))
+        if (isinstance(ref, o.Alloc) and ref.node is not alloc.node and ref.space == "TMEM"
+                and pick.flag(ref.collective) is True and _aval_key(pick, ref) == key):
+            return True
+    return False
+
+
+def _aval_key(pick: Picker, alloc: o.Alloc) -> tuple[Any, ...] | None:
+    items = []
+    for argument, value in alloc.arguments:
+        if argument == "collective":
+            continue
+        item = pick.pick(value)
+        if not _exact(item):
+            return None
+        items.append((argument, item))
+    return tuple(items)
+
+
+def _exact(value: Any) -> bool:
+    if isinstance(value, tuple):
+        return all(_exact(item) for item in value)
+    return value is None or isinstance(value, (bool, int, float, str, api.DType))
 
 
 def describe_refs(ctx: Context, allocations: list[Allocation]) -> str:
@@ -432,3 +475,88 @@ class KernelRule(Rule):
             yield from finding(self, ctx, node, reported, self.message(ctx, run, detail),
                                self.severity_of(run, detail), bad, others,
                                functools.partial(self.fixes, ctx, run, detail))
+
+
+def tie_is_right(ctx: Context, union: nodes.NodeNG, tied: set[nodes.Call]) -> bool:
+    """Would the RefUnion made at `union` be right in every setting of every kernel run that
+    allocates it, once all its TMEM members take the flag its members made at `tied` have
+    there: one flag in each setting (not UNKNOWN), an even cluster of a `plgpu.kernel` where
+    it is collective (PLS013), the kernel's other TMEM with the same flag (PLS014), and every
+    MMA using a member collective exactly when the union is (jax 0.12: `Collective attributes
+    are inconsistent across operations in the kernel.`)? False when some setting is wrong or
+    cannot be told, or no run allocates it."""
+    outcomes: list[Any] = []
+    for run in kernel_runs(ctx):
+        def check(pick: Picker, run: KernelRun = run) -> Any:
+            values = [scratch_value(run)] + [
+                value for site in run.members if site.kind == "run_scoped" and pick.holds(site.guard)
+                for value in (site.arguments.get("types"), site.arguments.get("kw_types"))]
+            held: list[o.Union] = []
+            leaves: list[o.Alloc] = []
+            for value in values:
+                if value is not None and not _walk_tmem(pick, value, union, held, leaves, 0):
+                    return UNKNOWN
+            if not held:
+                return None
+            members = {leaf.node for found in held for leaf in _alloc_leaves(pick, found)}
+            flags = {pick.flag(leaf.collective) for leaf in leaves if leaf.node in tied}
+            if len(flags) != 1 or UNKNOWN in flags:
+                return UNKNOWN
+            flag = bool(flags.pop())
+            if flag:
+                cluster = cluster_of(pick, run)
+                if run.api != MOSAIC_KERNEL or cluster is UNKNOWN or cluster.blocks % 2:
+                    return UNKNOWN if cluster is UNKNOWN else False
+            for leaf in leaves:
+                if leaf.node not in members:
+                    other = pick.flag(leaf.collective)
+                    if other is UNKNOWN or bool(other) != flag:
+                        return UNKNOWN if other is UNKNOWN else False
+            for site in run.members:
+                if site.kind != "mma" or not pick.holds(site.guard):
+                    continue
+                if not any(_member_of(pick.pick(site.arguments.get(name)), union) for name in ("acc", "a")):
+                    continue
+                collective = pick.given(site.arguments.get("collective_axis"))
+                if collective is UNKNOWN or collective != flag:
+                    return UNKNOWN if collective is UNKNOWN else False
+            return True
+        outcomes += [outcome for _, outcome in explore(check, run.site.guard)]
+    return True in outcomes and all(outcome is True or outcome is None for outcome in outcomes)
+
+
+def _member_of(operand: Any, union: nodes.NodeNG) -> bool:
+    ref = o.base_ref(operand)
+    if isinstance(ref, o.Union):
+        return ref.node is union
+    if isinstance(ref, o.Member):
+        return ref.union.node is union or isinstance(ref.ref, o.Union) and ref.ref.node is union
+    return False
+
+
+def _walk_tmem(pick: Picker, value: Any, union: nodes.NodeNG, held: list[o.Union], leaves: list[o.Alloc],
+               depth: int) -> bool:
+    """The TMEM allocations among `value` (a pytree of scratch) into `leaves`, the unions made
+    at `union` into `held`; False when a part cannot be followed."""
+    if depth > 16:
+        return False
+    item = pick.pick(value)
+    if item is None or isinstance(item, (o.Barrier, str, int, float)):
+        return True
+    if isinstance(item, dict):
+        return all(_walk_tmem(pick, element, union, held, leaves, depth + 1) for element in item.values())
+    if isinstance(item, (tuple, list)):
+        return all(_walk_tmem(pick, element, union, held, leaves, depth + 1) for element in item)
+    ref = o.base_ref(item)
+    if isinstance(ref, o.Member):
+        ref = ref.ref
+    if isinstance(ref, o.Alloc):
+        if ref.space == "TMEM":
+            leaves.append(ref)
+        return True
+    if isinstance(ref, o.Union):
+        if ref.node is union:
+            held.append(ref)
+        found = pick.leaves(ref.groups)
+        return found is not UNKNOWN and all(_walk_tmem(pick, leaf, union, held, leaves, depth + 1) for leaf in found)
+    return isinstance(item, api.ApiValue)

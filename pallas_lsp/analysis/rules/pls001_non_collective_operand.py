@@ -9,14 +9,15 @@ from typing import TYPE_CHECKING, Any, Iterator
 from astroid import nodes
 
 from .. import fixes
-from ..context import Context
+from ..context import Context, State
 from ..findings import Applicability, Finding, Fix, Related, Span
 from ..trace import Site, decide, objects
 from ..values import UNKNOWN
 from . import examples
 from .base import Invalid, Rule
-from .kernels import pallas_call_scratch, plain_tmem_left, without_pairs
+from .kernels import checked_before, pallas_call_scratch, plain_tmem_left, run_of, without_pairs
 from .pls002_mixed_collective_union import member_uses as _member_uses
+from .site_rule import explore
 from .tmem import collective_keyword_text
 
 if TYPE_CHECKING:
@@ -65,6 +66,12 @@ class NonCollectiveOperand(Rule):
     and reports only a setting that really fails, saying which (`when config.collective is
     True`).
 
+    JAX checks the operands when it first evaluates an MMA of given operand shapes, and caches
+    that check by the operands' types, which leave `collective` out: a run of the same MMA call
+    on TMEM allocated like a collective one it already ran on (same shape, dtype and packing;
+    `for acc in (acc_collective, acc_plain):` around it) is not checked and not reported here;
+    lowering then refuses the kernel's mixed TMEM (PLS014).
+
     Accumulators and LHS operands unpacked from a `plgpu.RefUnion` whose TMEM is not collective
     are reported too. JAX does not check them when tracing; lowering fails with `Collective
     attributes are inconsistent across operations in the kernel.` under Warpgroup lowering
@@ -109,10 +116,10 @@ class NonCollectiveOperand(Rule):
     When the MMA is collective only in some settings (`collective_axis="x" if collective else
     None`), the preferred fix ties the allocation's flag to that same condition, written with a
     name in scope at the allocation (`collective=collective`, `collective=config.collective`,
-    `collective=axis is not None`) that the trace checked in every setting: right whichever
-    setting the kernel is built in, where `collective=True` would break the single-block one.
-    It is safe when the MMA's own `collective_axis` is written with that same name and the
-    allocation's flag was a literal.
+    `collective=config["collective"]`, `collective=axis is not None`) that the trace checked in
+    every setting: right whichever setting the kernel is built in, where `collective=True`
+    would break the single-block one. It is safe when the expression is a plain name that the
+    MMA's own `collective_axis` is written with and the allocation's flag was a literal.
     No fix removes `collective_axis` from the MMA: the single-CTA MMA left needs an accumulator
     half as wide (JAX raises `Accumulator and RHS have incompatible shapes.`, PLS018), and
     which of the two is meant cannot be told from the code.
@@ -147,17 +154,18 @@ class NonCollectiveOperand(Rule):
         for site in ctx.trace.sites("mma"):
             reported = decide.reported_at(site, ctx.module)
             if reported is not None:
-                self._site(site, reported, found, verdicts, uses)
+                self._site(ctx, site, reported, found, verdicts, uses)
         # the allocations the file's findings make collective (fixed together by --fix, e.g. the
         # two LHS allocations a loop passes to one MMA, or two MMAs' accumulators)
-        ctx.__dict__[_FIXED_WITH] = {alloc.node for occurrences in found.values() for _, problem, _ in occurrences.problems
-                             if problem.member_of is None for alloc in problem.to_fix}
+        ctx.state(FIXED_WITH).update(alloc.node for occurrences in found.values()
+                                     for _, problem, _ in occurrences.problems
+                                     if problem.member_of is None for alloc in problem.to_fix)
         for key, occurrences in found.items():
             yield from self._finding(ctx, occurrences, verdicts[key], uses)
 
     # -- deciding --------------------------------------------------------------------------
 
-    def _site(self, site: Site, reported: nodes.NodeNG, found: dict[_Key, Occurrences],
+    def _site(self, ctx: Context, site: Site, reported: nodes.NodeNG, found: dict[_Key, Occurrences],
               verdicts: dict[_Key, decide.Verdicts], uses: _Uses) -> None:
         arguments = site.arguments
         written = _written_operands(site.node)
@@ -172,6 +180,9 @@ class NonCollectiveOperand(Rule):
                                                                      uses, site):
                             if problem is UNKNOWN:
                                 continue
+                            if problem is not None and problem.member_of is None and _checked_before(
+                                    ctx, site, name, problem.ref, guard_):
+                                problem = None  # JAX's cached check of an earlier run passes it
                             key = (site.node, role, target)
                             verdict = verdicts[key]
                             if problem is None:
@@ -334,13 +345,24 @@ class NonCollectiveOperand(Rule):
                     Applicability.SAFE if safe else Applicability.UNSAFE, edits, preferred=preferred)]
 
 
+def _checked_before(ctx: Context, site: Site, name: str, alloc: objects.Alloc, guard: objects.Guard) -> bool:
+    """Does JAX let this operand pass unchecked in every setting of `guard`
+    (`kernels.checked_before`: its abstract evaluation is cached from an earlier run of the MMA
+    on collective TMEM of the same aval)? Then JAX reports the kernel's mixed TMEM (PLS014)."""
+    run = run_of(ctx, site)
+    if run is None:
+        return False
+    outcomes = explore(lambda pick: checked_before(pick, run, site, name, alloc), guard)
+    return bool(outcomes) and all(outcome is True for _, outcome in outcomes)
+
+
 def _fixed_with(ctx: Context) -> set[nodes.Call]:
     """The allocations the file's PLS001 findings make collective (`check` records them)."""
-    found: set[nodes.Call] = ctx.__dict__.get(_FIXED_WITH, set())
-    return found
+    return ctx.state(FIXED_WITH)
 
 
-_FIXED_WITH = "_pls001_fixed_with"
+# the TMEM allocations the file's PLS001 findings make collective (fixed together by --fix)
+FIXED_WITH: State[set[nodes.Call]] = State("PLS001 allocations made collective", lambda ctx: set())
 
 
 def _used_non_collectively(uses: _Uses, node: nodes.Call) -> bool:
@@ -396,6 +418,9 @@ def _tracking(scope: Frame | None, guard: objects.Guard, collective: bool) -> li
             if isinstance(value, objects.Instance):
                 attributes += [f"{name}.{attr}" for attr, item in value.attributes.items()
                                if not attr.startswith("_") and _always(decide.truth(item, guard), collective)]
+            elif isinstance(value, dict):  # `config["collective"]`
+                attributes += [f"{name}[{key!r}]" for key, item in value.items()
+                               if isinstance(key, str) and _always(decide.truth(item, guard), collective)]
             elif isinstance(value, objects.Free):
                 attributes += [f"{name}{var.label[len(value.label):]}" for var, truth in guard
                                if var.key[0] == "truth" and var.key[1][:len(value.key)] == value.key

@@ -14,7 +14,7 @@ from ..trace import decide, objects
 from ..values import UNKNOWN
 from . import examples
 from .base import Invalid, Rule
-from .kernels import without_pairs
+from .kernels import tie_is_right, without_pairs
 from .tmem import collective_keyword_text
 
 _Sides = dict[bool, list[objects.Alloc | objects.Union]]  # collective? -> the union's leaves
@@ -49,7 +49,17 @@ class MixedCollectiveUnion(Rule):
     ```
 
     ## Fix safety
-    Both fixes, making every member collective or making every member non-collective, are
+    When some members' flag is an expression (`collective=collective`,
+    `collective=config.collective`) and the others' a literal or absent, the preferred fix
+    gives the others that same expression, as PLS001 ties an allocation to its MMA's condition.
+    It is offered only where the trace shows it right in every setting of every kernel that
+    allocates the union: one flag for the whole union, an even cluster where it is collective
+    (PLS013), the kernel's other TMEM with the same flag (PLS014), and every MMA using a member
+    collective exactly when the union is; and only when all the members are made in one scope
+    (the expression means the same there). It is safe when they are written in the union's own
+    statement and the expression calls nothing (provably the same value), else unsafe.
+
+    Otherwise both fixes, making every member collective or making every member non-collective, are
     unsafe: which one is right depends on the MMAs that use the members. Each writes the same
     literal flag on every member whose flag is not already that literal, an expression too: a
     flag that is on in one setting and off in another would leave the union mixed in the other.
@@ -104,7 +114,7 @@ class MixedCollectiveUnion(Rule):
             yield Finding(
                 self.code, message, span, self.severity,
                 related=self._related(ctx, sides) + reached,
-                fixes=self._fixes(ctx, _every_side(bad), _ruled_out(ctx, union)),
+                fixes=_tie_fix(ctx, union, _every_side(bad)) + self._fixes(ctx, _every_side(bad), _ruled_out(ctx, union)),
                 anchor=anchor,
             )
 
@@ -139,6 +149,38 @@ class MixedCollectiveUnion(Rule):
             if todo and all(edits):
                 found.append(Fix(title, Applicability.UNSAFE, tuple(e for group in edits for e in group)))
         return tuple(found)
+
+
+def _tie_fix(ctx: Context, union: nodes.Call, sides: _Sides) -> tuple[Fix, ...]:
+    """Members whose flag is an expression (`collective=config.collective`) beside members with
+    a literal or no flag: the literal ones take the same expression, which the trace checked
+    right in every setting of every kernel allocating the union (`kernels.tie_is_right`)."""
+    refs: list[objects.Alloc] = []
+    for ref in sides[True] + sides[False]:
+        if not isinstance(ref, objects.Alloc):
+            return ()  # a nested union: its own flags are not this fix's to write
+        if all(ref.node is not seen.node for seen in refs):
+            refs.append(ref)
+    written = {ref.node: fixes.keyword(ref.node, "collective") for ref in refs}
+    tied = [ref for ref in refs if (kw := written[ref.node]) is not None and not isinstance(kw.value, nodes.Const)]
+    odd = [ref for ref in refs if ref not in tied]
+    expressions = {written[ref.node].value.as_string() for ref in tied}  # type: ignore[union-attr]  # tied: written
+    if not tied or not odd or len(expressions) != 1 or len({ref.node.scope() for ref in refs}) != 1:
+        return ()  # an expression in one scope may mean something else (or nothing) in another
+    expression = expressions.pop()
+    if not tie_is_right(ctx, union, {ref.node for ref in tied}):
+        return ()
+    edits = [fixes.set_keyword(ctx, ref.node, "collective", expression) for ref in odd]
+    if not all(edits):
+        return ()
+    # provably the same value: written in the union's own statement, read without calls
+    value = written[tied[0].node].value  # type: ignore[union-attr]  # tied: written
+    pure = not any(isinstance(node, (nodes.Call, nodes.NamedExpr, nodes.Await, nodes.Yield, nodes.YieldFrom))
+                   for node in [value, *value.nodes_of_class(nodes.NodeNG)])
+    same_statement = all(ref.node.statement() is union.statement() for ref in refs)
+    return (Fix(f"Make the TMEM collective when the other members are: collective={expression}",
+                Applicability.SAFE if pure and same_statement else Applicability.UNSAFE,
+                tuple(edit for group in edits for edit in group), preferred=True),)
 
 
 def _ruled_out(ctx: Context, union: nodes.NodeNG) -> set[bool]:

@@ -133,6 +133,7 @@ class Interpreter:
         self.frame: Frame | None = None  # the frame of the function (or module) running now
         self._memo: dict[tuple[Any, ...], Any] = {}
         self._generators: dict[nodes.NodeNG, bool] = {}
+        self._free: dict[nodes.NodeNG, tuple[str, ...]] = {}  # function -> the names it reads from outside
         self._local: dict[nodes.NodeNG, bool] = {}  # call node -> in the analysed module?
         self._opaque: dict[Any, Any] = {}  # `objects.opaque_var`'s answers for this analysis
         self._active: dict[nodes.NodeNG, int] = {}
@@ -931,7 +932,8 @@ class Interpreter:
             return UNKNOWN
         frame.vars.update(bound)
         anchor = self.anchor()
-        key = _memo_key(func, closure.env, bound, self.guard, anchor, self.kernel_run())
+        key = _memo_key(func, closure.env, bound, self.guard, anchor, self.kernel_run(),
+                        self._free_values(func, closure.env))
         if key is not None and key in self._memo:
             return self._memo[key]
         self.executed.add(func)
@@ -964,6 +966,16 @@ class Interpreter:
         if key is not None:
             self._memo[key] = result
         return result
+
+    def _free_values(self, func: nodes.FunctionDef | nodes.Lambda, env: Frame | None) -> tuple[Any, ...]:
+        """What the names the function reads from outside itself hold now. Python reads a
+        closure's free variables when it runs, not when it is defined: `for acc in accs:` around
+        `@pl.loop` or `@pl.when` bodies runs the same function object with a different `acc`
+        each time, so the call is the same call only when these are the same too."""
+        names = _free_names(func, self._free)
+        if env is None or not names:
+            return ()
+        return tuple((name, _by_identity(env.lookup(name))) for name in names)
 
     def _is_generator(self, func: nodes.FunctionDef) -> bool:
         """astroid walks the body each time it is asked, and a function runs many times."""
@@ -1162,10 +1174,10 @@ def _is_unknown_callable(value: Any) -> bool:
 
 
 def _memo_key(func: Any, env: Any, bound: dict[str, Any], guard: Guard, anchor: Any,
-              kernel: Any) -> tuple[Any, ...] | None:
+              kernel: Any, free: tuple[Any, ...] = ()) -> tuple[Any, ...] | None:
     try:
         frozen = tuple(sorted((name, _freeze(value)) for name, value in bound.items()))
-        key = (func, env, frozen, guard, anchor, kernel)  # the frame itself: an id may be reused
+        key = (func, env, frozen, guard, anchor, kernel, free)  # the frame itself: an id may be reused
         hash(key)
         return key
     except _Unfreezable:
@@ -1186,3 +1198,52 @@ def _freeze(value: Any) -> Any:
     if isinstance(value, o.Instance):
         return value  # by identity, and kept alive by the key
     return value
+
+
+class _Identity:
+    """A value compared by identity (and kept alive by the key holding it)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Identity) and other.value is self.value
+
+    def __hash__(self) -> int:
+        return id(self.value)
+
+
+def _by_identity(value: Any) -> Any:
+    """A free variable's value for a memo key: a container by identity (what it holds is the
+    callee's to read; the argument that would be a copy is not), anything else as it is (a
+    value that cannot be hashed leaves the call unmemoized)."""
+    return _Identity(value) if isinstance(value, (list, dict, set)) else value
+
+
+_SCOPES = (nodes.FunctionDef, nodes.Lambda, nodes.ClassDef, nodes.ListComp, nodes.SetComp, nodes.DictComp,
+           nodes.GeneratorExp)
+
+
+def _free_names(scope: nodes.LocalsDictNodeNG, known: dict[nodes.NodeNG, tuple[str, ...]]) -> tuple[str, ...]:
+    """The names read inside `scope` (its nested scopes included) that are not its own or a
+    nested scope's locals: its free variables and the globals it reads. Each nested scope's
+    answer is kept in `known`, so a function's body is walked once whatever encloses it."""
+    found = known.get(scope)
+    if found is not None:
+        return found
+    names: dict[str, None] = {}
+    own = scope.locals
+    stack = list(scope.get_children())
+    while stack:
+        node = stack.pop()
+        if isinstance(node, nodes.Name):
+            if node.name not in own:
+                names[node.name] = None
+        elif isinstance(node, _SCOPES):
+            names.update((name, None) for name in _free_names(node, known) if name not in own)
+        else:
+            stack.extend(node.get_children())
+    found = known[scope] = tuple(names)
+    return found
