@@ -360,6 +360,27 @@ def fails_tracing_first(pick: Picker, run: KernelRun, plain: list[Allocation]) -
     return False
 
 
+def fails_allocating(pick: Picker, run: KernelRun) -> Any:
+    """Does lowering this run stop at its TMEM allocations, before its body is lowered? JAX
+    checks them first (the kernel's resources, then the launch's init: mixed collective and
+    non-collective TMEM, PLS014; collective TMEM without an even number of blocks per
+    cluster, PLS013), so what the body's ops would raise when lowering (PLS012, PLS016,
+    PLS017) is never reported there. True, False or UNKNOWN."""
+    allocations = tmem_allocations(pick, run)
+    if allocations is UNKNOWN:
+        return UNKNOWN
+    collective = [allocation for allocation in allocations if allocation.collective]
+    if not collective:
+        return False
+    plain = [allocation for allocation in allocations if not allocation.collective]
+    if plain:
+        return not fails_tracing_first(pick, run, plain)
+    if run.api == PALLAS_CALL:
+        return True
+    cluster = cluster_of(pick, run)
+    return UNKNOWN if cluster is UNKNOWN else cluster.blocks % 2 == 1
+
+
 def describe_refs(ctx: Context, allocations: list[Allocation]) -> str:
     """"'acc' (line 12), the RefUnion at line 14": allocations and unions, for messages."""
     shown = []

@@ -13,7 +13,7 @@ from ..trace import Site
 from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
-from .kernels import Cluster, cluster_of, run_of
+from .kernels import Cluster, cluster_of, fails_allocating, run_of
 from .site_rule import Picker, SiteRule
 
 
@@ -37,6 +37,11 @@ class CollectiveAxisCluster(SiteRule):
     * for an MMA with a barrier and for `tcgen05_commit_arrive`: the minor-most cluster
       dimension is not 2 (an error in every version), or another dimension is not 1 (a
       warning: jax 0.10.2 refuses it, jax 0.12 accepts it).
+
+    JAX checks the kernel's TMEM allocations before it lowers these ops: a kernel that mixes
+    collective and non-collective TMEM (PLS014), or allocates collective TMEM without an even
+    number of blocks per cluster (PLS013, which a collective MMA's accumulator always is when
+    the cluster is odd), fails there, and is not flagged here.
 
     ## Why is this bad?
     A collective MMA pairs the two blocks along the minor-most cluster axis. JAX checks this
@@ -93,7 +98,14 @@ class CollectiveAxisCluster(SiteRule):
         what = _mismatch(axis, cluster, _arrives(site, pick))
         if what is UNKNOWN:
             return UNKNOWN
-        return Mismatch(what, axis, cluster, run.node) if what else None
+        if not what:
+            return None
+        if site.kind == "mma" and cluster.blocks % 2:
+            return None  # its collective accumulator stops JAX first (PLS001, PLS013 or PLS014)
+        stops = fails_allocating(pick, run)
+        if stops is not False:
+            return None if stops is True else UNKNOWN  # the kernel's TMEM stops JAX first
+        return Mismatch(what, axis, cluster, run.node)
 
     def severity_of(self, detail: Mismatch) -> Severity:
         return Severity.WARNING if detail.what == "shape" else Severity.ERROR
