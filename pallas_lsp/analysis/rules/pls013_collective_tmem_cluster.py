@@ -11,7 +11,7 @@ from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
 from .kernels import (MOSAIC_KERNEL, PALLAS_CALL, KernelRule, KernelRun, Allocation, allocation_site, cluster_of,
-                      describe_refs, fails_tracing_first, tmem_allocations)
+                      describe_refs, fails_tracing_first, tmem_allocations, unknown_barrier_axis)
 from .site_rule import Picker
 
 
@@ -75,6 +75,9 @@ class CollectiveTmemCluster(KernelRule):
         allocations = tmem_allocations(pick, run)
         if allocations is UNKNOWN:
             return UNKNOWN
+        barrier = unknown_barrier_axis(pick, run)
+        if barrier is not None:  # JAX stops earlier, at the cluster barrier (PLS012)
+            return None if barrier is not UNKNOWN else UNKNOWN
         collective = [allocation for allocation in allocations if allocation.collective]
         if not collective:
             return None
