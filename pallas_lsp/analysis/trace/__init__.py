@@ -112,9 +112,10 @@ class Trace:
         # them): here its parameters are unknown, not inputs a finding could be "when" about.
         free = not (names and self.callers.used_elsewhere((owner or func).name))
         preset = self._inputs(func, owner, names, module, free=free)
+        positional = [arg.name for arg in (arguments.posonlyargs or []) + arguments.args]
+        offset = 1 if owner is not None and positional and not _is_static(func) else 0
         for parameters in getattr(closure, "parameters", ()):
-            offset = 1 if owner is not None and names and not _is_static(func) else 0
-            preset.update(_cases(parameters, names[offset:], names))
+            preset.update(_cases(parameters, positional[offset:], names))
         interp.run(closure, [], {}, func, preset=preset)
 
     @staticmethod
