@@ -11,7 +11,7 @@ import unittest
 
 import pytest
 
-from pallas_lsp.analysis import analyze_file
+from pallas_lsp.analysis import analyze_file, analyze_source
 
 pytest.importorskip("jax")
 pytest.importorskip("absl.testing.parameterized")
@@ -84,3 +84,37 @@ def test_each_case_is_a_configuration(tmp_path):
     findings = analyze_file(str(path)).findings
     assert {f.line for f in findings if f.code == "PLS005"} == jax_lines
     assert {f.code for f in findings} == {"PLS005"}
+
+
+ODD = [
+    "@parameterized.product(dtype=5)",
+    "@parameterized.product([1, 2])",
+    "@parameterized.product(dtype=[])",
+    "@parameterized.product(**OPTS)",
+    "@parameterized.parameters()",
+    "@parameterized.parameters(*CASES)",
+    "@parameterized.parameters(CASES)",
+    "@parameterized.parameters((1, 2, 3, 4))",
+    "@parameterized.parameters(dict(nope=1))",
+    "@parameterized.named_parameters(())",
+    "@parameterized.named_parameters('name')",
+    "@parameterized.named_parameters(dict(testcase_name='a'))",
+    "@parameterized.parameters\n  @parameterized.product(dtype=[jnp.int8])",
+    "@parameterized.product(dtype=[jnp.int8])\n  @parameterized.product(dtype=[jnp.int8])",
+    "@parameterized.product(dtype=list(range(40)))",
+]
+
+
+@pytest.mark.parametrize("decorator", ODD)
+def test_odd_decorators_are_silent_or_right(decorator):
+    source = (
+        "from absl.testing import parameterized\nimport jax.numpy as jnp\n"
+        "from jax.experimental.pallas import mosaic_gpu as plgpu\n"
+        "OPTS = dict(dtype=[jnp.int8])\nCASES = [(jnp.int8,), (jnp.float32,)]\n\n"
+        f"class Cases(parameterized.TestCase):\n\n  {decorator}\n"
+        "  def test_it(self, dtype=jnp.float32, *, other=None):\n"
+        "    plgpu.TMEM((128, 128), dtype)\n"
+    )
+    result = analyze_source(source, "odd.py")
+    assert result.error is None
+    assert all(f.code == "PLS005" and "int8" in f.message for f in result.findings)
