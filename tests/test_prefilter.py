@@ -144,3 +144,33 @@ def test_the_import_scan_finds_what_the_regular_expression_finds():
     ]
     for data in texts:
         assert [m.span() for m in prefilter._imports(data)] == [m.span() for m in prefilter._IMPORT.finditer(data)]
+
+
+def test_an_identifier_only_an_imported_helper_uses_keeps_the_rule(tmp_path):
+    # The file mentions PLS013's trigger ("collective", in a keyword dict it spreads) and the
+    # helper module makes the TMEM without ever writing "collective" (its **opts).
+    (tmp_path / "helpers_mod.py").write_text(textwrap.dedent("""
+        import jax.numpy as jnp
+        from jax.experimental.pallas import mosaic_gpu as plgpu
+
+        def make_acc(**opts):
+          return plgpu.TMEM((128, 128), jnp.float32, **opts)
+    """), encoding="utf-8")
+    source = textwrap.dedent('''
+        import jax
+        import jax.numpy as jnp
+        from jax.experimental.pallas import mosaic_gpu as plgpu
+        from helpers_mod import make_acc
+
+        OPTS = dict(collective=True)
+
+        def build():
+          def kernel(x_gmem, out_gmem, acc):
+            del x_gmem, out_gmem, acc
+          return plgpu.kernel(kernel, out_type=jax.ShapeDtypeStruct((128, 128), jnp.float32),
+                              cluster=(3,), cluster_names=("x",), scratch_types=[make_acc(**OPTS)])
+    ''')
+    path = tmp_path / "kernel.py"
+    path.write_text(source, encoding="utf-8")
+    kept = applicable(list(RULES), source, lambda: Bindings.of(ast.parse(source)), str(path))
+    assert "PLS013" in {rule.code for rule in kept}

@@ -90,7 +90,8 @@ def applicable(rules: list[R], text: str, bindings: Callable[[], Bindings], path
     if path is not None and len(kept) < len(rules):
         reached = imported_data(data, path)
         through_imports = [rule for rule in rules if rule not in kept
-                           and any(w in reached for w in rule.triggers)]
+                           and (any(w in reached for w in rule.triggers)
+                                or rule in own and any(w.encode() in reached for w in rule.identifiers))]
     else:
         through_imports = []
     return kept + through_imports

@@ -239,24 +239,36 @@ def _eqn_lines(closed_jaxpr, fixture: str, index: _CallIndex) -> list[int]:
 
 
 def _record_tmem_allocations(fixture: str, index: _CallIndex, sink: list) -> None:
-    """Put into `sink` the fixture lines of every `plgpu.TMEM(...)` call made from now on."""
+    """Put into `sink` the fixture lines of every `plgpu.TMEM(...)` and
+    `plgpu.ClusterBarrier(...)` call made from now on (JAX checks both when lowering, and
+    names no line)."""
     from jax.experimental.pallas import mosaic_gpu as plgpu
 
     space = type(plgpu.TMEM)
     original = space.__call__
 
+    def record():
+        frames = [f for f in traceback.extract_stack()[:-2] if _same_file(f.filename, fixture)]
+        for depth, frame in enumerate(reversed(frames)):
+            position = (frame.lineno, getattr(frame, "end_lineno", None), getattr(frame, "colno", None),
+                        getattr(frame, "end_colno", None))
+            sink.append(index.first_line(*position))
+            if depth == 0:
+                sink.extend(index.enclosing_lines(*position))
+
     def call(self, *args, **kwargs):
         if self is plgpu.TMEM:
-            frames = [f for f in traceback.extract_stack()[:-1] if _same_file(f.filename, fixture)]
-            for depth, frame in enumerate(reversed(frames)):
-                position = (frame.lineno, getattr(frame, "end_lineno", None), getattr(frame, "colno", None),
-                            getattr(frame, "end_colno", None))
-                sink.append(index.first_line(*position))
-                if depth == 0:
-                    sink.extend(index.enclosing_lines(*position))
+            record()
         return original(self, *args, **kwargs)
 
+    barrier = plgpu.ClusterBarrier
+
+    def cluster_barrier(*args, **kwargs):
+        record()
+        return barrier(*args, **kwargs)
+
     space.__call__ = call
+    plgpu.ClusterBarrier = cluster_barrier
 
 
 def _jaxprs_in(value):

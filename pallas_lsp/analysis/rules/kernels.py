@@ -403,6 +403,94 @@ def _exact(value: Any) -> bool:
     return value is None or isinstance(value, (bool, int, float, str, api.DType))
 
 
+def cluster_barriers(pick: Picker, run: KernelRun) -> list[tuple[o.Barrier, Site | None]]:
+    """The `plgpu.ClusterBarrier`s the run allocates (its scratch, then each `pl.run_scoped` of
+    its body), with the `pl.run_scoped` site that allocates each (None for the scratch); the
+    parts we cannot follow are left out."""
+    found: list[tuple[o.Barrier, Site | None]] = []
+
+    def walk(value: Any, by: Site | None, depth: int) -> None:
+        item = pick.pick(value)
+        if depth > 16:
+            return
+        if isinstance(item, dict):
+            item = list(item.values())
+        if isinstance(item, (tuple, list)):
+            for element in item:
+                walk(element, by, depth + 1)
+        elif isinstance(item, o.Barrier) and item.kind == "ClusterBarrier":
+            found.append((item, by))
+
+    walk(scratch_value(run), None, 0)
+    for site in run.members:
+        if site.kind == "run_scoped" and pick.holds(site.guard):
+            walk((site.arguments.get("types"), site.arguments.get("kw_types")), site, 0)
+    return found
+
+
+def unknown_barrier_axis(pick: Picker, run: KernelRun) -> tuple[o.Barrier, Site | None, str, Cluster] | None | Any:
+    """The first cluster barrier whose `collective_axes` name an axis the kernel's cluster does
+    not have, with that axis. JAX resolves these axes when it first sizes the kernel's
+    resources, before anything else is lowered: `Unknown cluster axis {ax}, available axes:
+    [...]` (PLS012). None, or UNKNOWN when the cluster or an axis cannot be read."""
+    if run.api != MOSAIC_KERNEL:
+        return None
+    barriers = cluster_barriers(pick, run)
+    if not barriers:
+        return None
+    cluster = cluster_of(pick, run)
+    if cluster is UNKNOWN:
+        return UNKNOWN
+    for barrier, by in barriers:
+        axes = _leaves(pick, dict(barrier.arguments).get("collective_axes"), 0)
+        if axes is UNKNOWN:
+            return UNKNOWN
+        for axis in axes:
+            if axis not in cluster.names:
+                return (barrier, by, axis, cluster)
+    return None
+
+
+def _leaves(pick: Picker, value: Any, depth: int) -> list[str] | Any:
+    item = pick.pick(value)
+    if isinstance(item, str):
+        return [item]
+    if isinstance(item, (tuple, list)) and depth < 8:
+        found: list[str] = []
+        for element in item:
+            leaves = _leaves(pick, element, depth + 1)
+            if leaves is UNKNOWN:
+                return UNKNOWN
+            found += leaves
+        return found
+    return UNKNOWN
+
+
+def fails_allocating(pick: Picker, run: KernelRun) -> Any:
+    """Does lowering this run stop at its TMEM allocations, before its body is lowered? JAX
+    checks them first (the kernel's resources, then the launch's init: mixed collective and
+    non-collective TMEM, PLS014; collective TMEM without an even number of blocks per
+    cluster, PLS013), so what the body's ops would raise when lowering (PLS012, PLS016,
+    PLS017) is never reported there. A cluster barrier on an unknown axis stops it even
+    earlier (PLS012 on the barrier). True, False or UNKNOWN."""
+    barrier = unknown_barrier_axis(pick, run)
+    if barrier is not None:
+        return True if barrier is not UNKNOWN else UNKNOWN
+    allocations = tmem_allocations(pick, run)
+    if allocations is UNKNOWN:
+        return UNKNOWN
+    collective = [allocation for allocation in allocations if allocation.collective]
+    if not collective:
+        return False
+    plain = [allocation for allocation in allocations if not allocation.collective]
+    if plain:
+        return not fails_tracing_first(pick, run, plain)
+    if run.api == PALLAS_CALL:
+        return True
+    cluster = cluster_of(pick, run)
+    return UNKNOWN if cluster is UNKNOWN else cluster.blocks % 2 == 1
+
+
 def describe_refs(ctx: Context, allocations: list[Allocation]) -> str:
     """"'acc' (line 12), the RefUnion at line 14": allocations and unions, for messages."""
     shown = []

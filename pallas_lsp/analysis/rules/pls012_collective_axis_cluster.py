@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterator
 
 from astroid import nodes
 
 from ..context import Context
-from ..findings import Severity
+from ..findings import Finding, Severity
 from ..trace import Site
 from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
-from .kernels import Cluster, cluster_of, run_of
+from .kernels import (MOSAIC_KERNEL, Allocation, Cluster, KernelRule, KernelRun, allocation_site, cluster_of,
+                      fails_allocating, run_of, unknown_barrier_axis)
 from .site_rule import Picker, SiteRule
 
 
@@ -32,11 +33,18 @@ class CollectiveAxisCluster(SiteRule):
     `plgpu.kernel` that runs them (found through closures, `pl.when`, loops and helper
     calls):
 
-    * the axis is not one of the kernel's `cluster_names`;
+    * the axis is not one of the kernel's `cluster_names` (also for the `collective_axes` of a
+      `plgpu.ClusterBarrier` the kernel allocates: the finding goes on the barrier, which JAX
+      checks before anything else it lowers);
     * it is, but not the last (minor-most) one;
     * for an MMA with a barrier and for `tcgen05_commit_arrive`: the minor-most cluster
       dimension is not 2 (an error in every version), or another dimension is not 1 (a
       warning: jax 0.10.2 refuses it, jax 0.12 accepts it).
+
+    JAX checks the kernel's TMEM allocations before it lowers these ops: a kernel that mixes
+    collective and non-collective TMEM (PLS014), or allocates collective TMEM without an even
+    number of blocks per cluster (PLS013, which a collective MMA's accumulator always is when
+    the cluster is odd), fails there, and is not flagged here.
 
     ## Why is this bad?
     A collective MMA pairs the two blocks along the minor-most cluster axis. JAX checks this
@@ -73,8 +81,8 @@ class CollectiveAxisCluster(SiteRule):
     name = "collective-axis-cluster"
     summary = "collective_axis not served by the kernel's cluster"
     jax_message = "Unknown cluster axis"
-    triggers = (b"collective_axis",)
-    identifiers = frozenset({"collective_axis"})
+    triggers = (b"collective_axis", b"ClusterBarrier")
+    identifiers = frozenset({"collective_axis", "ClusterBarrier"})
     lowering = True
     kinds = ("mma", "commit", "copy")
     VALID = (examples.PLS012_VALID,)
@@ -93,7 +101,18 @@ class CollectiveAxisCluster(SiteRule):
         what = _mismatch(axis, cluster, _arrives(site, pick))
         if what is UNKNOWN:
             return UNKNOWN
-        return Mismatch(what, axis, cluster, run.node) if what else None
+        if not what:
+            return None
+        if site.kind == "mma" and cluster.blocks % 2:
+            return None  # its collective accumulator stops JAX first (PLS001, PLS013 or PLS014)
+        stops = fails_allocating(pick, run)
+        if stops is not False:
+            return None if stops is True else UNKNOWN  # the kernel's TMEM stops JAX first
+        return Mismatch(what, axis, cluster, run.node)
+
+    def check(self, ctx: Context) -> Iterator[Finding]:
+        yield from super().check(ctx)
+        yield from _BarrierAxes().check(ctx)
 
     def severity_of(self, detail: Mismatch) -> Severity:
         return Severity.WARNING if detail.what == "shape" else Severity.ERROR
@@ -136,3 +155,34 @@ def _mismatch(axis: str, cluster: Cluster, arrives: Any) -> str | Any:
     if any(dim != 1 for dim in cluster.dims[:-1]):
         return "shape"
     return ""
+
+
+class _BarrierAxes(KernelRule):
+    """PLS012 on a kernel's `plgpu.ClusterBarrier(collective_axes=...)` naming an axis its
+    cluster does not have (JAX resolves these first, when it sizes the kernel's resources).
+    The finding goes on the barrier's constructor call (or, when a helper makes it, the call
+    in the code building the kernel that leads there), or on the `pl.run_scoped` that
+    allocates it."""
+
+    code = CollectiveAxisCluster.code
+    name = CollectiveAxisCluster.name
+    summary = CollectiveAxisCluster.summary
+    jax_message = CollectiveAxisCluster.jax_message
+    lowering = True
+    in_own_file = True
+    apis = (MOSAIC_KERNEL,)
+
+    def problem(self, ctx: Context, run: KernelRun, pick: Picker) -> Any:
+        return unknown_barrier_axis(pick, run)
+
+    def same_problem(self, ctx: Context, run: KernelRun, detail: Any) -> Any:
+        return True  # one finding per barrier (and place), whatever each setting names
+
+    def reported(self, run: KernelRun, detail: Any) -> Site:
+        barrier, by, _, _ = detail
+        return allocation_site(run, Allocation(barrier, False, None)) if by is None else by
+
+    def message(self, ctx: Context, run: KernelRun, detail: Any) -> str:
+        _, _, axis, cluster = detail
+        return (f"Unknown cluster axis {axis}, available axes: {list(cluster.names)}: this ClusterBarrier's "
+                f"collective_axes name it, but the plgpu.kernel at {ctx.where(run.node)} has {cluster.shown()}")

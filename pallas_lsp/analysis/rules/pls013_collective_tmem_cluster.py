@@ -11,7 +11,7 @@ from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
 from .kernels import (MOSAIC_KERNEL, PALLAS_CALL, KernelRule, KernelRun, Allocation, allocation_site, cluster_of,
-                      describe_refs, tmem_allocations)
+                      describe_refs, fails_tracing_first, tmem_allocations, unknown_barrier_axis)
 from .site_rule import Picker
 
 
@@ -30,6 +30,9 @@ class CollectiveTmemCluster(KernelRule):
     Collective TMEM in the `scratch_shapes` of a `pl.pallas_call(...)`, which has no cluster,
     is flagged too, as a warning: jax 0.10.2 confirms it when lowering on the CPU, and jax 0.12
     cannot lower `pallas_call` without a GPU, so the check there is not confirmed.
+
+    A kernel that also allocates non-collective TMEM is PLS014's: JAX checks for mixed
+    allocations first and stops there.
 
     ## Why is this bad?
     A collective TMEM allocation spans the Tensor Memory of two blocks of a cluster, so the
@@ -72,9 +75,15 @@ class CollectiveTmemCluster(KernelRule):
         allocations = tmem_allocations(pick, run)
         if allocations is UNKNOWN:
             return UNKNOWN
+        barrier = unknown_barrier_axis(pick, run)
+        if barrier is not None:  # JAX stops earlier, at the cluster barrier (PLS012)
+            return None if barrier is not UNKNOWN else UNKNOWN
         collective = [allocation for allocation in allocations if allocation.collective]
         if not collective:
             return None
+        plain = [allocation for allocation in allocations if not allocation.collective]
+        if plain and not fails_tracing_first(pick, run, plain):
+            return None  # JAX checks for mixed TMEM first (PLS014) and stops there
         if run.api == PALLAS_CALL:
             return (tuple(collective), None)
         cluster = cluster_of(pick, run)

@@ -10,7 +10,7 @@ from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
 from .kernels import (Allocation, KernelRule, KernelRun, allocation_site, describe_refs, fails_tracing_first,
-                      tmem_allocations)
+                      tmem_allocations, unknown_barrier_axis)
 from .site_rule import Picker
 
 
@@ -74,6 +74,9 @@ class MixedCollectiveTmem(KernelRule):
         allocations = tmem_allocations(pick, run)
         if allocations is UNKNOWN:
             return UNKNOWN
+        barrier = unknown_barrier_axis(pick, run)
+        if barrier is not None:  # JAX stops earlier, at the cluster barrier (PLS012)
+            return None if barrier is not UNKNOWN else UNKNOWN
         collective = [allocation for allocation in allocations if allocation.collective]
         plain = [allocation for allocation in allocations if not allocation.collective]
         if not collective or not plain or fails_tracing_first(pick, run, plain):

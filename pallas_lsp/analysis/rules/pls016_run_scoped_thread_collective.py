@@ -12,7 +12,7 @@ from ..trace import objects as o
 from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
-from .kernels import run_of, threads_of
+from .kernels import fails_allocating, run_of, threads_of
 from .site_rule import Picker, SiteRule
 
 
@@ -22,7 +22,8 @@ class RunScopedThreadCollective(SiteRule):
     ...)` decorator) that allocates SMEM, TMEM or barriers inside a `plgpu.kernel` launched
     with `num_threads=` (two or more) and `thread_name=`, without
     `collective_axes=<thread_name>`. JAX gives no source line: the finding goes on the
-    `pl.run_scoped` call, the one to fix (in a helper module, on that module's line).
+    `pl.run_scoped` call, the one to fix (in a helper module, on that module's line). A
+    kernel whose TMEM allocations JAX refuses first (PLS013, PLS014) is not flagged here.
 
     ## Why is this bad?
     In a multithreaded kernel every warpgroup runs the body; Mosaic GPU only supports
@@ -74,9 +75,12 @@ class RunScopedThreadCollective(SiteRule):
         threads = threads_of(pick, run)
         if threads is UNKNOWN:
             return UNKNOWN
-        if threads is not None and not axes:
-            return (run.node, threads)
-        return None
+        if threads is None or axes:
+            return None
+        stops = fails_allocating(pick, run)
+        if stops is not False:
+            return None if stops is True else UNKNOWN  # the kernel's TMEM stops JAX first
+        return (run.node, threads)
 
     def message(self, ctx: Context, site: Site, detail: Any) -> str:
         kernel, (count, name) = detail

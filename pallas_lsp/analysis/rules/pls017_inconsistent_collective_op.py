@@ -12,7 +12,7 @@ from ..trace import Site
 from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
-from .kernels import KernelRun, describe_refs, fails_tracing_first, run_of, tmem_allocations
+from .kernels import KernelRun, describe_refs, fails_allocating, fails_tracing_first, run_of, tmem_allocations
 from .site_rule import Picker, SiteRule, api_function, written
 
 
@@ -26,7 +26,8 @@ class InconsistentCollectiveOp(SiteRule):
     tracing. The kernel's TMEM is its scratch and every `pl.run_scoped` of its body; each run
     of a kernel is judged on its own. A kernel whose `compiler_params` choose
     `plgpu.LoweringSemantics.Lane` is not reported, nor one whose `compiler_params` cannot be
-    read.
+    read, nor one whose collective TMEM has no even number of blocks per cluster (PLS013: JAX
+    checks the allocations first and stops there).
 
     ## Why is this bad?
     A kernel runs its tensor-core work either for pairs of blocks or for single blocks.
@@ -86,6 +87,9 @@ class InconsistentCollectiveOp(SiteRule):
         collective_tmem = flags.pop()
         if not collective_tmem and fails_tracing_first(pick, run, allocations):
             return None  # PLS001: JAX stops when tracing; the allocation is what to change
+        stops = fails_allocating(pick, run)
+        if stops is not False:
+            return None if stops is True else UNKNOWN  # PLS013: JAX stops at the allocations
         if collective_tmem != collective_op:
             return (collective_op, tuple(allocations))
         return None

@@ -14,7 +14,7 @@ from typing import Any, Callable, Iterator
 from astroid import nodes
 
 from ..project import Project
-from ..values import UNKNOWN
+from ..values import UNKNOWN, Var
 from . import callers, objects
 from .interp import EntryExhausted, Interpreter, Site
 from .resolver import Resolver
@@ -111,7 +111,12 @@ class Trace:
         # Other modules that call it decide its arguments (their analyses follow it with
         # them): here its parameters are unknown, not inputs a finding could be "when" about.
         free = not (names and self.callers.used_elsewhere((owner or func).name))
-        interp.run(closure, [], {}, func, preset=self._inputs(func, owner, names, module, free=free))
+        preset = self._inputs(func, owner, names, module, free=free)
+        positional = [arg.name for arg in (arguments.posonlyargs or []) + arguments.args]
+        offset = 1 if owner is not None and positional and not _is_static(func) else 0
+        for parameters in getattr(closure, "parameters", ()):
+            preset.update(_cases(parameters, positional[offset:], names))
+        interp.run(closure, [], {}, func, preset=preset)
 
     @staticmethod
     def _inputs(func: nodes.FunctionDef, owner: nodes.ClassDef | None, names: list[str], module: objects.ModuleObj,
@@ -126,6 +131,35 @@ class Trace:
             else:
                 preset[names[0]] = UNKNOWN
         return preset
+
+
+def _cases(parameters: objects.Parameters, positional: list[str], names: list[str]) -> dict[str, Any]:
+    """A parameterized test method's arguments: each one of the values its cases give it,
+    under the guard that picks the case (cases of one axis exclude each other: case j is
+    "not case 0 .. j-1, and case j"; axes combine freely). Nothing when the cases do not
+    bind the parameters as Python would (absl raises then), or leave some unbound."""
+    found: dict[str, Any] = {}
+    for index, axis in enumerate(parameters.axes):
+        chain = [Var(("parameterized", parameters.node, index, j), objects.BOOL, label)
+                 for j, (_, _, label) in enumerate(axis[:-1])]
+        values: dict[str, list[tuple[objects.Guard, Any]]] = {}
+        for j, (args, kwargs, _) in enumerate(axis):
+            guard = frozenset([(var, False) for var in chain[:j]] + ([(chain[j], True)] if j < len(chain) else []))
+            if len(args) > len(positional):
+                return {}
+            bound = dict(zip(positional, args))
+            for name, value in kwargs:
+                if name in bound or name not in names:
+                    return {}
+                bound[name] = value
+            for name, value in bound.items():
+                values.setdefault(name, []).append((guard, value))
+        for name, alternatives in values.items():
+            if name in found:
+                return {}
+            if len(alternatives) == len(axis):
+                found[name] = objects.guarded(alternatives)
+    return found
 
 
 def _run_unknown(interp: Interpreter, closure: objects.Closure, free: bool = False) -> None:

@@ -305,6 +305,17 @@ class Native:
     qname: str
 
 
+@dataclass(frozen=True, eq=False)
+class Parameters:
+    """absl's `@parameterized.product(...)` / `.parameters(...)` / `.named_parameters(...)`:
+    the test method runs once per case. `axes`: the lists that combine (product's keywords
+    combine freely; a case list is one axis); each case is (positional args, keyword args,
+    label for messages)."""
+
+    node: nodes.Call
+    axes: tuple[tuple[tuple[tuple[Any, ...], tuple[tuple[str, Any], ...], str], ...], ...]
+
+
 @dataclass(frozen=True)
 class Library:
     """A module or attribute of a library we do not read (numpy, or a part of jax we do not

@@ -475,10 +475,13 @@ def _b_isinstance(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) 
         if not isinstance(kind, o.Native) or kind.qname not in known:
             return UNKNOWN
         wanted.append(known[kind.qname])
-    value = args[0]
-    if isinstance(value, (dict, list, tuple, int, str, bool)):
-        return isinstance(value, tuple(wanted))
-    return UNKNOWN
+    def check(value: Any) -> Any:
+        if isinstance(value, (dict, list, tuple, int, str, bool)) or value is None:
+            return isinstance(value, tuple(wanted))
+        if isinstance(value, api.DType):  # a dtype (jnp.float16) is a class: none of these
+            return False
+        return UNKNOWN
+    return interp.lift(check, args[0])
 
 
 def _b_super(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
@@ -777,6 +780,93 @@ NATIVE: dict[str, Callable[..., Any]] = {
     "dataclasses.field": _field,
     "dataclasses.replace": _replace,
     "types.ModuleType": lambda interp, qname, node, args, kwargs: o.Namespace(),
+}
+
+
+# ---------------------------------------------------------------------------
+# Library calls the tracer knows: absl's parameterized test decorators.
+
+PARAMETERIZED = "absl.testing.parameterized"
+MAX_CASES = 16  # cases per axis; past it the parameters stay inputs
+
+
+def _label(node: nodes.NodeNG | None, fallback: str) -> str:
+    text = node.as_string() if node is not None else fallback
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _elements(node: nodes.NodeNG | None, count: int) -> list[nodes.NodeNG | None]:
+    if isinstance(node, (nodes.List, nodes.Tuple)) and len(node.elts) == count:
+        return [elt if isinstance(elt, nodes.NodeNG) else None for elt in node.elts]
+    return [None] * count
+
+
+def _product(interp: Interpreter, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """`product(*lists_of_dicts, **lists)`: every combination of one item of each."""
+    axes = []
+    written = {keyword.arg: keyword.value for keyword in getattr(node, "keywords", None) or () if keyword.arg}
+    for index, value in enumerate(args):
+        items = interp.iterate(value)
+        if items is UNKNOWN or not all(isinstance(item, dict) for item in items):
+            return UNKNOWN
+        spelled = _elements(node.args[index] if isinstance(node, nodes.Call) and index < len(node.args) else None,
+                            len(items))
+        axes.append(tuple(((), tuple(item.items()), _label(at, f"case {i}"))
+                          for i, (item, at) in enumerate(zip(items, spelled))))
+    for name, value in kwargs.items():
+        items = interp.iterate(value)
+        if items is UNKNOWN:
+            return UNKNOWN
+        spelled = _elements(written.get(name), len(items))
+        axes.append(tuple(((), ((name, item),), f"{name} == {_label(at, f'{name}[{i}]')}")
+                          for i, (item, at) in enumerate(zip(items, spelled))))
+    return _parameters_of(node, axes)
+
+
+def _cases(named: bool) -> Callable[..., Any]:
+    """`parameters(*cases)` / `named_parameters(*cases)`: one case at a time (a tuple is
+    positional, a dict by keyword, a lone value one argument; a named case starts with its
+    name, or has a `testcase_name` key); one iterable of cases is its items."""
+    def call(interp: Interpreter, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        if kwargs:
+            return UNKNOWN
+        spelled: list[nodes.NodeNG | None] = list(node.args) if isinstance(node, nodes.Call) else []
+        items = args
+        if len(args) == 1 and not isinstance(args[0], (tuple, dict)):
+            items = interp.iterate(args[0])
+            if items is UNKNOWN:
+                return UNKNOWN
+            spelled = _elements(spelled[0] if spelled else None, len(items))
+        if len(spelled) != len(items) or any(isinstance(at, nodes.Starred) for at in spelled):
+            spelled = [None] * len(items)
+        axis: list[tuple[tuple[Any, ...], tuple[tuple[str, Any], ...], str]] = []
+        for index, (case, at) in enumerate(zip(items, spelled)):
+            label = "case " + _label(at, str(index))
+            if isinstance(case, dict):
+                axis.append(((), tuple((k, v) for k, v in case.items() if not (named and k == "testcase_name")),
+                             label))
+            elif isinstance(case, (tuple, list)):
+                if named and not case:
+                    return UNKNOWN
+                axis.append((tuple(case[1:] if named else case), (), label))
+            elif named or isinstance(case, o.Guarded) or case is UNKNOWN:
+                return UNKNOWN
+            else:
+                axis.append(((case,), (), label))
+        return _parameters_of(node, [tuple(axis)])
+    return call
+
+
+def _parameters_of(node: nodes.NodeNG, axes: list[Any]) -> Any:
+    if not isinstance(node, nodes.Call) or not axes or any(not axis or len(axis) > MAX_CASES for axis in axes):
+        return UNKNOWN
+    return o.Parameters(node, tuple(axes))
+
+
+LIBRARY_CALLS: dict[str, Callable[..., Any]] = {
+    f"{PARAMETERIZED}.product": _product,
+    f"{PARAMETERIZED}.parameters": _cases(named=False),
+    f"{PARAMETERIZED}.named_parameters": _cases(named=True),
 }
 
 
