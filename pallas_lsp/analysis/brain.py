@@ -261,12 +261,18 @@ class _Preparsed(AstroidBuilder):
         self._tree = tree
 
     def _data_build(self, data: str, modname: str, path: str | None) -> tuple[nodes.Module, TreeRebuilder]:
-        node_file = os.path.abspath(path) if path is not None else "<?>"
-        package = path is not None and os.path.splitext(os.path.basename(path))[0] == "__init__"
-        if modname.endswith(".__init__"):
-            modname, package = modname[: -len(".__init__")], True
         rebuilder = TreeRebuilder(self._manager, data)
-        return rebuilder.visit_module(self._tree, modname, node_file, package), rebuilder
+        return module_of_tree(rebuilder, self._tree, modname, path), rebuilder
+
+
+def module_of_tree(rebuilder: TreeRebuilder, tree: ast.Module, modname: str, path: str | None) -> nodes.Module:
+    """The astroid module `rebuilder` makes of `tree`, with astroid's module file and package
+    flag."""
+    node_file = os.path.abspath(path) if path is not None else "<?>"
+    package = path is not None and os.path.splitext(os.path.basename(path))[0] == "__init__"
+    if modname.endswith(".__init__"):
+        modname, package = modname[: -len(".__init__")], True
+    return rebuilder.visit_module(tree, modname, node_file, package)
 
 
 def install() -> None:

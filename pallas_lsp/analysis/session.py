@@ -4,7 +4,8 @@ Today it holds the collector policy: every analysis pauses Python's cyclic garba
 (astroid builds many small objects, and a full collection in the middle of an analysis triples
 its time); afterwards the session either collects at once (flake8, the CLI: the default) or
 leaves that to its host, which calls `resume_collection()` when nobody waits any more (the
-language server, once it has published the diagnostics).
+language server, once it has published the diagnostics). A session may also keep the astroid
+trees of the files it analyses for their next analysis (`trees`: the language server's does).
 """
 
 from __future__ import annotations
@@ -16,12 +17,16 @@ from dataclasses import dataclass
 
 from astroid.manager import AstroidManager
 
+from .incremental import TreeMemo
+
 _frozen_modules = -1  # astroid's cached modules when the collector's state was last frozen
 
 
 @dataclass(frozen=True)
 class Session:
     collect_after_analysis: bool = True  # False: the host calls `resume_collection()` itself
+    # Astroid subtrees kept between analyses of a file (an editor's: see `incremental`)
+    trees: TreeMemo | None = None
 
     @contextlib.contextmanager
     def collector_paused(self) -> Iterator[None]:

@@ -1,0 +1,296 @@
+"""Incremental analysis for an editor: astroid subtrees kept between analyses of one file.
+
+An editor analyses the same file after every keystroke, and astroid's rebuild of the whole tree
+costs two to four parses of it. A `TreeMemo` keeps the astroid nodes of the file's top-level
+function and class definitions from the last analysis, keyed by their exact source text; the
+next build of that file reuses every definition whose text is unchanged (its line numbers moved
+by the lines inserted or removed above it) and builds the others.
+
+A reused subtree must be the tree a fresh build would make. Its text fixes its stdlib tree, and
+so its astroid tree, except where astroid's build reaches outside the statement; those
+statements are never kept:
+- `global` declarations and `:=` in decorators or defaults bind names in the module;
+- `# type:` comments are read or not depending on the rest of the file (`engine._parse`);
+- an attribute assignment (`obj.attr = ...`) that astroid's post-build step records on a node
+  outside its own statement (or on something it cannot follow): both statements are dropped,
+  since a kept one would miss, or keep, what the other's changed text records there;
+- a statement that shares a line with another, or a definition whose text occurs twice.
+A file with `\\r` in it is built whole (astroid splits the text on `\\n` for some positions).
+
+Cached properties of a reused node (`fromlineno`, `type`, `extra_decorators`...) are
+dropped, since some depend on the rest of the module. A memo is used by one analysis at a time:
+a second one running concurrently builds the whole tree.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import re
+import threading
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+from astroid import nodes
+from astroid.builder import AstroidBuilder
+from astroid.manager import AstroidManager
+from astroid.rebuilder import TreeRebuilder
+
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_Definition = nodes.FunctionDef | nodes.ClassDef  # (an async def is a FunctionDef too)
+
+
+@dataclass
+class _Kept:
+    first: int  # the statement's first line (its first decorator's) when it was built
+    node: _Definition
+
+
+class TreeMemo:
+    """Astroid subtrees of the definitions of the files last analysed, one tree per file (the
+    memory of one more tree per open file)."""
+
+    def __init__(self, max_files: int = 64) -> None:
+        self._files: dict[str | None, dict[str, _Kept]] = {}
+        self._lock = threading.Lock()
+        self._max_files = max_files
+        self.reused = 0  # definitions reused by the last build (for tests and benchmarks)
+
+    def forget(self, path: str | None = None) -> None:
+        """Drop what is kept for `path` (every file when None)."""
+        with self._lock:
+            if path is None:
+                self._files.clear()
+            else:
+                self._files.pop(path, None)
+
+    def build(self, manager: AstroidManager, text: str, modname: str, path: str | None,
+              tree: ast.Module) -> nodes.Module:
+        """What `brain.build` makes of `text`, reusing the subtrees of unchanged definitions."""
+        if not self._lock.acquire(blocking=False):  # another analysis uses the memo
+            return _Builder(tree, {}, set(), manager, apply_transforms=False).string_build(text, modname, path)
+        try:
+            return self._build(manager, text, modname, path, tree)
+        finally:
+            self._lock.release()
+
+    def _build(self, manager: AstroidManager, text: str, modname: str, path: str | None,
+               tree: ast.Module) -> nodes.Module:
+        previous = self._files.pop(path, None) or {}
+        segments = _segments(text, tree) if "\r" not in text else {}
+        reuse: dict[ast.stmt, tuple[_Definition, int]] = {}
+        for statement, (key, first) in segments.items():
+            old = previous.get(key)
+            if old is not None:
+                reuse[statement] = (old.node, first - old.first)
+        ends = {_end(statement): statement for statement in segments}
+        builder = _Builder(tree, reuse, set(ends), manager, apply_transforms=False)
+        module = builder.string_build(text, modname, path)  # raises: nothing is kept for the file
+        self.reused = len(builder.reused)
+        kept: dict[str, _Kept] = {}
+        for node in builder.units:
+            if node not in builder.tainted:
+                key, first = segments[ends[_end(node)]]
+                kept[key] = _Kept(first, node)
+        while len(self._files) >= self._max_files:
+            del self._files[next(iter(self._files))]
+        self._files[path] = kept
+        return module
+
+
+_NOT_SELF_CONTAINED = re.compile(r"\bglobal\b|:=|#\s*type:")  # see the module's docstring
+
+
+def _segments(text: str, tree: ast.Module) -> dict[ast.stmt, tuple[str, int]]:
+    """The definitions that may be kept (top-level ones, and those in a top-level class's
+    body): their source text and first line."""
+    lines = text.split("\n")
+    found: dict[ast.stmt, tuple[str, int]] = {}
+    seen: dict[str, ast.stmt | None] = {}
+
+    def scan(body: list[ast.stmt], column: int | None) -> None:
+        spans = [(_first_line(statement), statement.end_lineno or statement.lineno) for statement in body]
+        for index, statement in enumerate(body):
+            first, last = spans[index]
+            if not isinstance(statement, _DEFINITIONS):
+                continue
+            if column is None and isinstance(statement, ast.ClassDef):
+                scan(statement.body, statement.body[0].col_offset)
+            if statement.col_offset != (column or 0) or (index and spans[index - 1][1] >= first) or (
+                    index + 1 < len(body) and spans[index + 1][0] <= last):
+                continue  # shares a line with another statement
+            key = "\n".join(lines[first - 1:last])
+            if _NOT_SELF_CONTAINED.search(key) or (column is not None and not key.startswith(" " * column)):
+                continue
+            if key in seen:  # the same text twice: neither is kept
+                other = seen[key]
+                if other is not None:
+                    del found[other]
+                seen[key] = None
+                continue
+            seen[key] = statement
+            found[statement] = (key, first)
+
+    scan(tree.body, None)
+    return found
+
+
+def _first_line(statement: ast.stmt) -> int:
+    decorators = statement.decorator_list if isinstance(statement, _DEFINITIONS) else []
+    return min([statement.lineno] + [decorator.lineno for decorator in decorators])
+
+
+def _end(node: ast.stmt | nodes.NodeNG) -> tuple[int | None, int | None, int | None]:
+    """Where a definition ends, and its column: its own, among those that share no line (a
+    class and its last method end together)."""
+    return node.end_lineno, node.end_col_offset, node.col_offset
+
+
+def _definitions(module: nodes.Module) -> Iterator[_Definition]:
+    """The module's definitions `_segments` may choose: top-level ones and a class's."""
+    for node in module.body:
+        if isinstance(node, (nodes.FunctionDef, nodes.ClassDef)):
+            yield node
+            if isinstance(node, nodes.ClassDef):
+                yield from (child for child in node.body if isinstance(child, (nodes.FunctionDef, nodes.ClassDef)))
+
+
+class _Builder(AstroidBuilder):
+    """`brain.build`'s builder (a tree already parsed, no transforms) that reuses the subtrees
+    it is given, and tells which definitions its post-build step reached out of or into."""
+
+    def __init__(self, tree: ast.Module, reuse: dict[ast.stmt, tuple[_Definition, int]],
+                 ends: set[tuple[int | None, int | None, int | None]], *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._tree = tree
+        self._reuse = reuse
+        self._ends = ends
+        self.reused: list[_Definition] = []
+        self.units: set[_Definition] = set()  # the built module's nodes of `_segments`' definitions
+        self.tainted: set[nodes.NodeNG] = set()
+
+    def _data_build(self, data: str, modname: str, path: str | None) -> tuple[nodes.Module, TreeRebuilder]:
+        from . import brain
+
+        rebuilder = _Rebuilder(self._manager, data, self._reuse, self.reused)
+        module = brain.module_of_tree(rebuilder, self._tree, modname, path)
+        self.units = {node for node in _definitions(module) if _end(node) in self._ends}
+        return module, rebuilder
+
+    def delayed_assattr(self, node: nodes.AssignAttr) -> None:
+        mine = self._units_of(node)
+        own = _on_own_instance(node)
+        for target in _targets(node):
+            theirs = self._units_of(target) if target is not None and target.root() is node.root() else []
+            # a definition holding one end and not the other is not self-contained
+            self.tainted.update(unit for unit in theirs if unit not in mine)
+            self.tainted.update(unit for unit in mine if target is None or unit not in theirs)
+        if not own:
+            self.tainted.update(mine)
+        super().delayed_assattr(node)
+
+    def _units_of(self, node: nodes.NodeNG) -> list[nodes.NodeNG]:
+        found: list[nodes.NodeNG] = []
+        current: nodes.NodeNG | None = node
+        while current is not None:
+            if current in self.units:
+                found.append(current)
+            current = current.parent
+        return found
+
+
+def _on_own_instance(node: nodes.AssignAttr) -> bool:
+    """`self.x = ...` in an undecorated method: what astroid infers `self` to depends on the
+    class around it only (a decorator's meaning, or any other name's, may come from elsewhere)."""
+    function = node.scope()
+    if not isinstance(function, nodes.FunctionDef) or function.decorators is not None \
+            or not isinstance(function.parent, nodes.ClassDef) or not isinstance(node.expr, nodes.Name):
+        return False
+    positional = (function.args.posonlyargs or []) + (function.args.args or [])
+    return bool(positional) and positional[0].name == node.expr.name
+
+
+def _targets(node: nodes.AssignAttr) -> Iterator[nodes.NodeNG | None]:
+    """Where astroid's `delayed_assattr` may record `node`: the nodes it infers `node.expr` to
+    (an instance: its class), None for what has no node or cannot be inferred."""
+    from astroid import bases, util
+    from astroid.exceptions import InferenceError
+
+    try:
+        for inferred in node.expr.infer():
+            if isinstance(inferred, bases.Instance):
+                inferred = inferred._proxied
+            yield inferred if isinstance(inferred, nodes.NodeNG) and not isinstance(inferred, util.UninferableBase) \
+                else None
+    except InferenceError:
+        yield None
+
+
+class _Rebuilder(TreeRebuilder):
+    def __init__(self, manager: AstroidManager, data: str, reuse: dict[ast.stmt, tuple[_Definition, int]],
+                 reused: list[_Definition]) -> None:
+        super().__init__(manager, data)
+        self._reuse = reuse
+        self._reused = reused
+
+    def visit(self, node: Any, parent: nodes.NodeNG) -> Any:
+        found = self._reuse.get(node) if isinstance(node, _DEFINITIONS) else None
+        if found is None:
+            return super().visit(node, parent)
+        subtree, delta = found
+        _moved(subtree, delta)
+        subtree.parent = parent
+        parent.set_local(subtree.name, subtree)  # what visiting the definition does last
+        self._reused.append(subtree)
+        return subtree
+
+
+def _moved(root: nodes.NodeNG, delta: int) -> None:
+    """Shift a subtree's line numbers by `delta` and drop its nodes' cached properties."""
+    pending = [root]
+    while pending:
+        node = pending.pop()
+        state = vars(node)
+        for name in _cached_properties(type(node)):
+            state.pop(name, None)
+        if delta:
+            if node.lineno is not None:
+                node.lineno += delta
+            if node.end_lineno is not None:
+                node.end_lineno += delta
+            position = state.get("position")
+            if position is not None:
+                node.position = position._replace(lineno=position.lineno + delta,
+                                                  end_lineno=position.end_lineno + delta)
+        for name in _child_fields(type(node)):
+            _children(state.get(name), pending)
+
+
+def _children(value: Any, into: list[nodes.NodeNG]) -> None:
+    if isinstance(value, nodes.NodeNG):
+        into.append(value)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            _children(item, into)
+
+
+_fields: dict[type, tuple[str, ...]] = {}
+_cached: dict[type, tuple[str, ...]] = {}
+
+
+def _child_fields(cls: type) -> tuple[str, ...]:
+    """The attributes of a node class that hold its children."""
+    found = _fields.get(cls)
+    if found is None:
+        names = tuple(getattr(cls, "_astroid_fields", ())) + tuple(getattr(cls, "_other_other_fields", ()))
+        found = _fields[cls] = tuple(name for name in names if name not in ("locals", "globals", "_type"))
+    return found
+
+
+def _cached_properties(cls: type) -> tuple[str, ...]:
+    """The `functools.cached_property`s of a node class."""
+    found = _cached.get(cls)
+    if found is None:
+        found = _cached[cls] = tuple({name for klass in cls.__mro__ for name, value in vars(klass).items()
+                                      if isinstance(value, functools.cached_property)})
+    return found
