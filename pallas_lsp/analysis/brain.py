@@ -35,6 +35,7 @@ from typing import Any, Callable, Iterator, Mapping, TypeGuard
 from astroid import nodes
 from astroid.builder import AstroidBuilder
 from astroid.context import _invalidate_cache as _forget_inference_contexts
+from astroid.exceptions import AstroidSyntaxError
 from astroid.inference_tip import clear_inference_tip_cache
 from astroid.interpreter.objectmodel import ObjectModel
 from astroid.manager import AstroidManager
@@ -240,11 +241,35 @@ _FileBuild = Callable[[AstroidBuilder, str, str | None], nodes.Module]
 def _overlay_files(original: _FileBuild) -> _FileBuild:
     def file_build(self: AstroidBuilder, path: str, modname: str | None = None) -> nodes.Module:
         text = overlay_text(path) if path else None
-        if text is not None:
-            return self.string_build(text, modname or os.path.splitext(os.path.basename(path))[0], path)
-        return original(self, path, modname)
+        stamp = ("overlay", hash(text)) if text is not None else _file_stamp(path)
+        failed = _unbuildable.get((path, modname))
+        if failed is not None and failed[0] == stamp and stamp is not None:
+            raise failed[1].with_traceback(None)  # astroid would parse it again, and fail again
+        try:
+            if text is not None:
+                return self.string_build(text, modname or os.path.splitext(os.path.basename(path))[0], path)
+            return original(self, path, modname)
+        except AstroidSyntaxError as error:
+            if len(_unbuildable) >= 256:
+                _unbuildable.clear()
+            _unbuildable[(path, modname)] = (stamp, error)
+            raise
 
     return file_build
+
+
+# Files astroid could not build (a syntax error: newer syntax than this Python, or a file being
+# edited), with the state of their source then: an import of them fails at once while that
+# state lasts (each analysis of a tokamax kernel on Python 3.11 parsed five such modules again).
+_unbuildable: dict[tuple[str, str | None], tuple[object, AstroidSyntaxError]] = {}
+
+
+def _file_stamp(path: str) -> object:
+    try:
+        status = os.stat(path)
+    except (OSError, TypeError, ValueError):
+        return None
+    return (status.st_size, status.st_mtime_ns)
 
 
 def build(manager: AstroidManager, text: str, modname: str, path: str | None, tree: ast.Module) -> nodes.Module:

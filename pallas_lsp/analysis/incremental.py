@@ -1,10 +1,11 @@
 """Incremental analysis for an editor: astroid subtrees kept between analyses of one file.
 
 An editor analyses the same file after every keystroke, and astroid's rebuild of the whole tree
-costs two to four parses of it. A `TreeMemo` keeps the astroid nodes of the file's top-level
-function and class definitions from the last analysis, keyed by their exact source text; the
+costs two to four parses of it. A `TreeMemo` keeps the astroid nodes of the file's function and
+class definitions (at any depth) from the last analysis, keyed by their exact source text; the
 next build of that file reuses every definition whose text is unchanged (its line numbers moved
-by the lines inserted or removed above it) and builds the others.
+by the lines inserted or removed above it) and builds the others: typing inside one kernel
+rebuilds that kernel and the definitions around it, not their unchanged neighbours.
 
 A reused subtree must be the tree a fresh build would make. Its text fixes its stdlib tree, and
 so its astroid tree, except where astroid's build reaches outside the statement; those
@@ -102,25 +103,24 @@ _NOT_SELF_CONTAINED = re.compile(r"\bglobal\b|:=|#\s*type:")  # see the module's
 
 
 def _segments(text: str, tree: ast.Module) -> dict[ast.stmt, tuple[str, int]]:
-    """The definitions that may be kept (top-level ones, and those in a top-level class's
-    body): their source text and first line."""
+    """The definitions that may be kept (those in the body of the module or of a definition
+    there, at any depth): their source text and first line."""
     lines = text.split("\n")
     found: dict[ast.stmt, tuple[str, int]] = {}
     seen: dict[str, ast.stmt | None] = {}
 
-    def scan(body: list[ast.stmt], column: int | None) -> None:
+    def scan(body: list[ast.stmt], column: int) -> None:
         spans = [(_first_line(statement), statement.end_lineno or statement.lineno) for statement in body]
         for index, statement in enumerate(body):
             first, last = spans[index]
             if not isinstance(statement, _DEFINITIONS):
                 continue
-            if column is None and isinstance(statement, ast.ClassDef):
-                scan(statement.body, statement.body[0].col_offset)
-            if statement.col_offset != (column or 0) or (index and spans[index - 1][1] >= first) or (
+            scan(statement.body, statement.body[0].col_offset)
+            if statement.col_offset != column or (index and spans[index - 1][1] >= first) or (
                     index + 1 < len(body) and spans[index + 1][0] <= last):
                 continue  # shares a line with another statement
             key = "\n".join(lines[first - 1:last])
-            if _NOT_SELF_CONTAINED.search(key) or (column is not None and not key.startswith(" " * column)):
+            if _NOT_SELF_CONTAINED.search(key) or not key.startswith(" " * column):
                 continue
             if key in seen:  # the same text twice: neither is kept
                 other = seen[key]
@@ -131,7 +131,7 @@ def _segments(text: str, tree: ast.Module) -> dict[ast.stmt, tuple[str, int]]:
             seen[key] = statement
             found[statement] = (key, first)
 
-    scan(tree.body, None)
+    scan(tree.body, 0)
     return found
 
 
@@ -146,13 +146,13 @@ def _end(node: ast.stmt | nodes.NodeNG) -> tuple[int | None, int | None, int | N
     return node.end_lineno, node.end_col_offset, node.col_offset
 
 
-def _definitions(module: nodes.Module) -> Iterator[_Definition]:
-    """The module's definitions `_segments` may choose: top-level ones and a class's."""
-    for node in module.body:
+def _definitions(scope: nodes.Module | _Definition) -> Iterator[_Definition]:
+    """The definitions `_segments` may choose: those in the body of the module or of a
+    definition there, at any depth."""
+    for node in scope.body:
         if isinstance(node, (nodes.FunctionDef, nodes.ClassDef)):
             yield node
-            if isinstance(node, nodes.ClassDef):
-                yield from (child for child in node.body if isinstance(child, (nodes.FunctionDef, nodes.ClassDef)))
+            yield from _definitions(node)
 
 
 class _Builder(AstroidBuilder):
@@ -248,11 +248,16 @@ class _Rebuilder(TreeRebuilder):
 def _moved(root: nodes.NodeNG, delta: int) -> None:
     """Shift a subtree's line numbers by `delta` and drop its nodes' cached properties."""
     pending = [root]
+    pop = pending.pop
+    push = pending.append
+    node_types = _NODE_TYPES
     while pending:
-        node = pending.pop()
-        state = vars(node)
-        for name in _cached_properties(type(node)):
-            state.pop(name, None)
+        node = pop()
+        state = node.__dict__
+        cached, fields = _shape(type(node))
+        for name in cached:
+            if name in state:
+                del state[name]
         if delta:
             if node.lineno is not None:
                 node.lineno += delta
@@ -262,16 +267,30 @@ def _moved(root: nodes.NodeNG, delta: int) -> None:
             if position is not None:
                 node.position = position._replace(lineno=position.lineno + delta,
                                                   end_lineno=position.end_lineno + delta)
-        for name in _child_fields(type(node)):
-            _children(state.get(name), pending)
+        for name in fields:
+            value = state.get(name)
+            if value is None:
+                continue
+            if isinstance(value, node_types):
+                push(value)
+            elif isinstance(value, (list, tuple)):
+                for item in value:
+                    if isinstance(item, node_types):
+                        push(item)
+                    elif isinstance(item, (list, tuple)):  # `Dict.items`: pairs
+                        pending.extend(part for part in item if isinstance(part, node_types))
 
 
-def _children(value: Any, into: list[nodes.NodeNG]) -> None:
-    if isinstance(value, nodes.NodeNG):
-        into.append(value)
-    elif isinstance(value, (list, tuple)):
-        for item in value:
-            _children(item, into)
+_NODE_TYPES = nodes.NodeNG
+_shapes: dict[type, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+
+
+def _shape(cls: type) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """A node class's cached properties, and the attributes that hold its children."""
+    found = _shapes.get(cls)
+    if found is None:
+        found = _shapes[cls] = (_cached_properties(cls), _child_fields(cls))
+    return found
 
 
 _fields: dict[type, tuple[str, ...]] = {}
