@@ -1,6 +1,6 @@
 """pallas-lsp benchmarks: every figure is a ratio against a baseline measured in the same run.
 
-    python benchmarks/run.py [--repeat 5] [--quick] [--jax-repo DIR] [--tokamax-repo DIR]
+    python benchmarks/run.py [--repeat 5] [--quick] [--only 3,4] [--jax-repo DIR] [--tokamax-repo DIR]
 
 Needs the `bench` and `oracle` extras (`pip install -e ".[bench,oracle]"`: ruff, jax and tokamax
 for their sources). JAX's tests and tutorials are not in its package: `--jax-repo` (or
@@ -357,6 +357,7 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=5, help="runs per measurement (the best CPU time is kept)")
     parser.add_argument("--edits", type=int, default=40, help="edits in each scripted server session")
     parser.add_argument("--quick", action="store_true", help="skip the whole-package runs (1, 2 and 5b)")
+    parser.add_argument("--only", default="1,2,3,4,5", help="the rows to measure, e.g. 3,4 (default: all)")
     parser.add_argument("--jax-repo", default=os.environ.get("PALLAS_REALCODE_JAX"),
                         help="JAX's git repository or checkout (default: a shallow clone of our own)")
     parser.add_argument("--tokamax-repo", default=os.environ.get("PALLAS_REALCODE_TOKAMAX"),
@@ -366,20 +367,26 @@ def main() -> int:
     repository = jax_repository(args.jax_repo)
     sources = jax_sources(repository) + _tokamax(args.tokamax_repo)
     notes = [] if repository else ["JAX's repository could not be cloned: its tests and tutorials are not measured"]
+    only = set(args.only.split(","))
     rows: list[tuple] = []
     with tempfile.TemporaryDirectory() as scratch:
-        if not args.quick:
+        if not args.quick and "1" in only:
             rows += whole_package(jax, args.repeat)
+        if not args.quick and "2" in only:
             rows += flake8_overhead(jax, args.repeat)
-        rows += dense(sources, args.repeat)
-        rows += with_project_module(jax, Path(scratch), args.repeat)
+        if "3" in only:
+            rows += dense(sources, args.repeat)
+            rows += with_project_module(jax, Path(scratch), args.repeat)
         for wanted in ("tests/pallas/mosaic_gpu_test.py", "attention/pallas_mosaic_gpu_kernel_sm100.py"):
             found = [s for s in sources if s.rel.endswith(wanted)]
+            if "4" not in only:
+                break
             if found:
                 rows += editor_loop(found[0], args.edits)
             else:
                 notes.append(f"{wanted}: not among the sources, its editor loop is not measured")
-        rows += memory(jax, args.quick)
+        if "5" in only:
+            rows += memory(jax, args.quick)
     print(f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
           f"jax {_version('jax')}; `python benchmarks/run.py --repeat {args.repeat}`\n")
     print("| # | measurement | ours | baseline | ratio |")

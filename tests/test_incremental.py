@@ -97,8 +97,9 @@ def _check_sequence(text: str, path: str | None, seed: int, edits: int) -> int:
     """Analyse `edits` random versions of `text` incrementally and from scratch; returns how
     many definitions the incremental analyses reused."""
     rng = random.Random(seed)
-    memo = TreeMemo()
-    incremental, scratch = Session(trees=memo), Session()
+    incremental, scratch = Session(keep_trees=True), Session()
+    memo = incremental.trees
+    assert memo is not None
     history = [text]
     reused = 0
     for step in range(edits + 1):

@@ -5,7 +5,7 @@ Today it holds the collector policy: every analysis pauses Python's cyclic garba
 its time); afterwards the session either collects at once (flake8, the CLI: the default) or
 leaves that to its host, which calls `resume_collection()` when nobody waits any more (the
 language server, once it has published the diagnostics). A session may also keep the astroid
-trees of the files it analyses for their next analysis (`trees`: the language server's does).
+trees of the files it analyses for their next analysis (`keep_trees`: the language server's does).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import gc
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from astroid.manager import AstroidManager
 
@@ -25,8 +25,19 @@ _frozen_modules = -1  # astroid's cached modules when the collector's state was 
 @dataclass(frozen=True)
 class Session:
     collect_after_analysis: bool = True  # False: the host calls `resume_collection()` itself
-    # Astroid subtrees kept between analyses of a file (an editor's: see `incremental`)
-    trees: TreeMemo | None = None
+    # True: each file's astroid tree is kept for its next analysis, which rebuilds only the
+    # definitions whose text changed (`incremental`: an editor's session)
+    keep_trees: bool = False
+    trees: TreeMemo | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.keep_trees and self.trees is None:
+            object.__setattr__(self, "trees", TreeMemo())
+
+    def forget(self, path: str | None) -> None:
+        """Drop the tree kept for `path` (a document closed in the editor)."""
+        if self.trees is not None:
+            self.trees.forget(path)
 
     @contextlib.contextmanager
     def collector_paused(self) -> Iterator[None]:

@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING
 from lsprotocol import types as t
 
 from pallas_lsp import analysis as core
-from pallas_lsp.analysis.incremental import TreeMemo
 
 from . import convert
 from .settings import not_analysed_result
@@ -70,8 +69,7 @@ class Scheduler:
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pallas-analysis")
         # The collector runs once an analysis is published (see `_analyse`), not inside `lint`;
         # each open file's astroid tree is kept for its next analysis (`analysis.incremental`).
-        self.trees = TreeMemo()
-        self.astroid = core.Session(collect_after_analysis=False, trees=self.trees)
+        self.astroid = core.Session(collect_after_analysis=False, keep_trees=True)
         # unit key -> (its own documents, every document its analysis says something about)
         self.shown: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
         self.revisions: dict[str, int] = {}  # uri -> how often another unit changed what it says there
@@ -353,7 +351,7 @@ class Scheduler:
             if not closed and unit.analysis is not None:
                 closed = unit.analysis.snapshot.uris()
             if unit.analysis is not None:  # after the analysis running now, if any
-                self.executor.submit(self.trees.forget, unit.analysis.snapshot.path)
+                self.executor.submit(self.astroid.forget, unit.analysis.snapshot.path)
         published = self._show(key, None)
         for uri in closed or [key]:
             if uri not in published:
