@@ -350,12 +350,20 @@ class Scheduler:
             self._answer_waiters(unit, None)
             if not closed and unit.analysis is not None:
                 closed = unit.analysis.snapshot.uris()
-            if unit.analysis is not None:  # after the analysis running now, if any
-                self.executor.submit(self.astroid.forget, unit.analysis.snapshot.path)
+            if unit.analysis is not None:
+                self._forget_tree(unit.analysis.snapshot.path)
         published = self._show(key, None)
         for uri in closed or [key]:
             if uri not in published:
                 self.publish(uri)
+
+    def _forget_tree(self, path: str | None) -> None:
+        """Let go of the astroid tree kept for a closed file, once the analysis running now
+        (if any) is over."""
+        try:
+            self.executor.submit(self.astroid.forget, path)
+        except RuntimeError:  # the executor is shut down: nothing runs any more
+            self.astroid.forget(path)
 
     def shutdown(self) -> None:
         for unit in self.units.values():
