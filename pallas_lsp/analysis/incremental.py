@@ -57,14 +57,11 @@ class TreeMemo:
         self._max_files = max_files
         self.reused = 0  # definitions reused by the last build (for tests and benchmarks)
 
-    def forget(self, path: str | None = None) -> None:
-        """Drop what is kept for `path` (every file when None). Without the lock (a dict's
+    def forget(self, path: str | None) -> None:
+        """Drop what is kept for `path` (None: an untitled buffer). Without the lock (a dict's
         `pop` is atomic): an analysis of `path` running meanwhile keeps its tree, which the
         bound on files lets go of in time."""
-        if path is None:
-            self._files.clear()
-        else:
-            self._files.pop(path, None)
+        self._files.pop(path, None)
 
     def build(self, manager: AstroidManager, text: str, modname: str, path: str | None,
               tree: ast.Module) -> nodes.Module:
