@@ -187,3 +187,20 @@ def _dump(node: object) -> object:
     state = {name: value for name, value in state.items() if isinstance(value, plain)}
     return (type(node).__name__, sorted(state.items(), key=lambda item: item[0]).__repr__(),
             [_dump(getattr(node, name, None)) for name in _child_fields(type(node))])
+
+
+def test_a_forgotten_file_is_built_whole_again() -> None:
+    fixture = TESTS / "fixtures" / "family_kernels.py"
+    text, path = fixture.read_text(), str(fixture)
+    session = Session(keep_trees=True)
+    memo = session.trees
+    assert memo is not None and Session().trees is None
+    lint(text, path, Settings(), session=session)
+    lint(text, path, Settings(), session=session)
+    assert memo.reused > 0
+    session.forget(None)  # an untitled buffer's tree: not this file's
+    lint(text, path, Settings(), session=session)
+    assert memo.reused > 0
+    session.forget(path)
+    lint(text, path, Settings(), session=session)
+    assert memo.reused == 0
