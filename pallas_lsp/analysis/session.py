@@ -52,18 +52,21 @@ class Session:
             if was_enabled and self.collect_after_analysis:
                 self.resume_collection()
 
-    @staticmethod
-    def resume_collection() -> None:
+    def resume_collection(self) -> None:
         """Collect what the analyses left (a young collection: `brain.forget_inferences`
         leaves nothing older pointing into their trees) and let the collector run again. When
         astroid has read new modules (its builtins, our stubs, stdlib modules), which it keeps
         for good, a full collection runs instead and what survives is frozen: later full
         collections of the host (flake8 and its other plugins, the server) would otherwise
-        walk all of it again, which tripled the plugin's cost in a flake8 run."""
+        walk all of it again, which tripled the plugin's cost in a flake8 run. A session that
+        keeps trees unfreezes first: the trees it kept then and has let go of since would
+        otherwise never be collected."""
         global _frozen_modules
         modules = len(AstroidManager().astroid_cache)
         if modules > _frozen_modules:
             _frozen_modules = modules
+            if self.trees is not None:
+                gc.unfreeze()
             gc.collect()
             gc.freeze()
         else:
