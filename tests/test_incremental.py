@@ -209,3 +209,63 @@ def test_a_forgotten_file_is_built_whole_again() -> None:
     session.forget(path)
     lint(text, path, Settings(), session=session)
     assert memo.reused == 0
+
+
+_CLASS_WITH_SELF_ATTRIBUTES = '''
+class Holder:
+    def __init__(self):
+        self.value = 1
+
+    def other(self):
+        return self.value
+
+
+def user():
+    return Holder().value
+'''
+
+
+@pytest.mark.parametrize("name", ["self_attributes", "family_kernels.py", "closure_nested.py"])
+def test_reused_trees_equal_fresh_trees_over_edit_sequences(name: str) -> None:
+    """Node for node, after every edit of a random sequence: what astroid's post-build step
+    records (`self.x = ...` on its class) stays right when only some definitions are rebuilt."""
+    from astroid.manager import AstroidManager
+
+    from pallas_lsp.analysis import brain, engine
+
+    brain.install()
+    text = _CLASS_WITH_SELF_ATTRIBUTES if name == "self_attributes" else (TESTS / "fixtures" / name).read_text()
+    rng = random.Random(3)
+    manager = AstroidManager()
+    memo = TreeMemo()
+    history = [text]
+    for step in range(12):
+        if step:
+            text = _edit(text, rng, step, history)
+            history.append(text)
+        try:
+            expected = _dump(brain.build(manager, text, "m", "m.py", engine._parse(text)))
+        except SyntaxError:
+            continue
+        assert _dump(memo.build(manager, text, "m", "m.py", engine._parse(text))) == expected, f"edit {step}:\n{text}"
+
+
+def test_a_method_recording_on_its_class_is_built_again_with_the_class() -> None:
+    """`self.value = 1` in `__init__` is recorded on `Holder` by astroid's post-build step; when
+    `Holder` is rebuilt (another method changed), `__init__` must be too, also after a build
+    that reused `Holder` whole."""
+    from astroid.manager import AstroidManager
+
+    from pallas_lsp.analysis import brain, engine
+
+    brain.install()
+    manager = AstroidManager()
+    memo = TreeMemo()
+    text = _CLASS_WITH_SELF_ATTRIBUTES
+    edited = text.replace("return self.value", "return self.value + 1")
+    for version in (text, text, edited, edited):
+        built = memo.build(manager, version, "m", "m.py", engine._parse(version))
+        fresh = brain.build(manager, version, "m", "m.py", engine._parse(version))
+        assert _dump(built) == _dump(fresh)
+        holder = built.body[0]
+        assert [type(node).__name__ for node in holder.instance_attrs["value"]] == ["AssignAttr"]

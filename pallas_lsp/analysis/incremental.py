@@ -52,7 +52,9 @@ class TreeMemo:
     memory of one more tree per open file)."""
 
     def __init__(self, max_files: int = 64) -> None:
-        self._files: dict[str | None, dict[str, _Kept]] = {}
+        # per file: source text -> subtree, and the definitions never to keep (tainted: see
+        # `_Builder.delayed_assattr`), which stay so inside the subtrees reused whole
+        self._files: dict[str | None, tuple[dict[str, _Kept], set[nodes.NodeNG]]] = {}
         self._lock = threading.Lock()
         self._max_files = max_files
         self.reused = 0  # definitions reused by the last build (for tests and benchmarks)
@@ -75,7 +77,7 @@ class TreeMemo:
 
     def _build(self, manager: AstroidManager, text: str, modname: str, path: str | None,
                tree: ast.Module) -> nodes.Module:
-        previous = self._files.pop(path, None) or {}
+        previous, was_tainted = self._files.pop(path, ({}, set()))
         segments = _segments(text, tree) if "\r" not in text else {}
         reuse: dict[ast.stmt, tuple[_Definition, int]] = {}
         for statement, (key, first) in segments.items():
@@ -86,14 +88,17 @@ class TreeMemo:
         builder = _Builder(tree, reuse, set(ends), manager, apply_transforms=False)
         module = builder.string_build(text, modname, path)  # raises: nothing is kept for the file
         self.reused = len(builder.reused)
+        # a reused subtree's own attribute assignments were not recorded again: its tainted
+        # definitions are the ones its build found
+        tainted = builder.tainted | (was_tainted & builder.definitions)
         kept: dict[str, _Kept] = {}
         for node in builder.units:
-            if node not in builder.tainted:
+            if node not in tainted:
                 key, first = segments[ends[_end(node)]]
                 kept[key] = _Kept(first, node)
         while len(self._files) >= self._max_files:
             del self._files[next(iter(self._files))]
-        self._files[path] = kept
+        self._files[path] = (kept, tainted)
         return module
 
 
@@ -164,7 +169,8 @@ class _Builder(AstroidBuilder):
         self._reuse = reuse
         self._ends = ends
         self.reused: list[_Definition] = []
-        self.units: set[_Definition] = set()  # the built module's nodes of `_segments`' definitions
+        self.definitions: set[_Definition] = set()  # the built module's, as `_definitions` finds them
+        self.units: set[_Definition] = set()  # ... those of `_segments`' definitions
         self.tainted: set[nodes.NodeNG] = set()
 
     def _data_build(self, data: str, modname: str, path: str | None) -> tuple[nodes.Module, TreeRebuilder]:
@@ -172,7 +178,8 @@ class _Builder(AstroidBuilder):
 
         rebuilder = _Rebuilder(self._manager, data, self._reuse, self.reused)
         module = brain.module_of_tree(rebuilder, self._tree, modname, path)
-        self.units = {node for node in _definitions(module) if _end(node) in self._ends}
+        self.definitions = set(_definitions(module))
+        self.units = {node for node in self.definitions if _end(node) in self._ends}
         return module, rebuilder
 
     def delayed_assattr(self, node: nodes.AssignAttr) -> None:
