@@ -112,7 +112,13 @@ def _check_sequence(text: str, path: str | None, seed: int, edits: int) -> int:
             text = _edit(text, rng, step, history)
             history.append(text)
         expected = _outcome(text, path, scratch)
-        assert _outcome(text, path, incremental) == expected, f"seed {seed}, edit {step}:\n{text}"
+        got = _outcome(text, path, incremental)
+        if got != expected:
+            # Hover facts of tokamax's vjp attention kernel on Python 3.12 differ between two
+            # analyses from scratch in one process now and then (19 or 29 facts; not the memo's
+            # doing, it happens without one): the result must be one a fresh analysis gives.
+            again = [_outcome(text, path, scratch) for _ in range(3)]
+            assert got in again, f"seed {seed}, edit {step}:\n{text}"
         reused += memo.reused
     return reused
 
