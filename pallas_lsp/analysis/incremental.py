@@ -13,8 +13,10 @@ statements are never kept:
 - `global` declarations and `:=` in decorators or defaults bind names in the module;
 - `# type:` comments are read or not depending on the rest of the file (`engine._parse`);
 - an attribute assignment (`obj.attr = ...`) that astroid's post-build step records on a node
-  outside its own statement (or on something it cannot follow): both statements are dropped,
-  since a kept one would miss, or keep, what the other's changed text records there;
+  outside its own definition (or on something it cannot follow): neither definition is kept,
+  since a kept one would miss, or keep, what the other's changed text records there (only
+  `self.x = ...` in an undecorated method counts as its class's own); a definition found so
+  stays unkept while it sits in a subtree reused whole, whose assignments are not recorded again;
 - a statement that shares a line with another, or a definition whose text occurs twice.
 A file with `\\r` in it is built whole (astroid splits the text on `\\n` for some positions).
 
