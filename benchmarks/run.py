@@ -17,9 +17,9 @@ waits). Prints a Markdown table (the README's "Speed" section is a copy of it):
 2. `flake8 -j1` with our plugin vs without it, same files (CPU time);
 3. dense real code: every Blackwell kernel file of JAX and tokamax, warm analysis vs `ast.parse`
    of the same file (p95 and worst over the files), and a kernel importing a large project module;
-4. the editor loop: didChange -> publishDiagnostics latency while typing inside one kernel of
-   JAX's `tests/pallas/mosaic_gpu_test.py` and of tokamax's sm100 attention kernel, vs `ast.parse`
-   of the file; code action / hover answered from the cache;
+4. the editor loop: didChange -> publishDiagnostics latency (and the server's CPU time per edit)
+   while typing inside one kernel of JAX's `tests/pallas/mosaic_gpu_test.py` and of tokamax's
+   sm100 attention kernel, vs `ast.parse` of the file; code action / hover answered from the cache;
 5. memory: server RSS with every Pallas GPU file of jax open; CLI peak RSS on the package.
 """
 
@@ -231,26 +231,44 @@ def editor_loop(source: Source, edits: int) -> list[tuple]:
     client.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1,
                                                             "text": text}})
     _published(client, uri, 1)
-    latencies = []
+    latencies, cpu = [], []
+    pid = client.process.pid
     for version in range(2, edits + 2):
         change, text = _edit(text, version, kernel)
-        started = time.perf_counter()
+        started, started_cpu = time.perf_counter(), _process_cpu(pid)
         client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": version},
                                                  "contentChanges": [change]})
         _published(client, uri, version)
         latencies.append(time.perf_counter() - started)
+        if started_cpu is not None:
+            cpu.append((_process_cpu(pid) or started_cpu) - started_cpu)
     p50 = statistics.median(latencies)
     p95 = statistics.quantiles(latencies, n=20)[-1]
     cached = _cached_requests(client, uri)
     client.call("shutdown")
     client.close()
     name = f"{source.label} ({len(text.splitlines())} lines), typing in `{kernel}`"
+    # the server's own CPU time per edit: what the wall time is on a machine nobody else uses
+    cpu_rows = [("4", f"... the server's CPU time per edit, p95 (p50 {statistics.median(cpu) * 1000:.0f} ms)",
+                 f"{statistics.quantiles(cpu, n=20)[-1] * 1000:.0f} ms", f"ast.parse {base * 1000:.1f} ms",
+                 _ratio(statistics.quantiles(cpu, n=20)[-1], base, "editor"))] if len(cpu) > 1 else []
     return [
         ("4", f"server didChange -> diagnostics, {name}, p95 of {edits} edits (p50 {p50 * 1000:.0f} ms)",
          f"{p95 * 1000:.0f} ms", f"ast.parse {base * 1000:.1f} ms", _ratio(p95, base, "editor")),
+        *cpu_rows,
         ("4b", "... code action / hover from the cache (median)", f"{cached[0] * 1000:.1f} / {cached[1] * 1000:.1f} ms",
          "target < 20 ms", "ok" if max(cached) < 0.020 else "over"),
     ]
+
+
+def _process_cpu(pid: int) -> float | None:
+    """User and system CPU seconds of a process so far (Linux's /proc; None elsewhere)."""
+    try:
+        with open(f"/proc/{pid}/stat") as file:
+            fields = file.read().rpartition(")")[2].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, AttributeError):
+        return None
 
 
 def _densest_function(text: str) -> str:

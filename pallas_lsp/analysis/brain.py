@@ -34,6 +34,7 @@ from typing import Any, Callable, Iterator, Mapping, TypeGuard
 from astroid import nodes, raw_building
 from astroid.builder import AstroidBuilder
 from astroid.context import _invalidate_cache as _forget_inference_contexts
+from astroid.exceptions import AstroidSyntaxError
 from astroid.inference_tip import clear_inference_tip_cache
 from astroid.interpreter.objectmodel import ObjectModel
 from astroid.manager import AstroidManager
@@ -239,9 +240,19 @@ _FileBuild = Callable[[AstroidBuilder, str, str | None], nodes.Module]
 def _overlay_files(original: _FileBuild) -> _FileBuild:
     def file_build(self: AstroidBuilder, path: str, modname: str | None = None) -> nodes.Module:
         text = overlay_text(path) if path else None
-        if text is not None:
-            return self.string_build(text, modname or os.path.splitext(os.path.basename(path))[0], path)
-        return original(self, path, modname)
+        stamp = ("overlay", hash(text)) if text is not None else _file_stamp(path)
+        failed = _unbuildable.get((path, modname))
+        if failed is not None and failed[0] == stamp and stamp is not None:
+            raise failed[1].with_traceback(None)  # astroid would parse it again, and fail again
+        try:
+            if text is not None:
+                return self.string_build(text, modname or os.path.splitext(os.path.basename(path))[0], path)
+            return original(self, path, modname)
+        except AstroidSyntaxError as error:
+            if len(_unbuildable) >= 256:
+                _unbuildable.clear()
+            _unbuildable[(path, modname)] = (stamp, error)
+            raise
 
     return file_build
 
@@ -277,6 +288,20 @@ def _shared_dunder_classes(original: Callable[[AstroidManager], None]) -> Callab
     return bootstrap
 
 
+# Files astroid could not build (a syntax error: newer syntax than this Python, or a file being
+# edited), with the state of their source then: an import of them fails at once while that
+# state lasts (each analysis of a tokamax kernel on Python 3.11 parsed five such modules again).
+_unbuildable: dict[tuple[str, str | None], tuple[object, AstroidSyntaxError]] = {}
+
+
+def _file_stamp(path: str) -> object:
+    try:
+        status = os.stat(path)
+    except (OSError, TypeError, ValueError):
+        return None
+    return (status.st_size, status.st_mtime_ns)
+
+
 def build(manager: AstroidManager, text: str, modname: str, path: str | None, tree: ast.Module) -> nodes.Module:
     """`AstroidBuilder.string_build` (without astroid's transforms) from an already parsed tree."""
     return _Preparsed(tree, manager, apply_transforms=False).string_build(text, modname, path)
@@ -291,12 +316,18 @@ class _Preparsed(AstroidBuilder):
         self._tree = tree
 
     def _data_build(self, data: str, modname: str, path: str | None) -> tuple[nodes.Module, TreeRebuilder]:
-        node_file = os.path.abspath(path) if path is not None else "<?>"
-        package = path is not None and os.path.splitext(os.path.basename(path))[0] == "__init__"
-        if modname.endswith(".__init__"):
-            modname, package = modname[: -len(".__init__")], True
         rebuilder = TreeRebuilder(self._manager, data)
-        return rebuilder.visit_module(self._tree, modname, node_file, package), rebuilder
+        return module_of_tree(rebuilder, self._tree, modname, path), rebuilder
+
+
+def module_of_tree(rebuilder: TreeRebuilder, tree: ast.Module, modname: str, path: str | None) -> nodes.Module:
+    """The astroid module `rebuilder` makes of `tree`, with astroid's module file and package
+    flag."""
+    node_file = os.path.abspath(path) if path is not None else "<?>"
+    package = path is not None and os.path.splitext(os.path.basename(path))[0] == "__init__"
+    if modname.endswith(".__init__"):
+        modname, package = modname[: -len(".__init__")], True
+    return rebuilder.visit_module(tree, modname, node_file, package)
 
 
 def install() -> None:

@@ -237,7 +237,8 @@ def _analyze(job: _Job, deadline: float) -> list[Finding]:
         _drop_changed_modules(manager)
         with brain.requested_modules() as read:
             try:
-                module = brain.build(manager, job.text, name, job.path, tree())
+                trees = job.session.trees
+                module = (trees.build if trees is not None else brain.build)(manager, job.text, name, job.path, tree())
                 return _run_rules(module, job, root, deadline, bindings().referenced())
             finally:
                 job.dependencies = _keep_project_modules(manager, name, root, read)

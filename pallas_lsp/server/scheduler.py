@@ -67,8 +67,9 @@ class Scheduler:
         self.units: dict[str, Unit] = {}
         self.generation = 0
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pallas-analysis")
-        # The collector runs once an analysis is published (see `_analyse`), not inside `lint`.
-        self.astroid = core.Session(collect_after_analysis=False)
+        # The collector runs once an analysis is published (see `_analyse`), not inside `lint`;
+        # each open file's astroid tree is kept for its next analysis (`analysis.incremental`).
+        self.astroid = core.Session(collect_after_analysis=False, keep_trees=True)
         # unit key -> (its own documents, every document its analysis says something about)
         self.shown: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
         self.revisions: dict[str, int] = {}  # uri -> how often another unit changed what it says there
@@ -349,10 +350,20 @@ class Scheduler:
             self._answer_waiters(unit, None)
             if not closed and unit.analysis is not None:
                 closed = unit.analysis.snapshot.uris()
+            if unit.analysis is not None:
+                self._forget_tree(unit.analysis.snapshot.path)
         published = self._show(key, None)
         for uri in closed or [key]:
             if uri not in published:
                 self.publish(uri)
+
+    def _forget_tree(self, path: str | None) -> None:
+        """Let go of the astroid tree kept for a closed file, once the analysis running now
+        (if any) is over."""
+        try:
+            self.executor.submit(self.astroid.forget, path)
+        except RuntimeError:  # the executor is shut down: nothing runs any more
+            self.astroid.forget(path)
 
     def shutdown(self) -> None:
         for unit in self.units.values():

@@ -171,8 +171,13 @@ def _writes(scope: nodes.FunctionDef, memo: dict[Any, Any]) -> tuple[Counter[str
     key = ("writes", scope)
     found = memo.get(key)
     if found is None:
-        bound = Counter(name.name for name in scope.nodes_of_class(nodes.AssignName))
-        written = {attr.attrname for attr in scope.nodes_of_class((nodes.AssignAttr, nodes.DelAttr))}
+        bound: Counter[str] = Counter()
+        written = set()
+        for node in scope.nodes_of_class((nodes.AssignName, nodes.AssignAttr, nodes.DelAttr)):  # one walk
+            if isinstance(node, nodes.AssignName):
+                bound[node.name] += 1
+            else:
+                written.add(node.attrname)
         found = memo[key] = (bound, written)
     return found
 

@@ -1,0 +1,322 @@
+"""Incremental analysis for an editor: astroid subtrees kept between analyses of one file.
+
+An editor analyses the same file after every keystroke, and astroid's rebuild of the whole tree
+costs two to four parses of it. A `TreeMemo` keeps the astroid nodes of the file's function and
+class definitions (at any depth) from the last analysis, keyed by their exact source text; the
+next build of that file reuses every definition whose text is unchanged (its line numbers moved
+by the lines inserted or removed above it) and builds the others: typing inside one kernel
+rebuilds that kernel and the definitions around it, not their unchanged neighbours.
+
+A reused subtree must be the tree a fresh build would make. Its text fixes its stdlib tree, and
+so its astroid tree, except where astroid's build reaches outside the statement; those
+statements are never kept:
+- `global` declarations and `:=` in decorators or defaults bind names in the module;
+- `# type:` comments are read or not depending on the rest of the file (`engine._parse`);
+- an attribute assignment (`obj.attr = ...`) that astroid's post-build step records on a node
+  outside its own definition (or on something it cannot follow): neither definition is kept,
+  since a kept one would miss, or keep, what the other's changed text records there (only
+  `self.x = ...` in an undecorated method counts as its class's own); a definition found so
+  stays unkept while it sits in a subtree reused whole, whose assignments are not recorded again;
+- a statement that shares a line with another, or a definition whose text occurs twice.
+A file with `\\r` in it is built whole (astroid splits the text on `\\n` for some positions).
+
+Cached properties of a reused node (`fromlineno`, `type`, `extra_decorators`...) are
+dropped, since some depend on the rest of the module. A memo is used by one analysis at a time:
+a second one running concurrently builds the whole tree.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import re
+import threading
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+from astroid import nodes
+from astroid.builder import AstroidBuilder
+from astroid.manager import AstroidManager
+from astroid.rebuilder import TreeRebuilder
+
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_Definition = nodes.FunctionDef | nodes.ClassDef  # (an async def is a FunctionDef too)
+
+
+@dataclass
+class _Kept:
+    first: int  # the statement's first line (its first decorator's) when it was built
+    node: _Definition
+
+
+class TreeMemo:
+    """Astroid subtrees of the definitions of the files last analysed, one tree per file (the
+    memory of one more tree per open file)."""
+
+    def __init__(self, max_files: int = 64) -> None:
+        # per file: source text -> subtree, and the definitions never to keep (tainted: see
+        # `_Builder.delayed_assattr`), which stay so inside the subtrees reused whole
+        self._files: dict[str | None, tuple[dict[str, _Kept], set[nodes.NodeNG]]] = {}
+        self._lock = threading.Lock()
+        self._max_files = max_files
+        self.reused = 0  # definitions reused by the last build (for tests and benchmarks)
+
+    def forget(self, path: str | None) -> None:
+        """Drop what is kept for `path` (None: an untitled buffer). Without the lock (a dict's
+        `pop` is atomic): an analysis of `path` running meanwhile keeps its tree, which the
+        bound on files lets go of in time."""
+        self._files.pop(path, None)
+
+    def build(self, manager: AstroidManager, text: str, modname: str, path: str | None,
+              tree: ast.Module) -> nodes.Module:
+        """What `brain.build` makes of `text`, reusing the subtrees of unchanged definitions."""
+        if not self._lock.acquire(blocking=False):  # another analysis uses the memo
+            return _Builder(tree, {}, set(), manager, apply_transforms=False).string_build(text, modname, path)
+        try:
+            return self._build(manager, text, modname, path, tree)
+        finally:
+            self._lock.release()
+
+    def _build(self, manager: AstroidManager, text: str, modname: str, path: str | None,
+               tree: ast.Module) -> nodes.Module:
+        previous, was_tainted = self._files.pop(path, ({}, set()))
+        segments = _segments(text, tree) if "\r" not in text else {}
+        reuse: dict[ast.stmt, tuple[_Definition, int]] = {}
+        for statement, (key, first) in segments.items():
+            old = previous.get(key)
+            if old is not None:
+                reuse[statement] = (old.node, first - old.first)
+        ends = {_end(statement): statement for statement in segments}
+        builder = _Builder(tree, reuse, set(ends), manager, apply_transforms=False)
+        module = builder.string_build(text, modname, path)  # raises: nothing is kept for the file
+        self.reused = len(builder.reused)
+        # a reused subtree's own attribute assignments were not recorded again: its tainted
+        # definitions are the ones its build found
+        tainted = builder.tainted | (was_tainted & builder.definitions)
+        kept: dict[str, _Kept] = {}
+        for node in builder.units:
+            if node not in tainted:
+                key, first = segments[ends[_end(node)]]
+                kept[key] = _Kept(first, node)
+        while len(self._files) >= self._max_files:
+            del self._files[next(iter(self._files))]
+        self._files[path] = (kept, tainted)
+        return module
+
+
+_NOT_SELF_CONTAINED = re.compile(r"\bglobal\b|:=|#\s*type:")  # see the module's docstring
+
+
+def _segments(text: str, tree: ast.Module) -> dict[ast.stmt, tuple[str, int]]:
+    """The definitions that may be kept (those in the body of the module or of a definition
+    there, at any depth): their source text and first line."""
+    lines = text.split("\n")
+    found: dict[ast.stmt, tuple[str, int]] = {}
+    seen: dict[str, ast.stmt | None] = {}
+
+    def scan(body: list[ast.stmt], column: int) -> None:
+        spans = [(_first_line(statement), statement.end_lineno or statement.lineno) for statement in body]
+        for index, statement in enumerate(body):
+            first, last = spans[index]
+            if not isinstance(statement, _DEFINITIONS):
+                continue
+            scan(statement.body, statement.body[0].col_offset)
+            if statement.col_offset != column or (index and spans[index - 1][1] >= first) or (
+                    index + 1 < len(body) and spans[index + 1][0] <= last):
+                continue  # shares a line with another statement
+            key = "\n".join(lines[first - 1:last])
+            if _NOT_SELF_CONTAINED.search(key) or not key.startswith(" " * column):
+                continue
+            if key in seen:  # the same text twice: neither is kept
+                other = seen[key]
+                if other is not None:
+                    del found[other]
+                seen[key] = None
+                continue
+            seen[key] = statement
+            found[statement] = (key, first)
+
+    scan(tree.body, 0)
+    return found
+
+
+def _first_line(statement: ast.stmt) -> int:
+    decorators = statement.decorator_list if isinstance(statement, _DEFINITIONS) else []
+    return min([statement.lineno] + [decorator.lineno for decorator in decorators])
+
+
+def _end(node: ast.stmt | nodes.NodeNG) -> tuple[int | None, int | None, int | None]:
+    """Where a definition ends, and its column: its own, among those that share no line (a
+    class and its last method end together)."""
+    return node.end_lineno, node.end_col_offset, node.col_offset
+
+
+def _definitions(scope: nodes.Module | _Definition) -> Iterator[_Definition]:
+    """The definitions `_segments` may choose: those in the body of the module or of a
+    definition there, at any depth."""
+    for node in scope.body:
+        if isinstance(node, (nodes.FunctionDef, nodes.ClassDef)):
+            yield node
+            yield from _definitions(node)
+
+
+class _Builder(AstroidBuilder):
+    """`brain.build`'s builder (a tree already parsed, no transforms) that reuses the subtrees
+    it is given, and tells which definitions its post-build step reached out of or into."""
+
+    def __init__(self, tree: ast.Module, reuse: dict[ast.stmt, tuple[_Definition, int]],
+                 ends: set[tuple[int | None, int | None, int | None]], *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._tree = tree
+        self._reuse = reuse
+        self._ends = ends
+        self.reused: list[_Definition] = []
+        self.definitions: set[_Definition] = set()  # the built module's, as `_definitions` finds them
+        self.units: set[_Definition] = set()  # ... those of `_segments`' definitions
+        self.tainted: set[nodes.NodeNG] = set()
+
+    def _data_build(self, data: str, modname: str, path: str | None) -> tuple[nodes.Module, TreeRebuilder]:
+        from . import brain
+
+        rebuilder = _Rebuilder(self._manager, data, self._reuse, self.reused)
+        module = brain.module_of_tree(rebuilder, self._tree, modname, path)
+        self.definitions = set(_definitions(module))
+        self.units = {node for node in self.definitions if _end(node) in self._ends}
+        return module, rebuilder
+
+    def delayed_assattr(self, node: nodes.AssignAttr) -> None:
+        mine = self._units_of(node)
+        own = _on_own_instance(node)
+        for target in _targets(node):
+            theirs = self._units_of(target) if target is not None and target.root() is node.root() else []
+            # a definition holding one end and not the other is not self-contained
+            self.tainted.update(unit for unit in theirs if unit not in mine)
+            self.tainted.update(unit for unit in mine if target is None or unit not in theirs)
+        if not own:
+            self.tainted.update(mine)
+        super().delayed_assattr(node)
+
+    def _units_of(self, node: nodes.NodeNG) -> list[nodes.NodeNG]:
+        found: list[nodes.NodeNG] = []
+        current: nodes.NodeNG | None = node
+        while current is not None:
+            if current in self.units:
+                found.append(current)
+            current = current.parent
+        return found
+
+
+def _on_own_instance(node: nodes.AssignAttr) -> bool:
+    """`self.x = ...` in an undecorated method: what astroid infers `self` to depends on the
+    class around it only (a decorator's meaning, or any other name's, may come from elsewhere)."""
+    function = node.scope()
+    if not isinstance(function, nodes.FunctionDef) or function.decorators is not None \
+            or not isinstance(function.parent, nodes.ClassDef) or not isinstance(node.expr, nodes.Name):
+        return False
+    positional = (function.args.posonlyargs or []) + (function.args.args or [])
+    return bool(positional) and positional[0].name == node.expr.name
+
+
+def _targets(node: nodes.AssignAttr) -> Iterator[nodes.NodeNG | None]:
+    """Where astroid's `delayed_assattr` may record `node`: the nodes it infers `node.expr` to
+    (an instance: its class), None for what has no node or cannot be inferred."""
+    from astroid import bases, util
+    from astroid.exceptions import InferenceError
+
+    try:
+        for inferred in node.expr.infer():
+            if isinstance(inferred, bases.Instance):
+                inferred = inferred._proxied
+            yield inferred if isinstance(inferred, nodes.NodeNG) and not isinstance(inferred, util.UninferableBase) \
+                else None
+    except InferenceError:
+        yield None
+
+
+class _Rebuilder(TreeRebuilder):
+    def __init__(self, manager: AstroidManager, data: str, reuse: dict[ast.stmt, tuple[_Definition, int]],
+                 reused: list[_Definition]) -> None:
+        super().__init__(manager, data)
+        self._reuse = reuse
+        self._reused = reused
+
+    def visit(self, node: Any, parent: nodes.NodeNG) -> Any:
+        found = self._reuse.get(node) if isinstance(node, _DEFINITIONS) else None
+        if found is None:
+            return super().visit(node, parent)
+        subtree, delta = found
+        _moved(subtree, delta)
+        subtree.parent = parent
+        parent.set_local(subtree.name, subtree)  # what visiting the definition does last
+        self._reused.append(subtree)
+        return subtree
+
+
+def _moved(root: nodes.NodeNG, delta: int) -> None:
+    """Shift a subtree's line numbers by `delta` and drop its nodes' cached properties."""
+    pending = [root]
+    pop = pending.pop
+    push = pending.append
+    node_types = _NODE_TYPES
+    while pending:
+        node = pop()
+        state = node.__dict__
+        cached, fields = _shape(type(node))
+        for name in cached:
+            if name in state:
+                del state[name]
+        if delta:
+            if node.lineno is not None:
+                node.lineno += delta
+            if node.end_lineno is not None:
+                node.end_lineno += delta
+            position = state.get("position")
+            if position is not None:
+                node.position = position._replace(lineno=position.lineno + delta,
+                                                  end_lineno=position.end_lineno + delta)
+        for name in fields:
+            value = state.get(name)
+            if value is None:
+                continue
+            if isinstance(value, node_types):
+                push(value)
+            elif isinstance(value, (list, tuple)):
+                for item in value:
+                    if isinstance(item, node_types):
+                        push(item)
+                    elif isinstance(item, (list, tuple)):  # `Dict.items`: pairs
+                        pending.extend(part for part in item if isinstance(part, node_types))
+
+
+_NODE_TYPES = nodes.NodeNG
+_shapes: dict[type, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+
+
+def _shape(cls: type) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """A node class's cached properties, and the attributes that hold its children."""
+    found = _shapes.get(cls)
+    if found is None:
+        found = _shapes[cls] = (_cached_properties(cls), _child_fields(cls))
+    return found
+
+
+_fields: dict[type, tuple[str, ...]] = {}
+_cached: dict[type, tuple[str, ...]] = {}
+
+
+def _child_fields(cls: type) -> tuple[str, ...]:
+    """The attributes of a node class that hold its children."""
+    found = _fields.get(cls)
+    if found is None:
+        names = tuple(getattr(cls, "_astroid_fields", ())) + tuple(getattr(cls, "_other_other_fields", ()))
+        found = _fields[cls] = tuple(name for name in names if name not in ("locals", "globals", "_type"))
+    return found
+
+
+def _cached_properties(cls: type) -> tuple[str, ...]:
+    """The `functools.cached_property`s of a node class."""
+    found = _cached.get(cls)
+    if found is None:
+        found = _cached[cls] = tuple({name for klass in cls.__mro__ for name, value in vars(klass).items()
+                                      if isinstance(value, functools.cached_property)})
+    return found

@@ -1,0 +1,277 @@
+"""Incremental analysis (`analysis.incremental.TreeMemo`, the language server's session) gives
+exactly what an analysis from scratch gives: the same findings (codes, messages, positions,
+fixes, related locations), facts, errors and dependencies, after every edit of random edit
+sequences over the fixtures, generated corpus programs and real kernels (the installed jax
+package's, and JAX's and tokamax's repositories when $PALLAS_REALCODE_JAX /
+$PALLAS_REALCODE_TOKAMAX name them). The edits are the kinds that move reused trees and
+invalidate them: comment lines and statements inserted anywhere, lines deleted (sometimes
+leaving a syntax error), attribute assignments and `global` declarations, definitions moved,
+duplicated and renamed, and undo to an earlier version.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import random
+from pathlib import Path
+
+import pytest
+
+from conftest import TESTS
+from corpus.generator import generate
+from pallas_lsp.analysis import Settings, lint
+from pallas_lsp.analysis.incremental import TreeMemo
+from pallas_lsp.analysis.session import Session
+from real_kernels.sources import jax_sources, tokamax_sources
+
+FIXTURES = sorted((TESTS / "fixtures").glob("*.py"))
+
+
+def _statement_starts(tree: ast.Module) -> list[tuple[int, int]]:
+    starts = []
+    for node in ast.walk(tree):
+        for field in ("body", "orelse", "finalbody"):
+            body = getattr(node, field, None)
+            for statement in body if isinstance(body, list) else []:
+                if isinstance(statement, ast.stmt):
+                    first = min([statement.lineno] + [d.lineno for d in getattr(statement, "decorator_list", [])])
+                    starts.append((first, statement.col_offset))
+    return starts
+
+
+def _edit(text: str, rng: random.Random, step: int, history: list[str]) -> str:
+    """One random edit of `text` (the edit's kind chosen by `rng`)."""
+    lines = text.splitlines(True)
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return history[rng.randrange(len(history))]  # undo to a version seen before
+    starts = [(line, column) for line, column in _statement_starts(tree)
+              if line <= len(lines) and lines[line - 1][:column].isspace() or column == 0]
+    kind = rng.choice(["comment", "statement", "statement", "attribute", "global", "delete",
+                       "move", "duplicate", "rename", "undo"])
+    definitions = [s for s in tree.body if isinstance(s, (ast.FunctionDef, ast.ClassDef))]
+    if kind == "undo" and history:
+        return history[rng.randrange(len(history))]
+    if kind in ("move", "duplicate", "rename") and definitions:
+        chosen = rng.choice(definitions)
+        first = min([chosen.lineno] + [d.lineno for d in chosen.decorator_list])
+        assert chosen.end_lineno is not None
+        segment = "".join(lines[first - 1:chosen.end_lineno])
+        rest = lines[:first - 1] + lines[chosen.end_lineno:]
+        if kind == "rename":
+            return "".join(lines[:first - 1]) + segment.replace(chosen.name, chosen.name + "_r", 1) + \
+                "".join(lines[chosen.end_lineno:])
+        if kind == "duplicate":
+            rest = lines
+        at = rng.randrange(len(definitions) + 1)
+        anchors = [min([s.lineno] + [d.lineno for d in s.decorator_list]) for s in definitions] + [len(lines) + 1]
+        line = anchors[at]
+        if kind == "move":
+            line = line if line < first else line - (chosen.end_lineno - first + 1)
+            line = max(1, min(line, len(rest) + 1))
+        return "".join(rest[:line - 1]) + "\n" + segment + "\n" + "".join(rest[line - 1:])
+    if not starts:
+        return text + f"\n# edit {step}\n"
+    line, column = rng.choice(starts)
+    indent = " " * column
+    new = {
+        "comment": f"{indent}# edit {step}\n",
+        "statement": f"{indent}edit_{step} = {step}\n",
+        "attribute": f"{indent}{rng.choice(['self', 'edit_target', 'jax'])}.edit_{step} = {step}\n",
+        "global": f"{indent}global edit_{step}\n",
+    }.get(kind)
+    if new is None:  # delete a line
+        index = rng.randrange(len(lines))
+        return "".join(lines[:index] + lines[index + 1:])
+    return "".join(lines[:line - 1]) + new + "".join(lines[line - 1:])
+
+
+# A budget no analysis here reaches even on a loaded machine: a wall-clock budget exceeded by one
+# of the two analyses would make them differ for a reason that is not the memo.
+_SETTINGS = Settings(budget=600.0)
+
+
+def _outcome(text: str, path: str | None, session: Session) -> tuple[object, ...]:
+    result = lint(text, path, _SETTINGS, want_facts=True, session=session)
+    return result.error, result.findings, result.facts, result.silenced, result.dependencies
+
+
+def _check_sequence(text: str, path: str | None, seed: int, edits: int) -> int:
+    """Analyse `edits` random versions of `text` incrementally and from scratch; returns how
+    many definitions the incremental analyses reused."""
+    rng = random.Random(seed)
+    incremental, scratch = Session(keep_trees=True), Session()
+    memo = incremental.trees
+    assert memo is not None
+    history = [text]
+    reused = 0
+    for step in range(edits + 1):
+        if step:
+            text = _edit(text, rng, step, history)
+            history.append(text)
+        expected = _outcome(text, path, scratch)
+        got = _outcome(text, path, incremental)
+        if got != expected:
+            # Hover facts of tokamax's vjp attention kernel on Python 3.12 differ between two
+            # analyses from scratch in one process now and then (19 or 29 facts; not the memo's
+            # doing, it happens without one): the result must be one a fresh analysis gives.
+            again = [_outcome(text, path, scratch) for _ in range(3)]
+            assert got in again, f"seed {seed}, edit {step}:\n{text}"
+        reused += memo.reused
+    return reused
+
+
+@pytest.mark.parametrize("fixture", FIXTURES, ids=[p.name for p in FIXTURES])
+def test_fixture_edit_sequences(fixture: Path) -> None:
+    _check_sequence(fixture.read_text(), str(fixture), seed=len(fixture.name), edits=8)
+
+
+def test_corpus_program_edit_sequences(tmp_path: Path) -> None:
+    reused = 0
+    for index, program in enumerate(generate(seed=0, n=16)):
+        directory = tmp_path / program.name
+        directory.mkdir()
+        for relative, content in program.files.items():
+            (directory / relative).parent.mkdir(parents=True, exist_ok=True)
+            (directory / relative).write_text(content)
+        reused += _check_sequence(program.files["kernel.py"], str(directory / "kernel.py"), seed=index, edits=6)
+    assert reused > 0  # the memo was used, not only kept
+
+
+def _real_sources() -> list[object]:
+    found = [s for s in jax_sources(os.environ.get("PALLAS_REALCODE_JAX")) if s.blackwell and not s.is_doc]
+    if os.environ.get("PALLAS_REALCODE_TOKAMAX"):
+        found += [s for s in tokamax_sources(os.environ["PALLAS_REALCODE_TOKAMAX"]) if s.blackwell]
+    return found
+
+
+REAL = _real_sources()
+
+
+@pytest.mark.parametrize("source", REAL, ids=[s.label for s in REAL])  # type: ignore[attr-defined]
+def test_real_kernel_edit_sequences(source: object) -> None:
+    try:
+        ast.parse(source.text)  # type: ignore[attr-defined]
+    except SyntaxError:
+        pytest.skip("newer syntax than this Python")
+    _check_sequence(source.text, source.lint_path, seed=7, edits=6)  # type: ignore[attr-defined]
+
+
+def test_a_reused_tree_is_the_tree_built_from_scratch() -> None:
+    """Node for node (types, positions, names, locals), after an edit that moves what follows."""
+    from astroid.manager import AstroidManager
+
+    from pallas_lsp.analysis import brain, engine
+
+    brain.install()
+    fixture = TESTS / "fixtures" / "family_kernels.py"
+    text = fixture.read_text()
+    lines = text.splitlines(True)
+    edited = "".join(lines[:3]) + "# a new line\n" + "".join(lines[3:])
+    manager = AstroidManager()
+    memo = TreeMemo()
+    memo.build(manager, text, "m", str(fixture), engine._parse(text))
+    reused = memo.build(manager, edited, "m", str(fixture), engine._parse(edited))
+    assert memo.reused > 0
+    fresh = brain.build(manager, edited, "m", str(fixture), engine._parse(edited))
+    assert _dump(reused) == _dump(fresh)
+
+
+def _dump(node: object) -> object:
+    from astroid import nodes
+
+    from pallas_lsp.analysis.incremental import _cached_properties, _child_fields
+
+    if isinstance(node, (list, tuple)):
+        return [_dump(item) for item in node]
+    if not isinstance(node, nodes.NodeNG):
+        return node
+    state = {name: value for name, value in vars(node).items()
+             if name not in ("parent", *_cached_properties(type(node)), *_child_fields(type(node)))}
+    for name in ("locals", "globals", "instance_attrs"):
+        if name in state:
+            state[name] = {key: [(type(v).__name__, v.lineno, v.col_offset) for v in values]
+                           for key, values in state[name].items()}
+    plain = (int, float, complex, str, bytes, bool, type(None), tuple, dict)  # what is not a node's identity
+    state = {name: value for name, value in state.items() if isinstance(value, plain)}
+    return (type(node).__name__, sorted(state.items(), key=lambda item: item[0]).__repr__(),
+            [_dump(getattr(node, name, None)) for name in _child_fields(type(node))])
+
+
+def test_a_forgotten_file_is_built_whole_again() -> None:
+    fixture = TESTS / "fixtures" / "family_kernels.py"
+    text, path = fixture.read_text(), str(fixture)
+    session = Session(keep_trees=True)
+    memo = session.trees
+    assert memo is not None and Session().trees is None
+    lint(text, path, Settings(), session=session)
+    lint(text, path, Settings(), session=session)
+    assert memo.reused > 0
+    session.forget(None)  # an untitled buffer's tree: not this file's
+    lint(text, path, Settings(), session=session)
+    assert memo.reused > 0
+    session.forget(path)
+    lint(text, path, Settings(), session=session)
+    assert memo.reused == 0
+
+
+_CLASS_WITH_SELF_ATTRIBUTES = '''
+class Holder:
+    def __init__(self):
+        self.value = 1
+
+    def other(self):
+        return self.value
+
+
+def user():
+    return Holder().value
+'''
+
+
+@pytest.mark.parametrize("name", ["self_attributes", "family_kernels.py", "closure_nested.py"])
+def test_reused_trees_equal_fresh_trees_over_edit_sequences(name: str) -> None:
+    """Node for node, after every edit of a random sequence: what astroid's post-build step
+    records (`self.x = ...` on its class) stays right when only some definitions are rebuilt."""
+    from astroid.manager import AstroidManager
+
+    from pallas_lsp.analysis import brain, engine
+
+    brain.install()
+    text = _CLASS_WITH_SELF_ATTRIBUTES if name == "self_attributes" else (TESTS / "fixtures" / name).read_text()
+    rng = random.Random(3)
+    manager = AstroidManager()
+    memo = TreeMemo()
+    history = [text]
+    for step in range(12):
+        if step:
+            text = _edit(text, rng, step, history)
+            history.append(text)
+        try:
+            expected = _dump(brain.build(manager, text, "m", "m.py", engine._parse(text)))
+        except SyntaxError:
+            continue
+        assert _dump(memo.build(manager, text, "m", "m.py", engine._parse(text))) == expected, f"edit {step}:\n{text}"
+
+
+def test_a_method_recording_on_its_class_is_built_again_with_the_class() -> None:
+    """`self.value = 1` in `__init__` is recorded on `Holder` by astroid's post-build step; when
+    `Holder` is rebuilt (another method changed), `__init__` must be too, also after a build
+    that reused `Holder` whole."""
+    from astroid.manager import AstroidManager
+
+    from pallas_lsp.analysis import brain, engine
+
+    brain.install()
+    manager = AstroidManager()
+    memo = TreeMemo()
+    text = _CLASS_WITH_SELF_ATTRIBUTES
+    edited = text.replace("return self.value", "return self.value + 1")
+    for version in (text, text, edited, edited):
+        built = memo.build(manager, version, "m", "m.py", engine._parse(version))
+        fresh = brain.build(manager, version, "m", "m.py", engine._parse(version))
+        assert _dump(built) == _dump(fresh)
+        holder = built.body[0]
+        assert [type(node).__name__ for node in holder.instance_attrs["value"]] == ["AssignAttr"]
