@@ -9,6 +9,7 @@ produces.
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
@@ -63,14 +64,19 @@ def stale(directory: Path) -> list[Path]:
 
 
 def main(argv: list[str]) -> int:
-    check = "--check" in argv
-    rest = [arg for arg in argv if arg != "--check"]
-    out = Path(rest[0]) if rest else Path("docs/rules")
-    if check:
-        for path in stale(out):
+    parser = argparse.ArgumentParser(prog="python -m pallas_lsp.docs",
+                                     description="Write docs/rules/PLSNNN.md from each rule's own documentation.")
+    parser.add_argument("--check", action="store_true",
+                        help="write nothing; exit 1 when a page is missing or out of date")
+    parser.add_argument("directory", nargs="?", type=Path, default=Path("docs/rules"),
+                        help="where the pages are (default: docs/rules)")
+    args = parser.parse_args(argv)
+    if args.check:
+        out_of_date = stale(args.directory)
+        for path in out_of_date:
             print(f"{path}: out of date; run `python -m pallas_lsp.docs` to regenerate it", file=sys.stderr)
-        return 1 if stale(out) else 0
-    for path in write(out):
+        return 1 if out_of_date else 0
+    for path in write(args.directory):
         print(path)
     return 0
 

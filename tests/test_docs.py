@@ -1,3 +1,5 @@
+import pytest
+
 from conftest import ROOT
 from pallas_lsp.analysis.rules import REGISTRY as RULES  # every documented code
 from pallas_lsp.docs import page
@@ -51,3 +53,13 @@ def test_check_mode_names_stale_pages(tmp_path, capsys):
     assert main(["--check", str(tmp_path)]) == 1
     named = capsys.readouterr().err
     assert pages[0].name in named and pages[2].name in named and pages[1].name not in named
+
+
+def test_an_option_is_never_taken_for_the_output_directory(tmp_path, monkeypatch, capsys):
+    from pallas_lsp.docs import main
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exited:
+        main(["--help"])
+    assert exited.value.code == 0 and "usage:" in capsys.readouterr().out
+    assert list(tmp_path.iterdir()) == []  # it wrote its pages into ./--help/ once
