@@ -1,7 +1,8 @@
 """The JAX oracle: every fixture's markers must agree with what real JAX raises.
 
-Each fixture runs in its own subprocess (``tests/oracle/run_fixture.py``, see
-``tests/fixtures/README.md`` for the protocol).  The subprocesses are started together,
+Each fixture runs in its own process (``tests/oracle/run_fixture.py``, forked by
+``tests/oracle/runner.py`` from one that imported JAX once; see ``tests/fixtures/README.md``
+for the protocol).  The processes are started together,
 a few at a time, the first time any fixture's result is needed.
 """
 
