@@ -14,16 +14,20 @@ from __future__ import annotations
 import ast
 import os
 import random
+import sys
 from pathlib import Path
 
 import pytest
 
 from conftest import TESTS
-from corpus.generator import generate
 from pallas_lsp.analysis import Settings, lint
 from pallas_lsp.analysis.incremental import TreeMemo
 from pallas_lsp.analysis.session import Session
 from real_kernels.sources import jax_sources, tokamax_sources
+
+# as the other corpus tests import it: `corpus` may name benchmarks/corpus.py by now
+sys.path.insert(0, str(TESTS / "corpus"))
+from generator import generate
 
 FIXTURES = sorted((TESTS / "fixtures").glob("*.py"))
 
