@@ -27,7 +27,7 @@ import dataclasses
 import random
 import re
 
-from generator import Program as _CoreProgram, _tidy, place_marker
+from generator import Program as _CoreProgram, _tidy, import_lines, place_marker
 
 OMIT = object()  # the keyword left out
 
@@ -405,7 +405,7 @@ def _build_program(name: str, cls: Cls, buggy: bool, axes: dict[str, str]) -> Fa
         r.top += d.top
         r.alias_lines += d.alias_lines
         r.main_imports |= d.main_imports
-    imports = _imports(r)
+    imports = import_lines(r.a["imports"])
     consts = [f"M, K, N = {M}, {K}, {N}",
               "A = jax.ShapeDtypeStruct((M, K), jnp.float16)",
               "B = jax.ShapeDtypeStruct((K, N), jnp.float16)",
@@ -441,23 +441,6 @@ def _build_program(name: str, cls: Cls, buggy: bool, axes: dict[str, str]) -> Fa
         files["helpers_mod.py"] = _tidy("\n".join(hl))
     files = _finish(files, cls, buggy)
     return FamilyProgram(name=name, bug=cls.name, buggy=buggy, axes=dict(axes), files=files)
-
-
-def _imports(r: _Render) -> list[str]:
-    imp = r.a["imports"]
-    lines = ["import dataclasses", "import functools", "", "import jax",
-             "import jax.numpy as jnp", "from jax import lax",
-             "from jax.experimental import pallas as pl"]
-    if imp == "import_as":
-        lines.append("import jax.experimental.pallas.mosaic_gpu as plgpu")
-    elif imp == "attr_alias":
-        lines += ["import jax.experimental.pallas.mosaic_gpu", "",
-                  "plgpu = jax.experimental.pallas.mosaic_gpu"]
-    elif imp == "renamed":
-        lines.append("from jax.experimental.pallas import mosaic_gpu as mgpu")
-    else:
-        lines.append("from jax.experimental.pallas import mosaic_gpu as plgpu")
-    return lines
 
 
 def _builder(r: _Render, builder_name: str) -> list[str]:

@@ -225,18 +225,7 @@ class _Builder:
     # -- imports ----------------------------------------------------------------------------
     def imports(self) -> list[str]:
         imp = self.axes["imports"]
-        lines = ["import dataclasses", "import functools", "", "import jax",
-                 "import jax.numpy as jnp", "from jax import lax",
-                 "from jax.experimental import pallas as pl"]
-        if imp == "import_as":
-            lines.append("import jax.experimental.pallas.mosaic_gpu as plgpu")
-        elif imp == "attr_alias":
-            lines += ["import jax.experimental.pallas.mosaic_gpu", "",
-                      "plgpu = jax.experimental.pallas.mosaic_gpu"]
-        elif imp == "renamed":
-            lines.append("from jax.experimental.pallas import mosaic_gpu as mgpu")
-        else:
-            lines.append("from jax.experimental.pallas import mosaic_gpu as plgpu")
+        lines = import_lines(imp)
         if imp == "from_names":
             lines.append("from jax.experimental.pallas.mosaic_gpu import RefUnion, TMEM, tcgen05_mma")
         elif imp == "from_renamed":
@@ -1257,3 +1246,21 @@ def generate(seed: int = 0, n: int = 400) -> list[Program]:
 
 def manifest(programs: list[Program]) -> str:
     return json.dumps([p.meta() for p in programs], indent=1)
+
+
+def import_lines(imp: str) -> list[str]:
+    """A program's imports for the `imports` axis variant `imp`: how it spells `plgpu` (the
+    family stream's programs import the same way)."""
+    lines = ["import dataclasses", "import functools", "", "import jax",
+             "import jax.numpy as jnp", "from jax import lax",
+             "from jax.experimental import pallas as pl"]
+    if imp == "import_as":
+        lines.append("import jax.experimental.pallas.mosaic_gpu as plgpu")
+    elif imp == "attr_alias":
+        lines += ["import jax.experimental.pallas.mosaic_gpu", "",
+                  "plgpu = jax.experimental.pallas.mosaic_gpu"]
+    elif imp == "renamed":
+        lines.append("from jax.experimental.pallas import mosaic_gpu as mgpu")
+    else:
+        lines.append("from jax.experimental.pallas import mosaic_gpu as plgpu")
+    return lines
