@@ -68,26 +68,39 @@ def test_generator_is_deterministic_and_twinned():
     assert len(generator.AXES) >= 12 and all(len(v) >= 3 for v in generator.AXES.values())
 
 
-def test_truth_covers_the_sample(sample, truth):
-    _, programs = sample
+# stream -> (its sample fixture, its truth fixture, the truth file, how to refresh it)
+STREAMS = {"corpus": ("sample", "truth", "truth.json", "see module doc"),
+           "families": ("family_sample", "family_truth", "truth_families.json", "score.py --families --update")}
+
+
+@pytest.fixture(params=list(STREAMS))
+def judged(request):
+    """Each stream's (sample, truth, truth file, refresh hint), for the checks both share."""
+    sample_fixture, truth_fixture, truth_file, refresh = STREAMS[request.param]
+    return request.getfixturevalue(sample_fixture), request.getfixturevalue(truth_fixture), truth_file, refresh
+
+
+def test_truth_covers_the_sample(judged):
+    (_, programs), truth, truth_file, refresh = judged
     for ver in score.VERSIONS:
-        assert ver in truth["jax"], f"truth.json has no JAX {ver}: refresh it (see module doc)"
+        assert ver in truth["jax"], f"{truth_file} has no JAX {ver}: refresh it ({refresh})"
         missing = [p.name for p in programs if score.truth_sites(truth, p.digest, ver) is None]
         assert not missing, (f"{len(missing)} programs have no JAX {ver} truth (generator "
-                             f"changed?): refresh truth.json (see module doc); e.g. {missing[:5]}")
+                             f"changed?): refresh {truth_file} ({refresh}); e.g. {missing[:5]}")
 
 
 @pytest.mark.parametrize("ver", score.VERSIONS)
-def test_jax_agrees_with_the_labels(sample, truth, ver):
-    root, programs = sample
+def test_jax_agrees_with_the_labels(judged, ver):
+    (_, programs), truth, _, _ = judged
     bad = []
     for p in programs:
         t = score.truth_sites(truth, p.digest, ver)
         errors = score.truth_errors(truth, p.digest, ver)
         if t is None:
             continue
-        if t != p.intent(truth["jax"][ver]) or errors:
-            bad.append(f"{p.name} {p.stacked}: JAX {sorted(t)} intent {sorted(p.intent(truth['jax'][ver]))}"
+        intent = p.intent(truth["jax"][ver])
+        if t != intent or errors:
+            bad.append(f"{p.name} {p.stacked}: JAX {sorted(t)} intent {sorted(intent)}"
                        + (f" errors: {errors[0][-300:]}" if errors else ""))
     assert not bad, "\n".join(bad[:20])
 
@@ -190,31 +203,6 @@ def test_family_generator_is_deterministic_twinned_and_covers_every_rule():
     assert codes >= {f"PLS{n:03d}" for n in range(3, 20)}, sorted(codes)
     # the PLS001/PLS002 stream is not touched by the families
     assert all(p.name.startswith("s") for p in generator.generate(SEED, 8))
-
-
-def test_family_truth_covers_the_sample(family_sample, family_truth):
-    _, programs = family_sample
-    for ver in score.VERSIONS:
-        assert ver in family_truth["jax"], f"truth_families.json has no JAX {ver}"
-        missing = [p.name for p in programs if score.truth_sites(family_truth, p.digest, ver) is None]
-        assert not missing, (f"{len(missing)} family programs have no JAX {ver} truth: refresh "
-                             f"truth_families.json (score.py --families --update); e.g. {missing[:5]}")
-
-
-@pytest.mark.parametrize("ver", score.VERSIONS)
-def test_jax_agrees_with_the_family_labels(family_sample, family_truth, ver):
-    _, programs = family_sample
-    bad = []
-    for p in programs:
-        t = score.truth_sites(family_truth, p.digest, ver)
-        errors = score.truth_errors(family_truth, p.digest, ver)
-        if t is None:
-            continue
-        intent = p.intent(family_truth["jax"][ver])
-        if t != intent or errors:
-            bad.append(f"{p.name} {p.stacked}: JAX {sorted(t)} intent {sorted(intent)}"
-                       + (f" errors: {errors[0][-300:]}" if errors else ""))
-    assert not bad, "\n".join(bad[:20])
 
 
 def test_family_truth_file_matches_live_jax(family_sample, family_truth):
