@@ -24,11 +24,10 @@ import sys
 import threading
 import traceback
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
 TIMEOUT = 600
 # What the server imports before it forks: JAX and the modules every fixture uses.
 PRELOAD = ["jax", "jax.numpy", "jax.experimental.pallas", "jax.experimental.pallas.mosaic_gpu",
@@ -77,10 +76,10 @@ class _Zygote:
     def __init__(self) -> None:
         context = multiprocessing.get_context("spawn")
         self._connection, theirs = context.Pipe()
-        with _environment(), _importable():  # a spawned process starts with both
-            self._process = context.Process(target=_serve, args=(theirs,), daemon=True,
-                                            name="pallas-oracle-zygote")
-            self._process.start()
+        # spawned with this process's sys.path, on which `oracle` is (this module came from it)
+        self._process = context.Process(target=_serve, args=(theirs,), daemon=True,
+                                        name="pallas-oracle-zygote")
+        self._process.start()
         theirs.close()
         self._lock = threading.Lock()
         self._waiting: dict[int, concurrent.futures.Future] = {}
@@ -128,6 +127,8 @@ def _zygote() -> _Zygote:
 
 def _serve(connection: Any) -> None:
     """The server: import JAX, then fork one child per task, a CPU's worth at a time."""
+    for name, value in _ENVIRONMENT.items():  # JAX reads them when it first makes a backend
+        os.environ.setdefault(name, value)
     for module in PRELOAD:
         importlib.import_module(module)
     # its threads only wait on pipes, and a child touches nothing of theirs
@@ -180,41 +181,8 @@ def _in_fork(function: Callable[..., Any], args: tuple) -> tuple[bool, Any]:
 
 def _answer(writing: int, function: Callable[..., Any], args: tuple) -> None:
     try:
-        _set_environment()
         payload = pickle.dumps((True, function(*args)))
     except BaseException:  # noqa: BLE001 - the caller raises it with this traceback
         payload = pickle.dumps((False, traceback.format_exc()))
     with os.fdopen(writing, "wb") as out:
         out.write(payload)
-
-
-def _set_environment() -> None:
-    """JAX's settings, read when JAX first makes a backend (in the child)."""
-    for name, value in _ENVIRONMENT.items():
-        os.environ.setdefault(name, value)
-
-
-@contextlib.contextmanager
-def _environment() -> Iterator[None]:
-    saved = {name: os.environ.get(name) for name in _ENVIRONMENT}
-    _set_environment()
-    try:
-        yield
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
-
-
-@contextlib.contextmanager
-def _importable() -> Iterator[None]:
-    added = str(HERE.parent) not in sys.path
-    if added:
-        sys.path.insert(0, str(HERE.parent))
-    try:
-        yield
-    finally:
-        if added:
-            sys.path.remove(str(HERE.parent))
