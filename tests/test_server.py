@@ -279,6 +279,15 @@ async def test_notebook_cells_analysed_together(vscode: LanguageClient, tmp_path
     assert [d.code for d in first] == ["PLS001"] and [d.code for d in second] == ["PLS002"]
     assert first[0].range.start.line == _line_of(cells_text[0], "plgpu.tcgen05_mma(acc_slice")
     assert second[0].range.start.line == _line_of(cells_text[1], "plgpu.RefUnion(")
+    # the noqa comment goes at the end of the diagnostic's line of its own cell (its place is
+    # computed from the joined cells when the action is asked for)
+    actions = await vscode.text_document_code_action_async(t.CodeActionParams(
+        text_document=t.TextDocumentIdentifier(uri=cells[1].document), range=second[0].range,
+        context=t.CodeActionContext(diagnostics=second)))
+    noqa = next(action for action in actions if action.title.endswith("Disable for this line"))
+    silenced = apply(cells_text[1], edits_by_uri(noqa.edit)[cells[1].document], "utf-16")
+    row = second[0].range.start.line
+    assert silenced.splitlines()[row] == cells_text[1].splitlines()[row] + "  # noqa: PLS002"
 
 
 # -- robustness --------------------------------------------------------------------------------

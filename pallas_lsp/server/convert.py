@@ -1,5 +1,6 @@
 """Findings and fixes as LSP objects: positions in the client's encoding, diagnostics whose
-`data` carries every fix, and code actions rebuilt from that data without re-analysing."""
+`data` carries every fix, and code actions rebuilt from that data without re-analysing (the
+noqa comment's place is computed then, from the analysed text)."""
 
 from __future__ import annotations
 
@@ -61,9 +62,10 @@ Locator = Callable[[Span], "Target | None"]
 
 
 def diagnostic(finding: Finding, locate: Locator, versions: dict[str, int | None], related_support: bool,
-               text: str, noqa: bool = True) -> tuple[str, t.Diagnostic] | None:
+               noqa: bool = True) -> tuple[str, t.Diagnostic] | None:
     """The finding as (uri, Diagnostic), or None when its place cannot be mapped. `versions`:
-    the version of each document the analysed text came from."""
+    the version of each document the analysed text came from; `noqa`: a comment on its line
+    may silence it (it is in the analysed text)."""
     target = locate(finding.span)
     if target is None:
         return None
@@ -78,7 +80,7 @@ def diagnostic(finding: Finding, locate: Locator, versions: dict[str, int | None
         code_description=t.CodeDescription(href=rule.url()) if rule else None,
         source=SOURCE,
         related_information=related or None,
-        data=_data(finding, locate, versions.get(target.uri), text if noqa else None),
+        data=_data(finding, locate, versions.get(target.uri), noqa),
     )
 
 
@@ -97,13 +99,22 @@ def _with_related(finding: Finding) -> str:
     return f"{finding.message} [{notes}]"
 
 
-def _data(finding: Finding, locate: Locator, version: int | None, text: str | None) -> dict:
+def _data(finding: Finding, locate: Locator, version: int | None, noqa: bool) -> dict:
     fixes = [fix for fix in (_fix_data(fix, locate) for fix in finding.fixes) if fix is not None]
     data: dict[str, Any] = {"version": version, "fixes": fixes}
-    if text is not None:
-        edit = noqa_edit(text, finding.line, [finding.code])
-        data["noqa"] = edit_data(edit, locate) if edit is not None else None
+    if noqa:
+        # Where the comment goes is decided when a code action asks (`noqa_fix`): placing it
+        # tokenizes the whole buffer (a third of a second on a 10,000-line file), which
+        # every keystroke would pay here for an action rarely taken.
+        data["noqa"] = {"line": finding.line, "code": finding.code}
     return data
+
+
+def noqa_fix(text: str, locate: Locator, line: int, code: str) -> dict | None:
+    """The edit (as diagnostic data carries edits) that silences `code` on `line` of the
+    analysed `text`; None when no comment can go there or one already silences it."""
+    edit = noqa_edit(text, line, [code])
+    return edit_data(edit, locate) if edit is not None else None
 
 
 def _fix_data(fix: Fix, locate: Locator) -> dict | None:
@@ -144,6 +155,8 @@ def _range(data: dict) -> t.Range:
 # -- code actions ----------------------------------------------------------------------------
 
 VersionOf = Callable[[str], "int | None"]  # the open document's version, None when not open
+# The noqa edit of a diagnostic's line and code, for the version its data carries (None: none).
+NoqaFor = Callable[[int | None, int, str], "dict | None"]
 
 
 def workspace_edit(edits: list[dict], version_of: VersionOf, document_changes: bool) -> t.WorkspaceEdit:
@@ -164,7 +177,7 @@ def workspace_edit(edits: list[dict], version_of: VersionOf, document_changes: b
 
 
 def quick_fixes(diag: t.Diagnostic, version: int | None, version_of: VersionOf,
-                document_changes: bool) -> list[t.CodeAction]:
+                document_changes: bool, noqa_for: NoqaFor) -> list[t.CodeAction]:
     """The code actions of one of our diagnostics, from its data; none when the data belongs
     to another version of the document (its ranges would be stale)."""
     data = diag.data if isinstance(diag.data, dict) else None
@@ -179,14 +192,25 @@ def quick_fixes(diag: t.Diagnostic, version: int | None, version_of: VersionOf,
             is_preferred=bool(fix.get("preferred")),
             edit=workspace_edit(fix["edits"], version_of, document_changes),
         ))
-    if data.get("noqa"):
+    marker = _noqa_marker(data)
+    noqa = noqa_for(version, *marker) if marker is not None else None
+    if noqa is not None:
         actions.append(t.CodeAction(
             title=f"{SOURCE} ({diag.code}): Disable for this line",
             kind=t.CodeActionKind.QuickFix,
             diagnostics=[diag],
-            edit=workspace_edit([data["noqa"]], version_of, document_changes),
+            edit=workspace_edit([noqa], version_of, document_changes),
         ))
     return actions
+
+
+def _noqa_marker(data: dict) -> tuple[int, str] | None:
+    """The line and code a noqa comment would silence. Data comes back from the client:
+    trust its shape only after looking."""
+    marker = data.get("noqa")
+    if isinstance(marker, dict) and isinstance(marker.get("line"), int) and isinstance(marker.get("code"), str):
+        return marker["line"], marker["code"]
+    return None
 
 
 def fix_all_edits(findings: list[Finding], path: str | None, key: str, uri: str, locate: Locator) -> list[dict]:

@@ -56,10 +56,12 @@ async def code_action(ls: PallasServer, params: t.CodeActionParams) -> list[t.Co
     actions: list[t.CodeAction] = []
     if _wants(only, t.CodeActionKind.QuickFix):
         version = ls.scheduler.version_for_fixes(uri)
+        noqa_for = _noqa_for(ls, uri)
         for diagnostic in params.context.diagnostics:
             ours = _with_data(ls, uri, diagnostic)
             if ours is not None:
-                actions += convert.quick_fixes(ours, version, ls.session.version_of, ls.session.document_changes)
+                actions += convert.quick_fixes(ours, version, ls.session.version_of, ls.session.document_changes,
+                                               noqa_for)
     if _wants(only, convert.FIX_ALL_KIND, explicit=True):
         action = await _fix_all(ls, uri)
         if action is not None:
@@ -100,6 +102,22 @@ def _with_data(ls: PallasServer, uri: str, diagnostic: t.Diagnostic) -> t.Diagno
         return None
     return next((ours for ours in ls.scheduler.diagnostics_for(uri)
                  if ours.code == diagnostic.code and ours.range == diagnostic.range), None)
+
+
+def _noqa_for(ls: PallasServer, uri: str) -> convert.NoqaFor:
+    """Noqa edits computed from the text of the analysis that made the diagnostics: its line
+    numbers are in that text (a notebook's cells joined), and only its version of `uri` may
+    be edited with them."""
+    analysis = ls.scheduler.last_analysis(ls.session.key_of(uri))
+
+    def noqa_for(version: int | None, line: int, code: str) -> dict | None:
+        if analysis is None or analysis.snapshot.versions.get(uri, analysis.snapshot.version) != version:
+            return None
+        locate = analysis.snapshot.locator(ls.workspace.position_codec, ls.session.text_of)
+        edit = convert.noqa_fix(analysis.snapshot.text, locate, line, code)
+        return edit if edit is not None and edit["uri"] == uri else None
+
+    return noqa_for
 
 
 async def _fix_all(ls: PallasServer, uri: str) -> t.CodeAction | None:

@@ -211,7 +211,7 @@ class Scheduler:
                 continue
             # a no-QA comment silences only findings of the analysed text
             converted = convert.diagnostic(finding, locate, versions, self.session.related_support,
-                                           snapshot.text, noqa=target.uri in own)
+                                           noqa=target.uri in own)
             if converted is not None:
                 uri, diagnostic = converted
                 diagnostics.setdefault(uri, []).append(diagnostic)
