@@ -319,6 +319,22 @@ class _Preparsed(AstroidBuilder):
         rebuilder = TreeRebuilder(self._manager, data)
         return module_of_tree(rebuilder, self._tree, modname, path), rebuilder
 
+    def _post_build(self, module: nodes.Module, rebuilder: TreeRebuilder, encoding: str) -> nodes.Module:
+        try:
+            return super()._post_build(module, rebuilder, encoding)
+        finally:
+            release(rebuilder)
+
+
+def release(rebuilder: TreeRebuilder) -> None:
+    """Let a rebuilder go as soon as its module is built. astroid's keeps its bound visit
+    methods in itself, a reference cycle, so it and what it holds (the text; the incremental
+    build's map of the stdlib tree's statements, and through it most of that tree) waited for
+    the cyclic collector."""
+    meths = getattr(rebuilder, "_visit_meths", None)
+    if isinstance(meths, dict):
+        meths.clear()
+
 
 def module_of_tree(rebuilder: TreeRebuilder, tree: ast.Module, modname: str, path: str | None) -> nodes.Module:
     """The astroid module `rebuilder` makes of `tree`, with astroid's module file and package

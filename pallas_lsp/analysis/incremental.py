@@ -110,34 +110,36 @@ _NOT_SELF_CONTAINED = re.compile(r"\bglobal\b|:=|#\s*type:")  # see the module's
 def _segments(text: str, tree: ast.Module) -> dict[ast.stmt, tuple[str, int]]:
     """The definitions that may be kept (those in the body of the module or of a definition
     there, at any depth): their source text and first line."""
-    lines = text.split("\n")
     found: dict[ast.stmt, tuple[str, int]] = {}
-    seen: dict[str, ast.stmt | None] = {}
-
-    def scan(body: list[ast.stmt], column: int) -> None:
-        spans = [(_first_line(statement), statement.end_lineno or statement.lineno) for statement in body]
-        for index, statement in enumerate(body):
-            first, last = spans[index]
-            if not isinstance(statement, _DEFINITIONS):
-                continue
-            scan(statement.body, statement.body[0].col_offset)
-            if statement.col_offset != column or (index and spans[index - 1][1] >= first) or (
-                    index + 1 < len(body) and spans[index + 1][0] <= last):
-                continue  # shares a line with another statement
-            key = "\n".join(lines[first - 1:last])
-            if _NOT_SELF_CONTAINED.search(key) or not key.startswith(" " * column):
-                continue
-            if key in seen:  # the same text twice: neither is kept
-                other = seen[key]
-                if other is not None:
-                    del found[other]
-                seen[key] = None
-                continue
-            seen[key] = statement
-            found[statement] = (key, first)
-
-    scan(tree.body, 0)
+    _scan(tree.body, 0, text.split("\n"), found, {})
     return found
+
+
+def _scan(body: list[ast.stmt], column: int, lines: list[str], found: dict[ast.stmt, tuple[str, int]],
+          seen: dict[str, ast.stmt | None]) -> None:
+    """`_segments` of one body, inner definitions first. (A module-level function: a nested
+    recursive one is a reference cycle, and what it holds, `found` and through it most of
+    the stdlib tree, would wait for the cyclic collector.)"""
+    spans = [(_first_line(statement), statement.end_lineno or statement.lineno) for statement in body]
+    for index, statement in enumerate(body):
+        first, last = spans[index]
+        if not isinstance(statement, _DEFINITIONS):
+            continue
+        _scan(statement.body, statement.body[0].col_offset, lines, found, seen)
+        if statement.col_offset != column or (index and spans[index - 1][1] >= first) or (
+                index + 1 < len(body) and spans[index + 1][0] <= last):
+            continue  # shares a line with another statement
+        key = "\n".join(lines[first - 1:last])
+        if _NOT_SELF_CONTAINED.search(key) or not key.startswith(" " * column):
+            continue
+        if key in seen:  # the same text twice: neither is kept
+            other = seen[key]
+            if other is not None:
+                del found[other]
+            seen[key] = None
+            continue
+        seen[key] = statement
+        found[statement] = (key, first)
 
 
 def _first_line(statement: ast.stmt) -> int:
@@ -183,6 +185,14 @@ class _Builder(AstroidBuilder):
         self.definitions = set(_definitions(module))
         self.units = {node for node in self.definitions if _end(node) in self._ends}
         return module, rebuilder
+
+    def _post_build(self, module: nodes.Module, rebuilder: TreeRebuilder, encoding: str) -> nodes.Module:
+        from . import brain
+
+        try:
+            return super()._post_build(module, rebuilder, encoding)
+        finally:
+            brain.release(rebuilder)
 
     def delayed_assattr(self, node: nodes.AssignAttr) -> None:
         mine = self._units_of(node)
