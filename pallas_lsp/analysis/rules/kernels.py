@@ -408,24 +408,27 @@ def cluster_barriers(pick: Picker, run: KernelRun) -> list[tuple[o.Barrier, Site
     its body), with the `pl.run_scoped` site that allocates each (None for the scratch); the
     parts we cannot follow are left out."""
     found: list[tuple[o.Barrier, Site | None]] = []
-
-    def walk(value: Any, by: Site | None, depth: int) -> None:
-        item = pick.pick(value)
-        if depth > 16:
-            return
-        if isinstance(item, dict):
-            item = list(item.values())
-        if isinstance(item, (tuple, list)):
-            for element in item:
-                walk(element, by, depth + 1)
-        elif isinstance(item, o.Barrier) and item.kind == "ClusterBarrier":
-            found.append((item, by))
-
-    walk(scratch_value(run), None, 0)
+    _cluster_barriers_in(pick, scratch_value(run), None, 0, found)
     for site in run.members:
         if site.kind == "run_scoped" and pick.holds(site.guard):
-            walk((site.arguments.get("types"), site.arguments.get("kw_types")), site, 0)
+            _cluster_barriers_in(pick, (site.arguments.get("types"), site.arguments.get("kw_types")), site, 0, found)
     return found
+
+
+def _cluster_barriers_in(pick: Picker, value: Any, by: Site | None, depth: int,
+                         found: list[tuple[o.Barrier, Site | None]]) -> None:
+    """(Not a nested function: a recursive closure is a reference cycle, and the picker it
+    holds would wait for the cyclic collector.)"""
+    item = pick.pick(value)
+    if depth > 16:
+        return
+    if isinstance(item, dict):
+        item = list(item.values())
+    if isinstance(item, (tuple, list)):
+        for element in item:
+            _cluster_barriers_in(pick, element, by, depth + 1, found)
+    elif isinstance(item, o.Barrier) and item.kind == "ClusterBarrier":
+        found.append((item, by))
 
 
 def unknown_barrier_axis(pick: Picker, run: KernelRun) -> tuple[o.Barrier, Site | None, str, Cluster] | None | Any:
