@@ -12,6 +12,7 @@ duplicated and renamed, and undo to an earlier version.
 from __future__ import annotations
 
 import ast
+import gc
 import os
 import random
 import sys
@@ -219,6 +220,29 @@ def test_a_forgotten_file_is_built_whole_again() -> None:
     session.forget(path)
     lint(text, path, Settings(), session=session)
     assert memo.reused == 0
+
+
+def test_an_edit_leaves_no_stdlib_tree_to_the_cyclic_collector() -> None:
+    """The server collects what an analysis left after each keystroke, and that collection
+    walks every object on the young list: the stdlib tree (as many objects as astroid's) must
+    go by reference counting, not wait in a reference cycle (astroid's rebuilder is one)."""
+    fixture = TESTS / "fixtures" / "family_kernels.py"
+    text, path = fixture.read_text(), str(fixture)
+    session = Session(keep_trees=True, collect_after_analysis=False)
+    lint(text, path, Settings(), session=session)
+    session.resume_collection()
+    with session.collector_paused():
+        lint(text + "\n# an edit\n", path, Settings(), session=session)
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        gc.collect()
+        left = [item for item in gc.garbage if isinstance(item, ast.AST)]
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        gc.enable()
+    assert session.trees is not None and session.trees.reused > 0
+    assert left == []
 
 
 _CLASS_WITH_SELF_ATTRIBUTES = '''
