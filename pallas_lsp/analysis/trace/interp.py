@@ -631,62 +631,37 @@ class Interpreter:
 
     def boolean(self, node: nodes.BoolOp, frame: Frame) -> Any:
         """`a and b`, `a or b`: the operand that decides, under the guard it decides in."""
-        stop_on = node.op == "or"
+        return guarded(self._chain(list(node.values), self.guard, node.op == "or", frame))
 
-        def chain(values: list[nodes.NodeNG], guard: Guard) -> list[tuple[Guard, Any]]:
-            first = self.ev(values[0], frame)
-            if len(values) == 1:
-                return [(guard, first)]
-            found = []
-            for inner_guard, value in split(first):
-                both = conjoin(guard, inner_guard)
-                if both is None:
-                    continue
-                for truth_guard, truth in self.truth(value, both):
-                    if truth is UNKNOWN:
-                        return [(guard, UNKNOWN)]
-                    if truth == stop_on:
-                        found.append((truth_guard, value))
-                    else:
-                        saved = self.guard
-                        self.guard = truth_guard
-                        try:
-                            found.extend(chain(values[1:], truth_guard))
-                        finally:
-                            self.guard = saved
-            return found
-
-        return guarded(chain(list(node.values), self.guard))
+    # (Recursive methods, not nested functions: a recursive closure is a reference cycle, and
+    # the frames it holds would wait for the cyclic collector.)
+    def _chain(self, values: list[nodes.NodeNG], guard: Guard, stop_on: bool, frame: Frame) -> list[tuple[Guard, Any]]:
+        first = self.ev(values[0], frame)
+        if len(values) == 1:
+            return [(guard, first)]
+        found = []
+        for inner_guard, value in split(first):
+            both = conjoin(guard, inner_guard)
+            if both is None:
+                continue
+            for truth_guard, truth in self.truth(value, both):
+                if truth is UNKNOWN:
+                    return [(guard, UNKNOWN)]
+                if truth == stop_on:
+                    found.append((truth_guard, value))
+                else:
+                    saved = self.guard
+                    self.guard = truth_guard
+                    try:
+                        found.extend(self._chain(values[1:], truth_guard, stop_on, frame))
+                    finally:
+                        self.guard = saved
+        return found
 
     def comprehension(self, node: nodes.ListComp | nodes.SetComp | nodes.DictComp | nodes.GeneratorExp,
                       frame: Frame) -> Any:
-        inner = Frame(frame)
         results: list[Any] = []
-
-        def run(generators: list[nodes.Comprehension]) -> bool:
-            if not generators:
-                if isinstance(node, nodes.DictComp):
-                    results.append((self.ev(node.key, inner), self.ev(node.value, inner)))
-                else:
-                    results.append(self.ev(node.elt, inner))
-                return True
-            generator = generators[0]
-            items = self.iterate(self.ev(generator.iter, inner if generator is not node.generators[0] else frame))
-            if items is UNKNOWN:
-                return False
-            for item in items:
-                self.assign(generator.target, item, inner)
-                keep = True
-                for condition in generator.ifs:
-                    outcomes = self.truth(self.ev(condition, inner))
-                    if len(outcomes) != 1 or outcomes[0][1] is UNKNOWN:
-                        return False
-                    keep = keep and outcomes[0][1]
-                if keep and not run(generators[1:]):
-                    return False
-            return True
-
-        if not run(list(node.generators)):
+        if not self._generate(node, list(node.generators), Frame(frame), frame, results):
             return UNKNOWN
         if isinstance(node, nodes.DictComp):
             if not all(isinstance(key, _PRIMITIVE) for key, _ in results):
@@ -695,6 +670,32 @@ class Interpreter:
         if isinstance(node, nodes.SetComp):
             return UNKNOWN
         return results if isinstance(node, nodes.ListComp) else tuple(results)
+
+    def _generate(self, node: nodes.ListComp | nodes.SetComp | nodes.DictComp | nodes.GeneratorExp,
+                  generators: list[nodes.Comprehension], inner: Frame, frame: Frame, results: list[Any]) -> bool:
+        """The comprehension's elements from `generators` on, into `results`; False when they
+        cannot be known."""
+        if not generators:
+            if isinstance(node, nodes.DictComp):
+                results.append((self.ev(node.key, inner), self.ev(node.value, inner)))
+            else:
+                results.append(self.ev(node.elt, inner))
+            return True
+        generator = generators[0]
+        items = self.iterate(self.ev(generator.iter, inner if generator is not node.generators[0] else frame))
+        if items is UNKNOWN:
+            return False
+        for item in items:
+            self.assign(generator.target, item, inner)
+            keep = True
+            for condition in generator.ifs:
+                outcomes = self.truth(self.ev(condition, inner))
+                if len(outcomes) != 1 or outcomes[0][1] is UNKNOWN:
+                    return False
+                keep = keep and outcomes[0][1]
+            if keep and not self._generate(node, generators[1:], inner, frame, results):
+                return False
+        return True
 
     # -- operations ------------------------------------------------------------------------
 
