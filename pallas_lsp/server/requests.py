@@ -113,8 +113,10 @@ def _noqa_for(ls: PallasServer, uri: str) -> convert.NoqaFor:
     def noqa_for(version: int | None, line: int, code: str) -> dict | None:
         if analysis is None or analysis.snapshot.versions.get(uri, analysis.snapshot.version) != version:
             return None
-        locate = analysis.snapshot.locator(ls.workspace.position_codec, ls.session.text_of)
-        edit = convert.noqa_fix(analysis.snapshot.text, locate, line, code)
+        if (line, code) not in analysis.noqa_edits:  # editors ask again at every cursor move
+            locate = analysis.snapshot.locator(ls.workspace.position_codec, ls.session.text_of)
+            analysis.noqa_edits[line, code] = convert.noqa_fix(analysis.snapshot.text, locate, line, code)
+        edit = analysis.noqa_edits[line, code]
         return edit if edit is not None and edit["uri"] == uri else None
 
     return noqa_for

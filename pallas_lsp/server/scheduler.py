@@ -46,6 +46,8 @@ class Analysis:
     dependencies: tuple[str, ...]
     generation: int  # settings/dependency generation it was computed in
     others: dict[str, str] = field(default_factory=dict)  # other files reported in: uri -> the text read
+    # (line, code) -> the noqa edit data, computed when a code action first asks (`requests`)
+    noqa_edits: dict[tuple[int, str], dict | None] = field(default_factory=dict)
 
 
 @dataclass
