@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import astroid
 from astroid import nodes
+from astroid.nodes import _base_nodes
 
 from .. import api
 from ..project import BudgetExceeded, Cancelled, budget_clock
@@ -529,6 +530,10 @@ class Interpreter:
                 return self.stubs.BUILTINS.get(node.name, UNKNOWN) if value is _MISSING else value  # type: ignore[attr-defined]  # mypy cannot narrow through `kind`
             if kind is nodes.Const:
                 return node.value  # type: ignore[attr-defined]  # mypy cannot narrow through `kind`
+            if kind is nodes.Call:  # the next two, inline too: a handler is one more frame
+                return self.call(node, frame)  # type: ignore[arg-type]  # mypy cannot narrow through `kind`
+            if kind is nodes.Attribute:
+                return self.attribute(self.ev(node.expr, frame), node.attrname)  # type: ignore[attr-defined]  # mypy cannot narrow through `kind`
             handler = _EXPRESSIONS.get(kind)
             if handler is not None:
                 return handler(self, node, frame)
@@ -1077,9 +1082,9 @@ _EXPRESSIONS: dict[type, Callable[[Interpreter, Any, Frame], Any]] = {
     nodes.Const: lambda self, node, frame: node.value,
     nodes.Name: lambda self, node, frame: self.name(node.name, frame),
     nodes.Attribute: lambda self, node, frame: self.attribute(self.ev(node.expr, frame), node.attrname),
-    nodes.Call: lambda self, node, frame: self.call(node, frame),
+    nodes.Call: Interpreter.call,
     nodes.Subscript: lambda self, node, frame: self.item(self.ev(node.value, frame), self.ev(node.slice, frame)),
-    nodes.Compare: lambda self, node, frame: self.compare(node, frame),
+    nodes.Compare: Interpreter.compare,
     nodes.BinOp: lambda self, node, frame: self.binary(node.op, self.ev(node.left, frame), self.ev(node.right, frame)),
 }
 
@@ -1240,15 +1245,40 @@ def _free_names(scope: nodes.LocalsDictNodeNG, known: dict[nodes.NodeNG, tuple[s
         return found
     names: dict[str, None] = {}
     own = scope.locals
-    stack = list(scope.get_children())
+    stack: list[Any] = list(scope.get_children())  # nodes; mypy cannot narrow through `kind`
+    pop, push, category = stack.pop, stack.extend, _CATEGORIES
     while stack:
-        node = stack.pop()
-        if isinstance(node, nodes.Name):
+        node = pop()
+        kind = category.get(type(node))
+        if kind is None:
+            kind = _category(type(node))
+        if kind is _READ:
             if node.name not in own:
                 names[node.name] = None
-        elif isinstance(node, _SCOPES):
+        elif kind is _SCOPE:
             names.update((name, None) for name in _free_names(node, known) if name not in own)
-        else:
-            stack.extend(node.get_children())
+        elif kind is _INNER:
+            push(node.get_children())
     found = known[scope] = tuple(names)
+    return found
+
+
+# What `_free_names` does with a node, by its class: a name read, a nested scope, a node
+# with children, or one without (no child fields, `NodeNG.get_children` not overridden).
+_READ, _SCOPE, _INNER, _LEAF = "read", "scope", "inner", "leaf"
+_CATEGORIES: dict[type, str] = {}
+_CHILDLESS = (getattr(getattr(_base_nodes, "NoChildrenNode", None), "get_children", None),)  # astroid 3 and 4
+
+
+def _category(kind: type) -> str:
+    if issubclass(kind, nodes.Name):
+        found = _READ
+    elif issubclass(kind, _SCOPES):
+        found = _SCOPE
+    elif getattr(kind, "get_children", None) in _CHILDLESS or (
+            not getattr(kind, "_astroid_fields", None) and getattr(kind, "get_children", None) is nodes.NodeNG.get_children):
+        found = _LEAF
+    else:
+        found = _INNER
+    _CATEGORIES[kind] = found
     return found
