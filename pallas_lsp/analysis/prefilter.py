@@ -357,11 +357,16 @@ class Bindings:
         """`package` is the module's package, for its relative imports."""
         found = cls()
         stack: list[ast.AST] = [tree]
-        push, node_type = stack.append, ast.AST
+        push, node_type, noted, fields = stack.append, ast.AST, _NOTED, _FIELDS
         while stack:
             node = stack.pop()
-            found._note(node, package)
-            for name in _child_fields(type(node)):  # type: ignore[arg-type]  # mypy: a class is Hashable
+            kind = type(node)
+            if kind in noted:  # the others (constants, operators, ...) bind and call nothing
+                found._note(node, package)
+            names = fields.get(kind)
+            if names is None:
+                names = _child_fields(kind)
+            for name in names:
                 child = getattr(node, name, None)
                 if type(child) is list:
                     for item in child:
@@ -452,10 +457,18 @@ class Bindings:
         return any(path is not None and path.rpartition(".")[2] == "partial" for path in self.imports[expr.id])
 
 
-@functools.lru_cache(maxsize=None)
 def _child_fields(kind: type[ast.AST]) -> tuple[str, ...]:
     """The fields that may hold nodes (`ctx` holds only Load/Store/Del)."""
-    return tuple(name for name in kind._fields if name != "ctx")
+    found = _FIELDS[kind] = tuple(name for name in kind._fields if name != "ctx")
+    return found
+
+
+_FIELDS: dict[type[ast.AST], tuple[str, ...]] = {}
+# The node kinds `Bindings._note` reads (exact types: the parser makes no subclasses).
+_NOTED = frozenset({
+    ast.Call, ast.Attribute, ast.Name, ast.arg, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import,
+    ast.ImportFrom, ast.Global, ast.Nonlocal, ast.ExceptHandler, ast.MatchAs, ast.MatchStar, ast.MatchMapping,
+})
 
 
 def _may_be_api_path(path: str) -> bool:
