@@ -174,3 +174,71 @@ def test_an_identifier_only_an_imported_helper_uses_keeps_the_rule(tmp_path):
     path.write_text(source, encoding="utf-8")
     kept = applicable(list(RULES), source, lambda: Bindings.of(ast.parse(source)), str(path))
     assert "PLS013" in {rule.code for rule in kept}
+
+
+def test_the_walk_of_the_imports_is_kept_only_while_what_it_read_is_unchanged(tmp_path):
+    """The same file and text walked again: the kept answer stands while each directory the
+    walk listed and each file it read are unchanged; a module created, changed or removed,
+    or a package made, is found as a fresh walk would find it."""
+    import os
+
+    from pallas_lsp.analysis import prefilter
+
+    path = tmp_path / "kernel.py"
+    data = b"from pkg import helpers\nimport util\n"
+    path.write_bytes(data)
+    key = (str(path), 2, data)
+    settled = [1_000_000_000]
+
+    def walked() -> tuple[bytes, set[str]]:
+        # what changed so lately that its time may not move again is walked each time: the
+        # test moves every time into the past, a second apart, to have the walk kept
+        for entry in (tmp_path, *tmp_path.rglob("*")):
+            settled[0] += 1
+            os.utime(entry, ns=(settled[0] * 10**9, settled[0] * 10**9))
+        probed: set[str] = set()
+        found = prefilter.imported_data(data, str(path), probed=probed)
+        assert key in prefilter._imported
+        again: set[str] = set()
+        assert prefilter.imported_data(data, str(path), probed=again) == found and again == probed
+        fresh: set[str] = set()
+        prefilter._imported.clear()
+        assert prefilter.imported_data(data, str(path), probed=fresh) == found and fresh == probed
+        return found, probed
+
+    assert walked()[0] == b""
+    (tmp_path / "util.py").write_bytes(b"TMEM = 1\n")
+    assert walked()[0] == b"TMEM = 1\n"
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_bytes(b"")
+    assert walked()[0] == b"\nTMEM = 1\n"  # the package's empty __init__.py, then util
+    (tmp_path / "pkg" / "helpers.py").write_bytes(b"collective = True\n")
+    assert b"collective = True" in walked()[0]
+    (tmp_path / "util.py").write_bytes(b"TMEM = 22\n")  # another size
+    assert b"TMEM = 22" in walked()[0]
+    (tmp_path / "pkg" / "helpers.py").unlink()
+    found, probed = walked()
+    assert b"collective" not in found and str(tmp_path / "pkg" / "helpers.py") in probed
+    (tmp_path / "pkg" / "helpers.py").write_bytes(b"TMEM = 3\n")  # no walk since: just changed
+    assert b"TMEM = 3" in prefilter.imported_data(data, str(path))
+    assert key not in prefilter._imported
+
+
+def test_a_directory_with_symbolic_links_is_walked_each_time(tmp_path):
+    import os
+
+    from pallas_lsp.analysis import prefilter
+
+    (tmp_path / "a.py").write_bytes(b"TMEM = 1\n")
+    (tmp_path / "b").mkdir()
+    (tmp_path / "util.py").symlink_to(tmp_path / "a.py")
+    os.utime(tmp_path, ns=(10**18, 10**18))
+    os.utime(tmp_path / "a.py", ns=(10**18, 10**18))
+    path = tmp_path / "kernel.py"
+    data = b"import util\n"
+    assert prefilter.imported_data(data, str(path)) == b"TMEM = 1\n"
+    assert (str(path), 2, data) not in prefilter._imported
+    (tmp_path / "util.py").unlink()
+    (tmp_path / "util.py").symlink_to(tmp_path / "b")
+    os.utime(tmp_path, ns=(10**18, 10**18))  # the directory's time as it was
+    assert prefilter.imported_data(data, str(path)) == b""

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import astroid
 from astroid import nodes
+from astroid.nodes import _base_nodes
 
 from .. import api
 from ..project import BudgetExceeded, Cancelled, budget_clock
@@ -134,6 +135,7 @@ class Interpreter:
         self._memo: dict[tuple[Any, ...], Any] = {}
         self._generators: dict[nodes.NodeNG, bool] = {}
         self._free: dict[nodes.NodeNG, tuple[str, ...]] = {}  # function -> the names it reads from outside
+        self._yields: dict[nodes.NodeNG, bool] = {}  # function -> is a `yield` anywhere inside?
         self._local: dict[nodes.NodeNG, bool] = {}  # call node -> in the analysed module?
         self._opaque: dict[Any, Any] = {}  # `objects.opaque_var`'s answers for this analysis
         self._active: dict[nodes.NodeNG, int] = {}
@@ -529,6 +531,10 @@ class Interpreter:
                 return self.stubs.BUILTINS.get(node.name, UNKNOWN) if value is _MISSING else value  # type: ignore[attr-defined]  # mypy cannot narrow through `kind`
             if kind is nodes.Const:
                 return node.value  # type: ignore[attr-defined]  # mypy cannot narrow through `kind`
+            if kind is nodes.Call:  # the next two, inline too: a handler is one more frame
+                return self.call(node, frame)  # type: ignore[arg-type]  # mypy cannot narrow through `kind`
+            if kind is nodes.Attribute:
+                return self.attribute(self.ev(node.expr, frame), node.attrname)  # type: ignore[attr-defined]  # mypy cannot narrow through `kind`
             handler = _EXPRESSIONS.get(kind)
             if handler is not None:
                 return handler(self, node, frame)
@@ -978,16 +984,19 @@ class Interpreter:
         closure's free variables when it runs, not when it is defined: `for acc in accs:` around
         `@pl.loop` or `@pl.when` bodies runs the same function object with a different `acc`
         each time, so the call is the same call only when these are the same too."""
-        names = _free_names(func, self._free)
+        names = _free_names(func, self._free, self._yields)
         if env is None or not names:
             return ()
         return tuple((name, _by_identity(env.lookup(name))) for name in names)
 
     def _is_generator(self, func: nodes.FunctionDef) -> bool:
-        """astroid walks the body each time it is asked, and a function runs many times."""
+        """astroid walks the body each time it is asked (twice), and a function runs many
+        times. astroid only ever finds `yield` nodes inside the function: without one (the walk
+        for its free names looked) it is not a generator, and astroid is not asked."""
         found = self._generators.get(func)
         if found is None:
-            found = self._generators[func] = bool(func.is_generator())
+            _free_names(func, self._free, self._yields)
+            found = self._generators[func] = self._yields.get(func, True) and bool(func.is_generator())
         return found
 
     def bind(self, closure: o.Closure, args: list[Any], kwargs: dict[str, Any],
@@ -1078,9 +1087,9 @@ _EXPRESSIONS: dict[type, Callable[[Interpreter, Any, Frame], Any]] = {
     nodes.Const: lambda self, node, frame: node.value,
     nodes.Name: lambda self, node, frame: self.name(node.name, frame),
     nodes.Attribute: lambda self, node, frame: self.attribute(self.ev(node.expr, frame), node.attrname),
-    nodes.Call: lambda self, node, frame: self.call(node, frame),
+    nodes.Call: Interpreter.call,
     nodes.Subscript: lambda self, node, frame: self.item(self.ev(node.value, frame), self.ev(node.slice, frame)),
-    nodes.Compare: lambda self, node, frame: self.compare(node, frame),
+    nodes.Compare: Interpreter.compare,
     nodes.BinOp: lambda self, node, frame: self.binary(node.op, self.ev(node.left, frame), self.ev(node.right, frame)),
 }
 
@@ -1232,24 +1241,59 @@ _SCOPES = (nodes.FunctionDef, nodes.Lambda, nodes.ClassDef, nodes.ListComp, node
            nodes.GeneratorExp)
 
 
-def _free_names(scope: nodes.LocalsDictNodeNG, known: dict[nodes.NodeNG, tuple[str, ...]]) -> tuple[str, ...]:
+def _free_names(scope: nodes.LocalsDictNodeNG, known: dict[nodes.NodeNG, tuple[str, ...]],
+                yields: dict[nodes.NodeNG, bool]) -> tuple[str, ...]:
     """The names read inside `scope` (its nested scopes included) that are not its own or a
     nested scope's locals: its free variables and the globals it reads. Each nested scope's
-    answer is kept in `known`, so a function's body is walked once whatever encloses it."""
+    answer is kept in `known`, so a function's body is walked once whatever encloses it.
+    `yields` learns on the way whether a `yield` is anywhere inside the scope."""
     found = known.get(scope)
     if found is not None:
         return found
     names: dict[str, None] = {}
     own = scope.locals
-    stack = list(scope.get_children())
+    stack: list[Any] = list(scope.get_children())  # nodes; mypy cannot narrow through `kind`
+    pop, push, category = stack.pop, stack.extend, _CATEGORIES
+    yielded = False
     while stack:
-        node = stack.pop()
-        if isinstance(node, nodes.Name):
+        node = pop()
+        kind = category.get(type(node))
+        if kind is None:
+            kind = _category(type(node))
+        if kind is _READ:
             if node.name not in own:
                 names[node.name] = None
-        elif isinstance(node, _SCOPES):
-            names.update((name, None) for name in _free_names(node, known) if name not in own)
-        else:
-            stack.extend(node.get_children())
+        elif kind is _SCOPE:
+            names.update((name, None) for name in _free_names(node, known, yields) if name not in own)
+            yielded = yielded or yields.get(node, True)
+        elif kind is _INNER:
+            push(node.get_children())
+        elif kind is _YIELD:
+            yielded = True
+            push(node.get_children())
+    yields[scope] = yielded
     found = known[scope] = tuple(names)
+    return found
+
+
+# What `_free_names` does with a node, by its class: a name read, a nested scope, a node
+# with children, or one without (no child fields, `NodeNG.get_children` not overridden).
+_READ, _SCOPE, _INNER, _LEAF, _YIELD = "read", "scope", "inner", "leaf", "yield"
+_CATEGORIES: dict[type, str] = {}
+_CHILDLESS = (getattr(getattr(_base_nodes, "NoChildrenNode", None), "get_children", None),)  # astroid 3 and 4
+
+
+def _category(kind: type) -> str:
+    if issubclass(kind, nodes.Name):
+        found = _READ
+    elif issubclass(kind, nodes.Yield):  # `yield` and `yield from`
+        found = _YIELD
+    elif issubclass(kind, _SCOPES):
+        found = _SCOPE
+    elif getattr(kind, "get_children", None) in _CHILDLESS or (
+            not getattr(kind, "_astroid_fields", None) and getattr(kind, "get_children", None) is nodes.NodeNG.get_children):
+        found = _LEAF
+    else:
+        found = _INNER
+    _CATEGORIES[kind] = found
     return found

@@ -172,12 +172,15 @@ def _writes(scope: nodes.FunctionDef, memo: dict[Any, Any]) -> tuple[Counter[str
     found = memo.get(key)
     if found is None:
         bound: Counter[str] = Counter()
-        written = set()
-        for node in scope.nodes_of_class((nodes.AssignName, nodes.AssignAttr, nodes.DelAttr)):  # one walk
+        written: set[str] = set()
+        stack: list[nodes.NodeNG] = [scope]  # one walk (astroid's `nodes_of_class` is a generator per level)
+        while stack:
+            node = stack.pop()
             if isinstance(node, nodes.AssignName):
                 bound[node.name] += 1
-            else:
+            elif isinstance(node, (nodes.AssignAttr, nodes.DelAttr)):
                 written.add(node.attrname)
+            stack.extend(node.get_children())
         found = memo[key] = (bound, written)
     return found
 
