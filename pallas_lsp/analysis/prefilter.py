@@ -13,6 +13,9 @@ parsing. In order:
    to nothing in the analysis either, so it does not count. Whatever the walk cannot pin
    down (a name bound twice, a relative import above the file's package, a call's result)
    counts.
+4. the API at all: can the trace meet an object of the Pallas API (`reaches_api`)? A file
+   that only defines the API (JAX's implementation of `plgpu.TMEM` and `tcgen05_mma`, its
+   lowering rules) mentions every identifier and calls none of the API: nothing fires there.
 
 Every step only ever drops a rule that could not have fired.
 """
@@ -87,6 +90,8 @@ def applicable(rules: list[R], text: str, bindings: Callable[[], Bindings], path
         if kept:
             used = api_uses(bindings(), frozenset().union(*(rule.identifiers for rule in kept)))
             kept = [rule for rule in kept if rule.identifiers & used]
+    if kept and not reaches_api(bindings(), path):
+        return []
     if path is not None and len(kept) < len(rules):
         reached = imported_data(data, path)
         through_imports = [rule for rule in rules if rule not in kept
@@ -225,6 +230,106 @@ def api_uses(bindings: Bindings, wanted: frozenset[str] | None = None) -> set[st
     return used
 
 
+# -- can the trace meet the API at all? ----------------------------------------------------------
+#
+# Every site a rule judges is recorded when the trace calls an object of the modelled modules
+# (`plgpu.TMEM`, `pl.run_scoped`, JAX's kernel building blocks under `jax.experimental.pallas`,
+# read when called), or something a project module gave it. The tracer gets such an object in
+# three ways only, and nothing else in a file can make one:
+#
+# - a name an import binds to a `jax` path that is a modelled module, inside one, or above one
+#   (`jax`, `jax.experimental`), read as such or through attributes (`plgpu.TMEM`,
+#   `jax.experimental.pallas.mosaic_gpu`): every other `jax` module is served empty, and what
+#   is read from it is an opaque library value (`gpu_core.SMEM`, `jax.numpy.float32`);
+# - an import of a project module, which the tracer runs (its top level may call the API at
+#   import time, its functions may return or call it): relative imports, and absolute ones
+#   whose top-level name is the analysed file's project (`engine.project_root`, as
+#   `Project.from_project` decides); other libraries (numpy, an installed package) are opaque;
+# - a star import of either kind.
+#
+# Values made in the file (its classes, functions, a local `tcgen05_mma`, `x.scratch_types`)
+# hold API objects only when one of those put them there. So a file without any of the three
+# records no site, whatever its words: JAX's own Pallas implementation, which defines the API
+# and its lowering rules and imports its pieces from `jax._src`. What the tracer does not model
+# (`__import__`, `importlib`, `sys.modules`, a module's `__dict__`) gives it an unknown value,
+# not an API object; `getattr(plgpu, "TMEM")` reads `plgpu` as a value, which counts.
+
+
+def reaches_api(bindings: Bindings, path: str | None) -> bool:
+    """Could the trace of this module meet an object of the Pallas API (see above)? False
+    means that no rule can find anything in it."""
+    tops = _ProjectTops(path)
+    for module, relative in bindings.modules:
+        if module is None:
+            return True  # a relative import above the top-level package: not known
+        if _is_jax(module):
+            continue  # served by the brain: what is read from it is judged below
+        if relative or tops.holds(module):
+            return True
+    for module in bindings.star_paths:
+        if module is None or (_is_jax(module) and _near_api(module)) or (not _is_jax(module) and tops.holds(module)):
+            return True
+    near = {name for name, paths in bindings.imports.items()
+            if name in bindings.loaded and any(path is None or _is_jax(path) and _near_api(path) for path in paths)}
+    if not near:
+        return False
+    if near & bindings.bare:
+        return True  # the module or API object itself is passed, returned, stored
+    inner = {id(attribute.value) for attribute in bindings.attributes}
+    for attribute in bindings.attributes:
+        if id(attribute) in inner:
+            continue  # a part of a longer chain: the chain is judged as a whole
+        names = []
+        root: ast.expr = attribute
+        while type(root) is ast.Attribute:
+            names.append(root.attr)
+            root = root.value
+        if type(root) is not ast.Name or root.id not in near:
+            continue
+        suffix = "".join("." + name for name in reversed(names))
+        if any(path is None or _is_jax(path) and _near_api(path + suffix)
+               for path in bindings.imports[root.id]):
+            return True
+    return False
+
+
+def _near_api(path: str) -> bool:
+    """Is the `jax` path a modelled module, inside one, or a package above one?"""
+    return any(path == module or path.startswith(module + ".") or module.startswith(path + ".")
+               for module in MODELLED)
+
+
+class _ProjectTops:
+    """Which absolute imports bring in a module of the file's project, as the analysis decides
+    (`engine.project_root`, `Project.from_project`): in an installed package, the package
+    itself; elsewhere, what lies beside the project root; without a path, nothing."""
+
+    def __init__(self, path: str | None) -> None:
+        self.root: str | None = None
+        self.own = ""
+        if path:
+            root = os.path.dirname(os.path.abspath(path))
+            while os.path.isfile(os.path.join(root, "__init__.py")):
+                root = os.path.dirname(root)
+            self.root = root
+            if os.path.basename(root) in ("site-packages", "dist-packages"):
+                self.own = os.path.relpath(os.path.abspath(path), root).split(os.sep)[0]
+                self.own = os.path.splitext(self.own)[0]
+        self._known: dict[str, bool] = {}
+
+    def holds(self, module: str) -> bool:
+        top = module.split(".")[0]
+        if not top or self.root is None:
+            return False
+        if self.own:
+            return top == self.own
+        known = self._known.get(top)
+        if known is None:
+            base = os.path.join(self.root, top)
+            known = self._known[top] = os.path.isdir(base) or os.path.isfile(base + ".py")
+        return known
+
+
 class Bindings:
     """What one walk of a module's stdlib tree learns: its calls and decorators, the dotted
     paths its imports bind names to, and the names bound in any other way. The analysis asks
@@ -239,6 +344,10 @@ class Bindings:
         self.rebound: set[str] = set()
         self.loaded: set[str] = set()  # names read
         self.star_import = False  # `from m import *`: any name may be imported
+        self.star_paths: list[str | None] = []  # the modules star imports read (None: not known)
+        self.modules: list[tuple[str | None, bool]] = []  # each import's module, and whether relative
+        self.bare: set[str] = set()  # names read other than as the object of an attribute
+        self._rooted: set[int] = set()  # ids of the Name nodes that are an attribute's object
 
     @classmethod
     def of(cls, tree: ast.AST, package: str = "") -> Bindings:
@@ -266,9 +375,13 @@ class Bindings:
         elif kind is ast.Attribute:
             if type(node.ctx) is ast.Load:
                 self.attributes.append(node)
+            if type(node.value) is ast.Name:  # noted before its child: the walk is top-down
+                self._rooted.add(id(node.value))
         elif kind is ast.Name:
             if type(node.ctx) is ast.Load:
                 self.loaded.add(node.id)
+                if id(node) not in self._rooted:
+                    self.bare.add(node.id)
             else:
                 self.rebound.add(node.id)
         elif kind is ast.arg:
@@ -280,12 +393,15 @@ class Bindings:
             for alias in node.names:
                 bound = alias.asname or alias.name.split(".")[0]
                 self.imports.setdefault(bound, set()).add(alias.name if alias.asname else bound)
+                self.modules.append((alias.name, False))
         elif kind is ast.ImportFrom:
             base = _absolute(node, package)
+            self.modules.append((base, bool(node.level)))
             for alias in node.names:
                 path = None if base is None else f"{base}.{alias.name}"
                 if alias.name == "*":
                     self.star_import = True
+                    self.star_paths.append(base)
                 else:
                     self.imports.setdefault(alias.asname or alias.name, set()).add(path)
                 if alias.asname and alias.asname != alias.name:
