@@ -10,7 +10,9 @@ import pytest
 from conftest import ROOT
 from oracle.markers import parse_markers, parse_markers_source
 from pallas_lsp.analysis import engine
-from pallas_lsp.analysis.prefilter import Bindings, api_uses, applicable, mentions_pallas, reaches_api
+from pallas_lsp.analysis.prefilter import (
+    Bindings, api_uses, applicable, cannot_reach_api, mentions_pallas, reaches_api,
+)
 from pallas_lsp.analysis.rules import RULES
 
 FIXTURES = sorted((ROOT / "tests" / "fixtures").rglob("*.py")) + sorted((ROOT / "examples").glob("*.py"))
@@ -394,3 +396,130 @@ def test_jax_s_own_definition_of_the_api_records_no_site(name, monkeypatch):
     assert mentions_pallas(source)
     assert not reaches_api(Bindings.of(ast.parse(source), package), str(path))
     assert _sites(source, path, monkeypatch) == []
+
+
+# -- the same verdict from the import statements and the text (`cannot_reach_api`) -------------
+
+_QUICK_NO_API = {
+    "comments, docstrings and strings": '''
+        """Lowering rules, as jax traces them; see jax.experimental.pallas.mosaic_gpu."""
+        import jax
+        # jax calls these; jax.experimental.pallas.mosaic_gpu.TMEM is defined elsewhere
+        def f(x):
+            """jax"""
+            # jax
+            return g("jax-pallas", x, "jax.experimental.pallas")  # jax/jaxlib
+    ''',
+    "attributes away from the API": """
+        import jax
+        import jax.numpy as jnp
+        x = jax.numpy.float32, jax . lax . fori_loop, jnp.zeros
+        y = config.jax.experimental.pallas  # an attribute of something else
+    """,
+    "a name rebound, unread": """
+        import jax
+        del jax
+    """,
+}
+
+_QUICK_API = {
+    "a decorator": """
+        import jax
+        @jax.experimental.pallas.mosaic_gpu.kernel(out_type=t)
+        def body(ref):
+            pass
+    """,
+    "an except clause after else and finally in the bodies": """
+        import jax
+        try:
+            pass
+        except jax.experimental.pallas.mosaic_gpu.TMEM:
+            pass
+        else:
+            pass
+        finally:
+            pass
+    """,
+    "a case pattern and guard": """
+        import jax
+        match x:
+            case 1 if jax.experimental.pallas:
+                pass
+    """,
+    "an f-string": """
+        import jax
+        s = f"{jax.experimental.pallas.mosaic_gpu.TMEM}"
+    """,
+    "two statements on a line": """
+        import jax; m = jax.experimental.pallas
+    """,
+    "a line continuation": """
+        import jax
+        m = jax.\\
+            experimental.pallas
+    """,
+    "a chain over lines in parentheses": """
+        import jax
+        m = (jax
+             .experimental.pallas)
+    """,
+    "a # in a string before the use": """
+        import jax
+        s = "#"; m = jax.experimental.pallas
+    """,
+    "a module given as a keyword argument": """
+        from jax.experimental.pallas import mosaic_gpu as plgpu
+        build(api=plgpu)
+    """,
+    "an identifier Python normalizes (NFKC)": """
+        import jax
+        m = \uff4a\uff41\uff58.experimental.pallas
+    """,
+    "in a class body and a default": """
+        import jax
+        class K:
+            def f(self, alloc=jax.experimental.pallas.mosaic_gpu.TMEM):
+                pass
+    """,
+}
+
+
+def _both(source: str, path: str | None = None, package: str = "") -> tuple[bool, bool]:
+    tree = ast.parse(source)
+    return cannot_reach_api(tree, source, package, path), reaches_api(Bindings.of(tree, package), path)
+
+
+@pytest.mark.parametrize("case", sorted(_QUICK_NO_API) + sorted(_NO_API))
+def test_the_import_statements_tell_a_file_without_the_api(case):
+    source = textwrap.dedent({**_NO_API, **_QUICK_NO_API}[case])
+    assert _both(source) == (True, False)
+
+
+@pytest.mark.parametrize("case", sorted(_QUICK_API) + sorted(_API))
+def test_the_import_statements_leave_every_way_to_the_api_to_the_walk(case):
+    source = textwrap.dedent({**_API, **_QUICK_API}[case])
+    assert _both(source) == (False, True)
+
+
+def _sources() -> list[tuple[str, str, str | None]]:
+    found = [(str(path), path.read_text(encoding="utf-8"), "") for path in FIXTURES]
+    if _JAX is not None and _JAX.submodule_search_locations:
+        base = Path(list(_JAX.submodule_search_locations)[0])
+        for path in sorted((base / "_src" / "pallas").rglob("*.py")) + sorted((base / "experimental").rglob("*.py")):
+            package = ".".join(("jax",) + path.relative_to(base).parent.parts)
+            found.append((str(path), path.read_text(encoding="utf-8"), package))
+    return found
+
+
+def test_the_import_statements_never_contradict_the_walk():
+    """On the fixtures, the examples and jax's own Pallas sources: where `cannot_reach_api`
+    tells, `reaches_api` agrees."""
+    told = 0
+    for path, source, package in _sources():
+        try:
+            quick, walked = _both(source, path, package)
+        except SyntaxError:
+            continue
+        assert not (quick and walked), path
+        told += quick
+    assert told

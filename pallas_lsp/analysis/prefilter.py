@@ -23,9 +23,11 @@ Every step only ever drops a rule that could not have fired.
 from __future__ import annotations
 
 import ast
+import bisect
 import functools
 import os
 import re
+import unicodedata
 from typing import Any, Callable, Iterable, Iterator, Protocol, TypeVar
 
 from . import api
@@ -75,18 +77,23 @@ def _triggers(rules: Iterable[Prefiltered]) -> tuple[bytes, ...]:
 _CHECK_TRIGGERS = _triggers(CHECKS)
 
 
-def applicable(rules: list[R], text: str, bindings: Callable[[], Bindings], path: str | None = None) -> list[R]:
+def applicable(rules: list[R], text: str, bindings: Callable[[], Bindings], path: str | None = None,
+               tree: Callable[[], ast.AST] | None = None, package: str = "") -> list[R]:
     """The rules of `rules` that could fire in `text`; `bindings()` (the stdlib tree walked
     once) is asked for only when the words are there. A rule whose words only the file's
     project imports contain is kept: what it judges happens in there.  So is a rule whose
     trigger the file mentions but whose identifiers only its project imports use (a helper
-    module makes the `TMEM`, a docstring says "collective")."""
+    module makes the `TMEM`, a docstring says "collective"). `tree()` (the stdlib tree, of
+    the module in `package`), when given, lets a file that cannot meet the API be told
+    from its imports alone, before the walk (`cannot_reach_api`)."""
     data = text.encode("utf-8", "surrogatepass")
     own = [rule for rule in rules if not rule.triggers or any(word in data for word in rule.triggers)]
     kept = own
     if own and all(rule.identifiers for rule in own):
         words = set(_identifier_pattern(frozenset().union(*(rule.identifiers for rule in own))).findall(text))
         kept = [rule for rule in own if rule.identifiers & words]
+        if kept and tree is not None and cannot_reach_api(tree(), text, package, path):
+            return []
         if kept:
             used = api_uses(bindings(), frozenset().union(*(rule.identifiers for rule in kept)))
             kept = [rule for rule in kept if rule.identifiers & used]
@@ -258,25 +265,21 @@ def api_uses(bindings: Bindings, wanted: frozenset[str] | None = None) -> set[st
 def reaches_api(bindings: Bindings, path: str | None) -> bool:
     """Could the trace of this module meet an object of the Pallas API (see above)? False
     means that no rule can find anything in it."""
-    tops = _ProjectTops(path)
-    for module, relative in bindings.modules:
-        if module is None:
-            return True  # a relative import above the top-level package: not known
-        if _is_jax(module):
-            continue  # served by the brain: what is read from it is judged below
-        if relative or tops.holds(module):
-            return True
-    for module in bindings.star_paths:
-        if module is None or (_is_jax(module) and _near_api(module)) or (not _is_jax(module) and tops.holds(module)):
-            return True
-    near = {name for name, paths in bindings.imports.items()
-            if name in bindings.loaded and any(path is None or _is_jax(path) and _near_api(path) for path in paths)}
+    if _imports_reach_api(bindings, path):
+        return True
+    near = {name for name, paths in bindings.imports.items() if name in bindings.loaded and _near_paths(paths)}
     if not near:
         return False
-    if near & bindings.bare:
+    return _uses_reach_api(bindings, near, bindings.imports)
+
+
+def _uses_reach_api(found: Bindings, near: set[str], imports: dict[str, set[str | None]]) -> bool:
+    """Does `found` read a name of `near` (bound by `imports`) as itself, or through
+    attributes that lead near the API?"""
+    if near & found.bare:
         return True  # the module or API object itself is passed, returned, stored
-    inner = {id(attribute.value) for attribute in bindings.attributes}
-    for attribute in bindings.attributes:
+    inner = {id(attribute.value) for attribute in found.attributes}
+    for attribute in found.attributes:
         if id(attribute) in inner:
             continue  # a part of a longer chain: the chain is judged as a whole
         names = []
@@ -287,10 +290,220 @@ def reaches_api(bindings: Bindings, path: str | None) -> bool:
         if type(root) is not ast.Name or root.id not in near:
             continue
         suffix = "".join("." + name for name in reversed(names))
-        if any(path is None or _is_jax(path) and _near_api(path + suffix)
-               for path in bindings.imports[root.id]):
+        if any(path is None or _is_jax(path) and _near_api(path + suffix) for path in imports[root.id]):
             return True
     return False
+
+
+def _imports_reach_api(bindings: Bindings, path: str | None) -> bool:
+    """Does an import itself bring in what may hold the API: a project module (which runs),
+    a module not known, a star import of either or of the API?"""
+    tops = _ProjectTops(path)
+    for module, relative in bindings.modules:
+        if module is None:
+            return True  # a relative import above the top-level package: not known
+        if _is_jax(module):
+            continue  # served by the brain: what is read from it is judged by the names it binds
+        if relative or tops.holds(module):
+            return True
+    for module in bindings.star_paths:
+        if module is None or (_is_jax(module) and _near_api(module)) or (not _is_jax(module) and tops.holds(module)):
+            return True
+    return False
+
+
+def _near_paths(paths: set[str | None]) -> bool:
+    return any(path is None or _is_jax(path) and _near_api(path) for path in paths)
+
+
+def cannot_reach_api(tree: ast.AST, text: str, package: str, path: str | None) -> bool:
+    """`not reaches_api(...)`, told without walking every node: from the import statements
+    and the occurrences in the text of the names they bind to a path near the API. A
+    statement holds no expression that holds a statement, so a walk of statement bodies finds
+    every import. An occurrence is passed over when it cannot be such a name read (a longer
+    identifier; an attribute, `x.jax`, with a `.` before it on its line; inside an import
+    statement) or when the attributes after it on its line lead away from the API
+    (`jax.numpy`: no longer chain is near the API when its start is not). Any other
+    occurrence is judged by walking the expressions of the innermost statement around it
+    (not the statements inside it), as `reaches_api` judges the whole tree; one around which
+    there is none is in a comment. Python reads identifiers NFKC-normalized (`ｊａｘ` is
+    `jax`): a file where a run of non-ASCII characters normalizes to text with such a name
+    in it is left to the walk. False: not known."""
+    imports: list[ast.Import | ast.ImportFrom] = []
+    _import_statements(getattr(tree, "body", []), imports)
+    found = Bindings()
+    for statement in imports:
+        found._note(statement, package)
+    if _imports_reach_api(found, path):
+        return False
+    near = {name: paths for name, paths in found.imports.items() if _near_paths(paths)}
+    if not near:
+        return True
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    if not data.isascii():
+        for run in _NON_ASCII_RUN.finditer(data):
+            try:
+                normalized = unicodedata.normalize("NFKC", run.group().decode("utf-8"))
+            except UnicodeDecodeError:
+                return False
+            if any(name in normalized for name in near):
+                return False
+    statements = _Statements(data, getattr(tree, "body", []))
+    if not statements.fit(imports):
+        return False  # the positions do not fit this text
+    spans = sorted(statements.span(statement) for statement in imports)
+    span_starts = [start for start, _ in spans]
+    judged: set[int] = set()
+    for name, paths in near.items():
+        word = name.encode()
+        at = data.find(word)
+        while at >= 0:
+            end = at + len(word)
+            if _occurrence_may_reach(data, at, end, paths, spans, span_starts):
+                around = statements.innermost(at)
+                if around is not None and id(around) not in judged:
+                    judged.add(id(around))
+                    if _uses_reach_api(_header_bindings(around, package), set(near), found.imports):
+                        return False
+            at = data.find(word, end)
+    return True
+
+
+_WORD_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_0123456789")
+_LETTERS = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
+_NON_ASCII_RUN = re.compile(rb"[\w\x80-\xff]*[\x80-\xff][\w\x80-\xff]*")
+_ATTRIBUTE = re.compile(rb"[ \t]*\.[ \t]*([A-Za-z_][A-Za-z0-9_]*)")
+_DOT = re.compile(rb"[ \t]*\.")
+_BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _occurrence_may_reach(data: bytes, at: int, end: int, paths: set[str | None], spans: list[tuple[int, int]],
+                          span_starts: list[int]) -> bool:
+    """May this occurrence of an imported name be the name, read near the API? (True: the
+    statement around it is walked.)"""
+    if at and (data[at - 1] in _LETTERS or data[at - 1] >= 0x80):
+        return False  # a longer identifier (a digit before it is not: `1if` reads `if`)
+    if end < len(data) and (data[end] in _WORD_BYTES or data[end] >= 0x80):
+        return False
+    index = bisect.bisect_right(span_starts, at) - 1
+    if index >= 0 and at < spans[index][1]:
+        return False  # in an import statement: a module's or a bound name's spelling
+    before = at
+    while before and data[before - 1] in b" \t":
+        before -= 1
+    if before and data[before - 1] == ord("."):
+        return False  # an attribute of something else
+    suffix = ""
+    while True:
+        match = _ATTRIBUTE.match(data, end)
+        if match is None:
+            break
+        suffix += "." + match.group(1).decode()
+        end = match.end()
+        if end < len(data) and data[end] >= 0x80:
+            return True  # the attribute goes on in characters this does not read
+    if _DOT.match(data, end):
+        return True  # `jax.` and something this does not read (a line break)
+    return any(path is None or _near_api(path + suffix) for path in paths)
+
+
+class _Statements:
+    """The module's statements (and `except` / `case` clauses) by their place in the text."""
+
+    def __init__(self, data: bytes, body: list[ast.stmt]) -> None:
+        self.data = data
+        self.starts = [0]
+        for line in data.splitlines(keepends=True):
+            self.starts.append(self.starts[-1] + len(line))
+        self.body = body
+
+    def offset(self, line: int, col: int) -> int:
+        return self.starts[line - 1] + col if 0 < line < len(self.starts) else -1
+
+    def span(self, node: Any) -> tuple[int, int]:
+        """Where `node` starts (its first decorator, for a definition; its pattern, for a
+        `case`, which has no position of its own) and ends."""
+        if type(node) is ast.match_case:
+            return (self.span(node.pattern)[0], self.span(node.body[-1])[1])
+        first = min([node] + list(getattr(node, "decorator_list", ())),
+                    key=lambda n: (n.lineno, n.col_offset))
+        return (self.offset(first.lineno, first.col_offset), self.offset(node.end_lineno, node.end_col_offset))
+
+    def fit(self, imports: list[ast.Import | ast.ImportFrom]) -> bool:
+        return all(self.data.startswith((b"import", b"from"), self.span(statement)[0]) for statement in imports)
+
+    def innermost(self, at: int) -> Any:
+        """The innermost statement or clause whose text holds the offset `at` (None: none)."""
+        found = None
+        children: list[Any] = self.body
+        while children:
+            inside = None
+            for child in children:  # (a `try`'s bodies are not in the order of the text)
+                start, end = self.span(child)
+                if start <= at < end:
+                    inside = child
+                    break
+            if inside is None:
+                break
+            found = inside
+            children = [item for field in _BODIES for item in getattr(inside, field, None) or ()]
+        return found
+
+
+def _header_bindings(node: Any, package: str) -> Bindings:
+    """What the walk notes of a statement's or clause's own expressions, without the
+    statements in its bodies (a `def`'s decorators, defaults and annotations; an `if`'s test;
+    an `except`'s type; a `case`'s pattern and guard; all of a simple statement)."""
+    found = Bindings()
+    stack: list[ast.AST] = []
+    for name in _child_fields(type(node)):  # type: ignore[arg-type]  # mypy: a class is Hashable
+        if name in _BODIES:
+            continue
+        child = getattr(node, name, None)
+        if type(child) is list:
+            stack.extend(item for item in child if isinstance(item, ast.AST))
+        elif isinstance(child, ast.AST):
+            stack.append(child)
+    while stack:
+        item = stack.pop()
+        found._note(item, package)
+        for name in _child_fields(type(item)):  # type: ignore[arg-type]  # mypy: a class is Hashable
+            child = getattr(item, name, None)
+            if type(child) is list:
+                stack.extend(element for element in child if isinstance(element, ast.AST))
+            elif isinstance(child, ast.AST):
+                stack.append(child)
+    return found
+
+
+def _import_statements(body: list[ast.stmt], found: list[ast.Import | ast.ImportFrom]) -> None:
+    stack: list[Any] = list(reversed(body))
+    while stack:
+        statement = stack.pop()
+        kind = type(statement)
+        if kind is ast.Import or kind is ast.ImportFrom:
+            found.append(statement)
+            continue
+        if kind in _SIMPLE:
+            continue
+        for field in _BODIES_OF.get(kind, _BODIES):  # any other kind: every field a body may be
+            inner = getattr(statement, field, None)
+            if type(inner) is list:
+                stack.extend(reversed(inner))  # statements, `except` and `case` clauses
+
+
+_SIMPLE = frozenset({ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Return, ast.Delete, ast.Pass,
+                     ast.Break, ast.Continue, ast.Raise, ast.Assert, ast.Global, ast.Nonlocal})
+_BODIES_OF: dict[type, tuple[str, ...]] = {
+    ast.FunctionDef: ("body",), ast.AsyncFunctionDef: ("body",), ast.ClassDef: ("body",),
+    ast.If: ("body", "orelse"), ast.For: ("body", "orelse"), ast.AsyncFor: ("body", "orelse"),
+    ast.While: ("body", "orelse"), ast.With: ("body",), ast.AsyncWith: ("body",),
+    ast.Try: ("body", "handlers", "orelse", "finalbody"), ast.Match: ("cases",),
+    ast.ExceptHandler: ("body",), ast.match_case: ("body",),
+}
 
 
 def _near_api(path: str) -> bool:
