@@ -523,3 +523,17 @@ def test_the_import_statements_never_contradict_the_walk():
         assert not (quick and walked), path
         told += quick
     assert told
+
+
+def test_whole_words_are_those_a_word_boundary_pattern_finds():
+    import re
+
+    from pallas_lsp.analysis.catalog import CHECKS
+    from pallas_lsp.analysis.prefilter import _whole_words
+
+    names = frozenset().union(*(rule.identifiers for rule in CHECKS))
+    pattern = re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, names))) + r")\b")
+    texts = ["", "TMEM", "xTMEM TMEM_ TMEM1 1TMEM", "éTMEM TMEMé ٣TMEM TMEM٣ _TMEM", "a.TMEM(", "kernelkernel kernel",
+             "tcgen05_mma_p tcgen05_mma", *(source for _, source, _ in _sources())]
+    for text in texts:
+        assert _whole_words(text, names) == set(pattern.findall(text)), text[:80]
