@@ -1,6 +1,7 @@
 """The prefilter drops only rules that could not fire: what it keeps and what it drops."""
 
 import ast
+import importlib.util
 import textwrap
 from pathlib import Path
 
@@ -8,7 +9,10 @@ import pytest
 
 from conftest import ROOT
 from oracle.markers import parse_markers, parse_markers_source
-from pallas_lsp.analysis.prefilter import Bindings, api_uses, applicable, mentions_pallas
+from pallas_lsp.analysis import engine
+from pallas_lsp.analysis.prefilter import (
+    Bindings, api_uses, applicable, cannot_reach_api, mentions_pallas, reaches_api,
+)
 from pallas_lsp.analysis.rules import RULES
 
 FIXTURES = sorted((ROOT / "tests" / "fixtures").rglob("*.py")) + sorted((ROOT / "examples").glob("*.py"))
@@ -242,3 +246,362 @@ def test_a_directory_with_symbolic_links_is_walked_each_time(tmp_path):
     (tmp_path / "util.py").symlink_to(tmp_path / "b")
     os.utime(tmp_path, ns=(10**18, 10**18))  # the directory's time as it was
     assert prefilter.imported_data(data, str(path)) == b""
+
+
+# -- can the trace meet the API at all (`prefilter.reaches_api`)? -------------------------------
+#
+# Each case below is checked twice: the prefilter's verdict, and for every file it calls free
+# of the API, the analysis itself with the prefilter out of the way: its trace records no site,
+# so dropping every rule there loses nothing.
+
+_IMPLEMENTATION = """
+    # JAX's own Pallas implementation: it defines the API and imports its pieces from jax._src
+    import dataclasses
+    import numpy as np
+    import jax
+    from jax._src import core as jax_core
+    from jax._src.pallas.mosaic_gpu import core as gpu_core
+
+    tcgen05_mma_p = jax_core.Primitive("tcgen05_mma")
+
+    class MemorySpace:
+        TMEM = "tmem"
+        SMEM = "smem"
+
+    def TMEM(shape, dtype, collective=False):
+        return gpu_core.GPUMemoryRef(shape, dtype, MemorySpace.TMEM, collective=collective)
+
+    def tcgen05_mma(acc, a, b, collective_axis=None):
+        return tcgen05_mma_p.bind(acc, a, b, collective_axis=collective_axis)
+
+    def kernel(body, scratch_types=(), **mesh):
+        return _kernel(body, scratch_types=scratch_types, **mesh)
+
+    def _kernel(body, **options):
+        return jax.jit(body)
+
+    def lower(ctx, grid_mapping):
+        types = grid_mapping.scratch_types
+        acc = TMEM((128, 128), jax.numpy.float32, collective=True)
+        tcgen05_mma(acc, acc, acc, collective_axis="x")
+        return kernel(lambda *refs: None, scratch_types=TMEM((128, 128), np.float32)), types
+"""
+
+_NO_API = {
+    "jax's implementation": _IMPLEMENTATION,
+    "jax modules the brain serves empty, however deep": """
+        import jax
+        import jax._src.pallas.mosaic_gpu.core
+        from jax._src.pallas.mosaic_gpu.core import TMEM, kernel
+        kernel(lambda acc: None, scratch_types=[TMEM((128, 128), jax.numpy.float32, collective=True)])
+        jax._src.pallas.mosaic_gpu.core.TMEM((128, 128), jax.numpy.float32, collective=True)
+    """,
+    "a star import of a module served empty": """
+        from jax._src.pallas.mosaic_gpu.core import *
+        kernel(lambda acc: None, scratch_types=[TMEM((128, 128), float32, collective=True)])
+    """,
+    "a library outside the project, and the standard library": """
+        import functools
+        import numpy as np
+        from mylib import plgpu
+        functools.partial(plgpu.kernel, scratch_types=plgpu.TMEM((128, 128), np.float32))
+    """,
+}
+
+_API = {
+    "an alias of the module": """
+        from jax.experimental.pallas import mosaic_gpu as plgpu
+        plgpu.TMEM((128, 128), jnp.float32, collective=True)
+    """,
+    "the full path from `import jax`": """
+        import jax
+        jax.experimental.pallas.mosaic_gpu.TMEM((128, 128), jnp.float32, collective=True)
+    """,
+    "`import a.b.c` binds `a`": """
+        import jax.experimental.pallas.mosaic_gpu
+        jax.experimental.pallas.mosaic_gpu.TMEM((128, 128), jnp.float32, collective=True)
+    """,
+    "a package above the API, kept as a value": """
+        import jax
+        pallas = jax.experimental.pallas
+        pallas.mosaic_gpu.TMEM((128, 128), jnp.float32, collective=True)
+    """,
+    "the module passed as a value (getattr)": """
+        from jax.experimental.pallas import mosaic_gpu as plgpu
+        getattr(plgpu, "TMEM")((128, 128), jnp.float32, collective=True)
+    """,
+    "an API function imported under another name": """
+        from jax.experimental.pallas.mosaic_gpu import TMEM as alloc
+        alloc((128, 128), jnp.float32, collective=True)
+    """,
+    "a star import of the API": """
+        from jax.experimental.pallas.mosaic_gpu import *
+        TMEM((128, 128), jnp.float32, collective=True)
+    """,
+    "a name bound by an import and rebound": """
+        from jax.experimental.pallas import mosaic_gpu as plgpu
+        def helper(plgpu):
+            return plgpu
+        helper(None)
+        plgpu.TMEM((128, 128), jnp.float32, collective=True)
+    """,
+    "JAX's kernel building blocks, read when called": """
+        from jax.experimental.pallas.ops.gpu import blackwell_matmul_mgpu as matmul
+        matmul.matmul_kernel(a, b, config)
+    """,
+}
+
+
+def _reaches(source: str, path: str | None = None, package: str = "") -> bool:
+    return reaches_api(Bindings.of(ast.parse(textwrap.dedent(source)), package), path)
+
+
+def _sites(source: str, path: Path, monkeypatch) -> list:
+    """The sites the analysis of `source` as the file `path` records, every rule kept."""
+    found: list = []
+
+    def capture(module, job, root, deadline, referenced):
+        from pallas_lsp.analysis.context import Context
+        from pallas_lsp.analysis.source import Lines
+
+        ctx = Context(module, Lines(job.text), job.path, referenced)
+        ctx.project.project_root = root
+        found.extend(ctx.trace.interp.sites)
+        return []
+
+    with monkeypatch.context() as patch:
+        patch.setattr(engine, "applicable", lambda rules, *args: rules)
+        patch.setattr(engine, "_run_rules", capture)
+        result = engine.analyze_source(source, str(path))
+    assert result.error is None
+    return found
+
+
+@pytest.mark.parametrize("case", sorted(_NO_API))
+def test_a_file_that_cannot_meet_the_api_records_no_site(case, tmp_path, monkeypatch):
+    source = textwrap.dedent(_NO_API[case])
+    path = tmp_path / "kernels.py"
+    path.write_text(source, encoding="utf-8")
+    assert not _reaches(source, str(path))
+    assert _sites(source, path, monkeypatch) == []
+    assert not applicable(list(RULES), source, lambda: Bindings.of(ast.parse(source)), str(path))
+
+
+@pytest.mark.parametrize("case", sorted(_API))
+def test_every_way_to_the_api_counts(case, tmp_path, monkeypatch):
+    source = textwrap.dedent(_API[case])
+    path = tmp_path / "kernels.py"
+    path.write_text(source, encoding="utf-8")
+    assert _reaches(source, str(path))
+    if case not in _CONSERVATIVE:
+        assert _sites(source, path, monkeypatch)
+
+
+# Kept although today's trace records nothing there: the tracer does not follow star imports,
+# and JAX's building blocks are read only where jax is installed.
+_CONSERVATIVE = {"a star import of the API", "JAX's kernel building blocks, read when called"}
+
+
+def test_project_imports_count_even_unused(tmp_path, monkeypatch):
+    # a project module runs when imported: its top level may build a kernel
+    (tmp_path / "helpers_mod.py").write_text(textwrap.dedent("""
+        import jax.numpy as jnp
+        from jax.experimental.pallas import mosaic_gpu as plgpu
+        ACC = plgpu.TMEM((128, 128), jnp.float32, collective=True)
+    """), encoding="utf-8")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("", encoding="utf-8")
+    (tmp_path / "pkg" / "tmem.py").write_text("", encoding="utf-8")
+    source = "import helpers_mod\n"
+    path = tmp_path / "kernels.py"
+    path.write_text(source, encoding="utf-8")
+    assert _reaches(source, str(path))
+    assert _sites(source, path, monkeypatch)
+    assert _reaches("from . import tmem\n", str(tmp_path / "pkg" / "k.py"), package="pkg")
+    assert _reaches("from .tmem import make\n", str(tmp_path / "pkg" / "k.py"), package="pkg")
+    assert _reaches("import pkg.tmem\n", str(path))
+    # without a path there is no project: an absolute import is a library
+    assert not _reaches("import helpers_mod\nhelpers_mod.make()\n")
+
+
+def test_unknown_imports_count():
+    assert _reaches("from .. import helpers\n", package="")  # above the top-level package
+    assert _reaches("from .. import *\n", package="pkg")
+
+
+def test_relative_imports_inside_jax_are_jax_modules():
+    source = "from . import core as gpu_core\ngpu_core.TMEM((128, 128), f32)\n"
+    assert not _reaches(source, package="jax._src.pallas.mosaic_gpu")
+    source = "from . import mosaic_gpu as plgpu\nplgpu.TMEM((128, 128), f32)\n"
+    assert _reaches(source, package="jax.experimental.pallas")
+
+
+def test_library_building_blocks_are_under_a_modelled_module():
+    # `reaches_api` counts everything under `jax.experimental.pallas`, where the tracer reads
+    # JAX's kernel building blocks from (`stubs.LIBRARY_PACKAGES`)
+    from pallas_lsp.analysis import api
+    from pallas_lsp.analysis.prefilter import _near_api
+    from pallas_lsp.analysis.trace import stubs
+
+    assert all(_near_api(package.rstrip(".") + ".x") for package in stubs.LIBRARY_PACKAGES)
+    assert all(_near_api(qname) for qname in api.MODELLED if qname.startswith("jax."))
+    assert all(_near_api(name) for name in stubs.NATIVE if name.startswith("jax."))
+
+
+_JAX = importlib.util.find_spec("jax")
+
+
+@pytest.mark.skipif(_JAX is None or not _JAX.submodule_search_locations, reason="jax is not installed")
+@pytest.mark.parametrize("name", ["_src/pallas/mosaic_gpu/core.py", "_src/pallas/mosaic_gpu/primitives.py"])
+def test_jax_s_own_definition_of_the_api_records_no_site(name, monkeypatch):
+    """Where JAX defines `plgpu.TMEM`, `tcgen05_mma` and `plgpu.kernel`: every rule's words
+    are there, the API is not."""
+    path = Path(list(_JAX.submodule_search_locations)[0]) / name
+    if not path.is_file():
+        pytest.skip(f"this jax has no {name}")
+    source = path.read_text(encoding="utf-8")
+    package = "jax." + name.rpartition("/")[0].replace("/", ".")
+    assert mentions_pallas(source)
+    assert not reaches_api(Bindings.of(ast.parse(source), package), str(path))
+    assert _sites(source, path, monkeypatch) == []
+
+
+# -- the same verdict from the import statements and the text (`cannot_reach_api`) -------------
+
+_QUICK_NO_API = {
+    "comments, docstrings and strings": '''
+        """Lowering rules, as jax traces them; see jax.experimental.pallas.mosaic_gpu."""
+        import jax
+        # jax calls these; jax.experimental.pallas.mosaic_gpu.TMEM is defined elsewhere
+        def f(x):
+            """jax"""
+            # jax
+            return g("jax-pallas", x, "jax.experimental.pallas")  # jax/jaxlib
+    ''',
+    "attributes away from the API": """
+        import jax
+        import jax.numpy as jnp
+        x = jax.numpy.float32, jax . lax . fori_loop, jnp.zeros
+        y = config.jax.experimental.pallas  # an attribute of something else
+    """,
+    "a name rebound, unread": """
+        import jax
+        del jax
+    """,
+}
+
+_QUICK_API = {
+    "a decorator": """
+        import jax
+        @jax.experimental.pallas.mosaic_gpu.kernel(out_type=t)
+        def body(ref):
+            pass
+    """,
+    "an except clause after else and finally in the bodies": """
+        import jax
+        try:
+            pass
+        except jax.experimental.pallas.mosaic_gpu.TMEM:
+            pass
+        else:
+            pass
+        finally:
+            pass
+    """,
+    "a case pattern and guard": """
+        import jax
+        match x:
+            case 1 if jax.experimental.pallas:
+                pass
+    """,
+    "an f-string": """
+        import jax
+        s = f"{jax.experimental.pallas.mosaic_gpu.TMEM}"
+    """,
+    "two statements on a line": """
+        import jax; m = jax.experimental.pallas
+    """,
+    "a line continuation": """
+        import jax
+        m = jax.\\
+            experimental.pallas
+    """,
+    "a chain over lines in parentheses": """
+        import jax
+        m = (jax
+             .experimental.pallas)
+    """,
+    "a # in a string before the use": """
+        import jax
+        s = "#"; m = jax.experimental.pallas
+    """,
+    "a module given as a keyword argument": """
+        from jax.experimental.pallas import mosaic_gpu as plgpu
+        build(api=plgpu)
+    """,
+    "an identifier Python normalizes (NFKC)": """
+        import jax
+        m = \uff4a\uff41\uff58.experimental.pallas
+    """,
+    "in a class body and a default": """
+        import jax
+        class K:
+            def f(self, alloc=jax.experimental.pallas.mosaic_gpu.TMEM):
+                pass
+    """,
+}
+
+
+def _both(source: str, path: str | None = None, package: str = "") -> tuple[bool, bool]:
+    tree = ast.parse(source)
+    return cannot_reach_api(tree, source, package, path), reaches_api(Bindings.of(tree, package), path)
+
+
+@pytest.mark.parametrize("case", sorted(_QUICK_NO_API) + sorted(_NO_API))
+def test_the_import_statements_tell_a_file_without_the_api(case):
+    source = textwrap.dedent({**_NO_API, **_QUICK_NO_API}[case])
+    assert _both(source) == (True, False)
+
+
+@pytest.mark.parametrize("case", sorted(_QUICK_API) + sorted(_API))
+def test_the_import_statements_leave_every_way_to_the_api_to_the_walk(case):
+    source = textwrap.dedent({**_API, **_QUICK_API}[case])
+    assert _both(source) == (False, True)
+
+
+def _sources() -> list[tuple[str, str, str | None]]:
+    found = [(str(path), path.read_text(encoding="utf-8"), "") for path in FIXTURES]
+    if _JAX is not None and _JAX.submodule_search_locations:
+        base = Path(list(_JAX.submodule_search_locations)[0])
+        for path in sorted((base / "_src" / "pallas").rglob("*.py")) + sorted((base / "experimental").rglob("*.py")):
+            package = ".".join(("jax",) + path.relative_to(base).parent.parts)
+            found.append((str(path), path.read_text(encoding="utf-8"), package))
+    return found
+
+
+def test_the_import_statements_never_contradict_the_walk():
+    """On the fixtures, the examples and jax's own Pallas sources: where `cannot_reach_api`
+    tells, `reaches_api` agrees."""
+    told = 0
+    for path, source, package in _sources():
+        try:
+            quick, walked = _both(source, path, package)
+        except SyntaxError:
+            continue
+        assert not (quick and walked), path
+        told += quick
+    assert told
+
+
+def test_whole_words_are_those_a_word_boundary_pattern_finds():
+    import re
+
+    from pallas_lsp.analysis.catalog import CHECKS
+    from pallas_lsp.analysis.prefilter import _whole_words
+
+    names = frozenset().union(*(rule.identifiers for rule in CHECKS))
+    pattern = re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, names))) + r")\b")
+    texts = ["", "TMEM", "xTMEM TMEM_ TMEM1 1TMEM", "éTMEM TMEMé ٣TMEM TMEM٣ _TMEM", "a.TMEM(", "kernelkernel kernel",
+             "tcgen05_mma_p tcgen05_mma", *(source for _, source, _ in _sources())]
+    for text in texts:
+        assert _whole_words(text, names) == set(pattern.findall(text)), text[:80]

@@ -221,8 +221,9 @@ def _tree_of(job: _Job) -> Callable[[], ast.Module]:
 def _analyze(job: _Job, deadline: float) -> list[Finding]:
     tree = _tree_of(job)
     name = module_name(job.path)
-    bindings = functools.lru_cache(maxsize=None)(lambda: Bindings.of(tree(), _package_of(job.path, name)))
-    job.rules = applicable(job.rules, job.text, bindings, job.path)
+    package = _package_of(job.path, name)
+    bindings = functools.lru_cache(maxsize=None)(lambda: Bindings.of(tree(), package))
+    job.rules = applicable(job.rules, job.text, bindings, job.path, tree, package)
     if not job.rules:
         return []
     brain.install()

@@ -13,6 +13,9 @@ parsing. In order:
    to nothing in the analysis either, so it does not count. Whatever the walk cannot pin
    down (a name bound twice, a relative import above the file's package, a call's result)
    counts.
+4. the API at all: can the trace meet an object of the Pallas API (`reaches_api`)? A file
+   that only defines the API (JAX's implementation of `plgpu.TMEM` and `tcgen05_mma`, its
+   lowering rules) mentions every identifier and calls none of the API: nothing fires there.
 
 Every step only ever drops a rule that could not have fired.
 """
@@ -20,10 +23,12 @@ Every step only ever drops a rule that could not have fired.
 from __future__ import annotations
 
 import ast
+import bisect
 import functools
 import os
 import re
 import time
+import unicodedata
 from typing import Any, Callable, Iterable, Iterator, Protocol, TypeVar
 
 from . import api
@@ -73,21 +78,28 @@ def _triggers(rules: Iterable[Prefiltered]) -> tuple[bytes, ...]:
 _CHECK_TRIGGERS = _triggers(CHECKS)
 
 
-def applicable(rules: list[R], text: str, bindings: Callable[[], Bindings], path: str | None = None) -> list[R]:
+def applicable(rules: list[R], text: str, bindings: Callable[[], Bindings], path: str | None = None,
+               tree: Callable[[], ast.AST] | None = None, package: str = "") -> list[R]:
     """The rules of `rules` that could fire in `text`; `bindings()` (the stdlib tree walked
     once) is asked for only when the words are there. A rule whose words only the file's
     project imports contain is kept: what it judges happens in there.  So is a rule whose
     trigger the file mentions but whose identifiers only its project imports use (a helper
-    module makes the `TMEM`, a docstring says "collective")."""
+    module makes the `TMEM`, a docstring says "collective"). `tree()` (the stdlib tree, of
+    the module in `package`), when given, lets a file that cannot meet the API be told
+    from its imports alone, before the walk (`cannot_reach_api`)."""
     data = text.encode("utf-8", "surrogatepass")
     own = [rule for rule in rules if not rule.triggers or any(word in data for word in rule.triggers)]
     kept = own
     if own and all(rule.identifiers for rule in own):
-        words = set(_identifier_pattern(frozenset().union(*(rule.identifiers for rule in own))).findall(text))
+        words = _whole_words(text, frozenset().union(*(rule.identifiers for rule in own)))
         kept = [rule for rule in own if rule.identifiers & words]
+        if kept and tree is not None and cannot_reach_api(tree(), text, package, path):
+            return []
         if kept:
             used = api_uses(bindings(), frozenset().union(*(rule.identifiers for rule in kept)))
             kept = [rule for rule in kept if rule.identifiers & used]
+    if kept and not reaches_api(bindings(), path):
+        return []
     if path is not None and len(kept) < len(rules):
         reached = imported_data(data, path)
         through_imports = [rule for rule in rules if rule not in kept
@@ -304,9 +316,23 @@ def _cached_bytes(path: str, stamp: tuple[int, int]) -> bytes:
         return b""
 
 
-@functools.lru_cache(maxsize=32)
-def _identifier_pattern(names: frozenset[str]) -> re.Pattern[str]:
-    return re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, names))) + r")\b")
+def _whole_words(text: str, names: frozenset[str]) -> set[str]:
+    """The names (identifiers) that occur in `text` as whole words, as `\\bname\\b` finds
+    them (a word character is alphanumeric, `str.isalnum()`, or `_`): one `find` loop per
+    name, where one alternation of them all was tried at every character (13 ms on a
+    200 kB file)."""
+    found = set()
+    for name in names:
+        at = text.find(name)
+        while at >= 0:
+            end = at + len(name)
+            before = text[at - 1] if at else " "
+            after = text[end] if end < len(text) else " "
+            if not (before.isalnum() or before == "_" or after.isalnum() or after == "_"):
+                found.add(name)
+                break
+            at = text.find(name, at + 1)
+    return found
 
 
 def api_uses(bindings: Bindings, wanted: frozenset[str] | None = None) -> set[str]:
@@ -337,6 +363,317 @@ def api_uses(bindings: Bindings, wanted: frozenset[str] | None = None) -> set[st
     return used
 
 
+# -- can the trace meet the API at all? ----------------------------------------------------------
+#
+# Every site a rule judges is recorded when the trace calls an object of the modelled modules
+# (`plgpu.TMEM`, `pl.run_scoped`, JAX's kernel building blocks under `jax.experimental.pallas`,
+# read when called), or something a project module gave it. The tracer gets such an object in
+# three ways only, and nothing else in a file can make one:
+#
+# - a name an import binds to a `jax` path that is a modelled module, inside one, or above one
+#   (`jax`, `jax.experimental`), read as such or through attributes (`plgpu.TMEM`,
+#   `jax.experimental.pallas.mosaic_gpu`): every other `jax` module is served empty, and what
+#   is read from it is an opaque library value (`gpu_core.SMEM`, `jax.numpy.float32`);
+# - an import of a project module, which the tracer runs (its top level may call the API at
+#   import time, its functions may return or call it): relative imports, and absolute ones
+#   whose top-level name is the analysed file's project (`engine.project_root`, as
+#   `Project.from_project` decides); other libraries (numpy, an installed package) are opaque;
+# - a star import of either kind.
+#
+# Values made in the file (its classes, functions, a local `tcgen05_mma`, `x.scratch_types`)
+# hold API objects only when one of those put them there. So a file without any of the three
+# records no site, whatever its words: JAX's own Pallas implementation, which defines the API
+# and its lowering rules and imports its pieces from `jax._src`. What the tracer does not model
+# (`__import__`, `importlib`, `sys.modules`, a module's `__dict__`) gives it an unknown value,
+# not an API object; `getattr(plgpu, "TMEM")` reads `plgpu` as a value, which counts.
+
+
+def reaches_api(bindings: Bindings, path: str | None) -> bool:
+    """Could the trace of this module meet an object of the Pallas API (see above)? False
+    means that no rule can find anything in it."""
+    if _imports_reach_api(bindings, path):
+        return True
+    near = {name for name, paths in bindings.imports.items() if name in bindings.loaded and _near_paths(paths)}
+    if not near:
+        return False
+    return _uses_reach_api(bindings, near, bindings.imports)
+
+
+def _uses_reach_api(found: Bindings, near: set[str], imports: dict[str, set[str | None]]) -> bool:
+    """Does `found` read a name of `near` (bound by `imports`) as itself, or through
+    attributes that lead near the API?"""
+    if near & found.bare:
+        return True  # the module or API object itself is passed, returned, stored
+    inner = {id(attribute.value) for attribute in found.attributes}
+    for attribute in found.attributes:
+        if id(attribute) in inner:
+            continue  # a part of a longer chain: the chain is judged as a whole
+        names = []
+        root: ast.expr = attribute
+        while type(root) is ast.Attribute:
+            names.append(root.attr)
+            root = root.value
+        if type(root) is not ast.Name or root.id not in near:
+            continue
+        suffix = "".join("." + name for name in reversed(names))
+        if any(path is None or _is_jax(path) and _near_api(path + suffix) for path in imports[root.id]):
+            return True
+    return False
+
+
+def _imports_reach_api(bindings: Bindings, path: str | None) -> bool:
+    """Does an import itself bring in what may hold the API: a project module (which runs),
+    a module not known, a star import of either or of the API?"""
+    tops = _ProjectTops(path)
+    for module, relative in bindings.modules:
+        if module is None:
+            return True  # a relative import above the top-level package: not known
+        if _is_jax(module):
+            continue  # served by the brain: what is read from it is judged by the names it binds
+        if relative or tops.holds(module):
+            return True
+    for module in bindings.star_paths:
+        if module is None or (_is_jax(module) and _near_api(module)) or (not _is_jax(module) and tops.holds(module)):
+            return True
+    return False
+
+
+def _near_paths(paths: set[str | None]) -> bool:
+    return any(path is None or _is_jax(path) and _near_api(path) for path in paths)
+
+
+def cannot_reach_api(tree: ast.AST, text: str, package: str, path: str | None) -> bool:
+    """`not reaches_api(...)`, told without walking every node: from the import statements
+    and the occurrences in the text of the names they bind to a path near the API. A
+    statement holds no expression that holds a statement, so a walk of statement bodies finds
+    every import. An occurrence is passed over when it cannot be such a name read (a longer
+    identifier; an attribute, `x.jax`, with a `.` before it on its line; inside an import
+    statement) or when the attributes after it on its line lead away from the API
+    (`jax.numpy`: no longer chain is near the API when its start is not). Any other
+    occurrence is judged by walking the expressions of the innermost statement around it
+    (not the statements inside it), as `reaches_api` judges the whole tree; one around which
+    there is none is in a comment. Python reads identifiers NFKC-normalized (`ｊａｘ` is
+    `jax`): a file where a run of non-ASCII characters normalizes to text with such a name
+    in it is left to the walk. False: not known."""
+    imports: list[ast.Import | ast.ImportFrom] = []
+    _import_statements(getattr(tree, "body", []), imports)
+    found = Bindings()
+    for statement in imports:
+        found._note(statement, package)
+    if _imports_reach_api(found, path):
+        return False
+    near = {name: paths for name, paths in found.imports.items() if _near_paths(paths)}
+    if not near:
+        return True
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    if not data.isascii():
+        for run in _NON_ASCII.finditer(data):
+            start, end = run.span()
+            while start and (data[start - 1] in _WORD_BYTES or data[start - 1] >= 0x80):
+                start -= 1
+            while end < len(data) and (data[end] in _WORD_BYTES or data[end] >= 0x80):
+                end += 1
+            try:
+                normalized = unicodedata.normalize("NFKC", data[start:end].decode("utf-8"))
+            except UnicodeDecodeError:
+                return False
+            if any(name in normalized for name in near):
+                return False
+    statements = _Statements(data, getattr(tree, "body", []))
+    if not statements.fit(imports):
+        return False  # the positions do not fit this text
+    spans = sorted(statements.span(statement) for statement in imports)
+    span_starts = [start for start, _ in spans]
+    judged: set[int] = set()
+    for name, paths in near.items():
+        word = name.encode()
+        at = data.find(word)
+        while at >= 0:
+            end = at + len(word)
+            if _occurrence_may_reach(data, at, end, paths, spans, span_starts):
+                around = statements.innermost(at)
+                if around is not None and id(around) not in judged:
+                    judged.add(id(around))
+                    if _uses_reach_api(_header_bindings(around, package), set(near), found.imports):
+                        return False
+            at = data.find(word, end)
+    return True
+
+
+_WORD_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_0123456789")
+_LETTERS = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
+_NON_ASCII = re.compile(rb"[\x80-\xff]+")
+_ATTRIBUTE = re.compile(rb"[ \t]*\.[ \t]*([A-Za-z_][A-Za-z0-9_]*)")
+_DOT = re.compile(rb"[ \t]*\.")
+_BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _occurrence_may_reach(data: bytes, at: int, end: int, paths: set[str | None], spans: list[tuple[int, int]],
+                          span_starts: list[int]) -> bool:
+    """May this occurrence of an imported name be the name, read near the API? (True: the
+    statement around it is walked.)"""
+    if at and (data[at - 1] in _LETTERS or data[at - 1] >= 0x80):
+        return False  # a longer identifier (a digit before it is not: `1if` reads `if`)
+    if end < len(data) and (data[end] in _WORD_BYTES or data[end] >= 0x80):
+        return False
+    index = bisect.bisect_right(span_starts, at) - 1
+    if index >= 0 and at < spans[index][1]:
+        return False  # in an import statement: a module's or a bound name's spelling
+    before = at
+    while before and data[before - 1] in b" \t":
+        before -= 1
+    if before and data[before - 1] == ord("."):
+        return False  # an attribute of something else
+    suffix = ""
+    while True:
+        match = _ATTRIBUTE.match(data, end)
+        if match is None:
+            break
+        suffix += "." + match.group(1).decode()
+        end = match.end()
+        if end < len(data) and data[end] >= 0x80:
+            return True  # the attribute goes on in characters this does not read
+    if _DOT.match(data, end):
+        return True  # `jax.` and something this does not read (a line break)
+    return any(path is None or _near_api(path + suffix) for path in paths)
+
+
+class _Statements:
+    """The module's statements (and `except` / `case` clauses) by their place in the text."""
+
+    def __init__(self, data: bytes, body: list[ast.stmt]) -> None:
+        self.data = data
+        self.starts = [0]
+        for line in data.splitlines(keepends=True):
+            self.starts.append(self.starts[-1] + len(line))
+        self.body = body
+
+    def offset(self, line: int, col: int) -> int:
+        return self.starts[line - 1] + col if 0 < line < len(self.starts) else -1
+
+    def span(self, node: Any) -> tuple[int, int]:
+        """Where `node` starts (its first decorator, for a definition; its pattern, for a
+        `case`, which has no position of its own) and ends."""
+        if type(node) is ast.match_case:
+            return (self.span(node.pattern)[0], self.span(node.body[-1])[1])
+        first = min([node] + list(getattr(node, "decorator_list", ())),
+                    key=lambda n: (n.lineno, n.col_offset))
+        return (self.offset(first.lineno, first.col_offset), self.offset(node.end_lineno, node.end_col_offset))
+
+    def fit(self, imports: list[ast.Import | ast.ImportFrom]) -> bool:
+        return all(self.data.startswith((b"import", b"from"), self.span(statement)[0]) for statement in imports)
+
+    def innermost(self, at: int) -> Any:
+        """The innermost statement or clause whose text holds the offset `at` (None: none)."""
+        found = None
+        children: list[Any] = self.body
+        while children:
+            inside = None
+            for child in children:  # (a `try`'s bodies are not in the order of the text)
+                start, end = self.span(child)
+                if start <= at < end:
+                    inside = child
+                    break
+            if inside is None:
+                break
+            found = inside
+            children = [item for field in _BODIES for item in getattr(inside, field, None) or ()]
+        return found
+
+
+def _header_bindings(node: Any, package: str) -> Bindings:
+    """What the walk notes of a statement's or clause's own expressions, without the
+    statements in its bodies (a `def`'s decorators, defaults and annotations; an `if`'s test;
+    an `except`'s type; a `case`'s pattern and guard; all of a simple statement)."""
+    found = Bindings()
+    stack: list[ast.AST] = []
+    for name in _child_fields(type(node)):
+        if name in _BODIES:
+            continue
+        child = getattr(node, name, None)
+        if type(child) is list:
+            stack.extend(item for item in child if isinstance(item, ast.AST))
+        elif isinstance(child, ast.AST):
+            stack.append(child)
+    while stack:
+        item = stack.pop()
+        found._note(item, package)
+        for name in _child_fields(type(item)):
+            child = getattr(item, name, None)
+            if type(child) is list:
+                stack.extend(element for element in child if isinstance(element, ast.AST))
+            elif isinstance(child, ast.AST):
+                stack.append(child)
+    return found
+
+
+def _import_statements(body: list[ast.stmt], found: list[ast.Import | ast.ImportFrom]) -> None:
+    stack: list[Any] = list(reversed(body))
+    while stack:
+        statement = stack.pop()
+        kind = type(statement)
+        if kind is ast.Import or kind is ast.ImportFrom:
+            found.append(statement)
+            continue
+        if kind in _SIMPLE:
+            continue
+        for field in _BODIES_OF.get(kind, _BODIES):  # any other kind: every field a body may be
+            inner = getattr(statement, field, None)
+            if type(inner) is list:
+                stack.extend(reversed(inner))  # statements, `except` and `case` clauses
+
+
+_SIMPLE = frozenset({ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Return, ast.Delete, ast.Pass,
+                     ast.Break, ast.Continue, ast.Raise, ast.Assert, ast.Global, ast.Nonlocal})
+_BODIES_OF: dict[type, tuple[str, ...]] = {
+    ast.FunctionDef: ("body",), ast.AsyncFunctionDef: ("body",), ast.ClassDef: ("body",),
+    ast.If: ("body", "orelse"), ast.For: ("body", "orelse"), ast.AsyncFor: ("body", "orelse"),
+    ast.While: ("body", "orelse"), ast.With: ("body",), ast.AsyncWith: ("body",),
+    ast.Try: ("body", "handlers", "orelse", "finalbody"), ast.Match: ("cases",),
+    ast.ExceptHandler: ("body",), ast.match_case: ("body",),
+}
+
+
+def _near_api(path: str) -> bool:
+    """Is the `jax` path a modelled module, inside one, or a package above one?"""
+    return any(path == module or path.startswith(module + ".") or module.startswith(path + ".")
+               for module in MODELLED)
+
+
+class _ProjectTops:
+    """Which absolute imports bring in a module of the file's project, as the analysis decides
+    (`engine.project_root`, `Project.from_project`): in an installed package, the package
+    itself; elsewhere, what lies beside the project root; without a path, nothing."""
+
+    def __init__(self, path: str | None) -> None:
+        self.root: str | None = None
+        self.own = ""
+        if path:
+            root = os.path.dirname(os.path.abspath(path))
+            while os.path.isfile(os.path.join(root, "__init__.py")):
+                root = os.path.dirname(root)
+            self.root = root
+            if os.path.basename(root) in ("site-packages", "dist-packages"):
+                self.own = os.path.relpath(os.path.abspath(path), root).split(os.sep)[0]
+                self.own = os.path.splitext(self.own)[0]
+        self._known: dict[str, bool] = {}
+
+    def holds(self, module: str) -> bool:
+        top = module.split(".")[0]
+        if not top or self.root is None:
+            return False
+        if self.own:
+            return top == self.own
+        known = self._known.get(top)
+        if known is None:
+            base = os.path.join(self.root, top)
+            known = self._known[top] = os.path.isdir(base) or os.path.isfile(base + ".py")
+        return known
+
+
 class Bindings:
     """What one walk of a module's stdlib tree learns: its calls and decorators, the dotted
     paths its imports bind names to, and the names bound in any other way. The analysis asks
@@ -351,6 +688,10 @@ class Bindings:
         self.rebound: set[str] = set()
         self.loaded: set[str] = set()  # names read
         self.star_import = False  # `from m import *`: any name may be imported
+        self.star_paths: list[str | None] = []  # the modules star imports read (None: not known)
+        self.modules: list[tuple[str | None, bool]] = []  # each import's module, and whether relative
+        self.bare: set[str] = set()  # names read other than as the object of an attribute
+        self._rooted: set[int] = set()  # ids of the Name nodes that are an attribute's object
 
     @classmethod
     def of(cls, tree: ast.AST, package: str = "") -> Bindings:
@@ -383,9 +724,13 @@ class Bindings:
         elif kind is ast.Attribute:
             if type(node.ctx) is ast.Load:
                 self.attributes.append(node)
+            if type(node.value) is ast.Name:  # noted before its child: the walk is top-down
+                self._rooted.add(id(node.value))
         elif kind is ast.Name:
             if type(node.ctx) is ast.Load:
                 self.loaded.add(node.id)
+                if id(node) not in self._rooted:
+                    self.bare.add(node.id)
             else:
                 self.rebound.add(node.id)
         elif kind is ast.arg:
@@ -397,12 +742,15 @@ class Bindings:
             for alias in node.names:
                 bound = alias.asname or alias.name.split(".")[0]
                 self.imports.setdefault(bound, set()).add(alias.name if alias.asname else bound)
+                self.modules.append((alias.name, False))
         elif kind is ast.ImportFrom:
             base = _absolute(node, package)
+            self.modules.append((base, bool(node.level)))
             for alias in node.names:
                 path = None if base is None else f"{base}.{alias.name}"
                 if alias.name == "*":
                     self.star_import = True
+                    self.star_paths.append(base)
                 else:
                     self.imports.setdefault(alias.asname or alias.name, set()).add(path)
                 if alias.asname and alias.asname != alias.name:
@@ -459,7 +807,9 @@ class Bindings:
 
 def _child_fields(kind: type[ast.AST]) -> tuple[str, ...]:
     """The fields that may hold nodes (`ctx` holds only Load/Store/Del)."""
-    found = _FIELDS[kind] = tuple(name for name in kind._fields if name != "ctx")
+    found = _FIELDS.get(kind)
+    if found is None:
+        found = _FIELDS[kind] = tuple(name for name in kind._fields if name != "ctx")
     return found
 
 
