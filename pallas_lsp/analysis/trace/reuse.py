@@ -205,6 +205,12 @@ class Units:
                 before = _reachable([env] if env is not None else []) | shared
                 if any(write is WRITES_NAMES or id(write) in before for write in writes):
                     self._diverged()
+            alive = self._alive
+            if alive is not None:  # a kept unit's closure sees the module of its own trace
+                ran = _Unit(interp.sites[sites:], mine, mine_known, interp.closure_log[closures:],
+                            interp.escaped[escaped:], poisoned, 0, 0, steps, [], self._generation)
+                if not (alive.all(mine) and alive.all(_named(ran))):
+                    self._diverged()
             return
         if any(write is WRITES_NAMES or id(write) in shared for write in writes) or poisoned & shared:
             self._diverged()
