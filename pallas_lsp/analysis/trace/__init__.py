@@ -40,12 +40,17 @@ class Trace:
         self._units = units
         self.interp = self._interpreter()
         try:
-            self._run()
-        except reuse.Diverged:  # a unit run again wrote to what kept ones read
-            assert units is not None
-            self._units = units = units.fresh()
-            self.interp = self._interpreter()
-            self._run()
+            try:
+                self._run()
+            except reuse.Diverged:  # a unit run again wrote to what kept ones read
+                assert units is not None
+                self._units = units = units.fresh()
+                self.interp = self._interpreter()
+                self._run()
+        except BaseException:  # cancelled, out of budget: the next trace may replay what this one had
+            if units is not None:
+                units.abandon()
+            raise
         if units is not None:
             units.store()
 

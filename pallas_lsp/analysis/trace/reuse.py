@@ -92,8 +92,10 @@ class TraceMemo:
             generation = self._generation
         return Units(self, path, lines, previous, generation)
 
-    def _store(self, path: str | None, record: _Record) -> None:
+    def _store(self, path: str | None, record: _Record, only_if_absent: bool = False) -> None:
         with self._lock:
+            if only_if_absent and path in self._files:
+                return
             self._files.pop(path, None)
             while len(self._files) >= self._max_files:
                 del self._files[next(iter(self._files))]
@@ -109,6 +111,7 @@ class Units:
         self._path = path
         self._lines = lines
         self._previous = previous
+        self._taken = previous  # what to give back if the trace does not complete
         self._generation = generation
         self._record: _Record | None = None
         self._shared: set[int] = set()  # ids of what the top level made
@@ -224,8 +227,15 @@ class Units:
 
     def _diverged(self) -> None:
         if self._previous is not None:
+            self._taken = None  # its objects may have been written to
             raise Diverged()
         self._keep = False
+
+    def abandon(self) -> None:
+        """The trace did not complete: keep what the previous one left, unless a unit of
+        this one wrote to its objects (it diverged) or a newer trace kept its own."""
+        if self._taken is not None:
+            self._memo._store(self._path, self._taken, only_if_absent=True)
 
     def store(self) -> None:
         """The trace is complete: keep its units for the next one."""
