@@ -35,16 +35,21 @@ class Callers:
         self.here = os.path.abspath(path) if path and root else None
         self.root = root
         self._others: list[frozenset[bytes]] | None = None
+        self._answers: dict[str, bool] = {}  # a test class's methods all ask about the class
 
     def used_elsewhere(self, name: str) -> bool:
         """Does a project file other than the analysed one mention `name` as an identifier?"""
         if self.here is None or self.root is None:
             return False
+        found = self._answers.get(name)
+        if found is not None:
+            return found
         if self._others is None:
             self._others = [_identifiers(other) for other in _project_files(_scope(self.here, self.root))
                             if other != self.here]
         wanted = name.encode()
-        return any(wanted in words for words in self._others)
+        found = self._answers[name] = any(wanted in words for words in self._others)
+        return found
 
 
 def _scope(path: str, root: str) -> str:

@@ -114,7 +114,8 @@ class Units:
         self._taken = previous  # what to give back if the trace does not complete
         self._generation = generation
         self._record: _Record | None = None
-        self._shared: set[int] = set()  # ids of what the top level made
+        self._shared_ids: set[int] | None = None  # ids of what the top level made (`_shared`)
+        self._modules: list[o.ModuleObj] = []
         self._alive: _Alive | None = None
         self._keep = True
         self.replayed = self.ran = 0
@@ -122,6 +123,13 @@ class Units:
     def fresh(self) -> Units:
         """The bookkeeping for the same trace started over without replaying anything."""
         return Units(self._memo, self._path, self._lines, None, self._generation)
+
+    def _shared(self) -> set[int]:
+        """The ids of every object the module states reach after the top level (found when
+        a unit first writes to something: most never do)."""
+        if self._shared_ids is None:
+            self._shared_ids = _reachable(module.env for module in self._modules)
+        return self._shared_ids
 
     def _code(self, node: nodes.NodeNG, module: nodes.Module) -> Any:
         """What a function the top level ran is: its text, in the analysed module (where
@@ -149,7 +157,7 @@ class Units:
         if previous is not None and (previous.module_key != key or previous.top_executed != executed
                                      or len({u.generation for u in previous.units.values()}) >= MAX_GENERATIONS):
             self._previous = previous = None
-        self._shared = _reachable(module.env for module in interp.modules.values())
+        self._modules = list(interp.modules.values())
         if previous is not None:
             self._alive = _Alive(trace.module, interp.modules)
 
@@ -202,10 +210,10 @@ class Units:
         known |= mine_known
         interp.executed, interp.known_calls = executed, known
         self.ran += 1
-        shared = self._shared
+        shared = self._shared() if writes or poisoned else set()
         if key is None:  # a closure run after the entry points: its environment may be a kept unit's
             if writes:
-                before = _reachable([env] if env is not None else []) | shared
+                before = _reachable([env] if env is not None else [], shared) | shared
                 if any(write is WRITES_NAMES or id(write) in before for write in writes):
                     self._diverged()
             alive = self._alive
@@ -376,14 +384,14 @@ def _nodes_in(value: Any, found: dict[int, nodes.NodeNG], seen: set[int], depth:
 
 # -- what the top level made ----------------------------------------------------------------
 
-def _reachable(frames: Iterable[Frame]) -> set[int]:
-    """The ids of every object the module states reach (frames, classes, closures' defaults
-    and cases, instances, namespaces, containers)."""
+def _reachable(frames: Iterable[Frame], known: set[int] | frozenset[int] = frozenset()) -> set[int]:
+    """The ids of every object the frames reach (frames, classes, closures' defaults and
+    cases, instances, namespaces, containers), except through those in `known`."""
     seen: set[int] = set()
     pending: list[Any] = list(frames)
     while pending:
         value = pending.pop()
-        if isinstance(value, _LEAVES) or isinstance(value, nodes.NodeNG) or id(value) in seen:
+        if isinstance(value, _LEAVES) or isinstance(value, nodes.NodeNG) or id(value) in seen or id(value) in known:
             continue
         seen.add(id(value))
         if isinstance(value, Frame):
