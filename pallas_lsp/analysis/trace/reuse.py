@@ -78,7 +78,7 @@ class TraceMemo:
         self._lock = threading.Lock()
         self._max_files = max_files
         self._generation = 0
-        self.replayed = 0  # units the last trace replayed (for tests and benchmarks)
+        self.replayed = 0  # entry points the last trace replayed (for tests and benchmarks)
         self.ran = 0  # ... and ran
 
     def forget(self, path: str | None) -> None:
@@ -209,7 +209,7 @@ class Units:
         executed |= mine
         known |= mine_known
         interp.executed, interp.known_calls = executed, known
-        self.ran += 1
+        self.ran += key is not None
         shared = self._shared() if writes or poisoned else set()
         if key is None:  # a closure run after the entry points: its environment may be a kept unit's
             if writes:
