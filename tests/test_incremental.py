@@ -418,3 +418,23 @@ def test_an_entry_point_writing_to_module_state_keeps_nothing() -> None:
     _traced(session, text)
     _traced(session, text.replace("return x", "return x + 2"))
     assert traces.replayed == 0
+
+
+def test_a_changed_project_module_replays_nothing(tmp_path: Path) -> None:
+    """The top level imports a constant of a sibling module: when that file changes, every
+    entry point may read another value."""
+    helpers, kernel = tmp_path / "helpers.py", tmp_path / "kernel.py"
+    helpers.write_text("CLUSTER = (2,)\n")
+    text = _UNITS.replace("SEEN = []", "from helpers import CLUSTER").replace("build(x, (2,))", "build(x, CLUSTER)")
+    kernel.write_text(text)
+    session = Session(keep_trees=True)
+    traces = session.traces
+    assert traces is not None
+    _outcome(text, str(kernel), session)
+    before = _outcome(text, str(kernel), session)
+    assert before == _outcome(text, str(kernel), Session())
+    assert traces.replayed > 0
+    helpers.write_text("CLUSTER = (3,)  # odd\n")
+    got = _outcome(text, str(kernel), session)
+    assert traces.replayed == 0
+    assert got == _outcome(text, str(kernel), Session()) != before  # `case_even`'s cluster is odd now

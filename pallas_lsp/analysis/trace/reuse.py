@@ -11,7 +11,8 @@ A unit's run is a function of the code it executes and the module state it reads
 `Trace` makes the units independent of each other: each starts with an empty call memo and
 sees no container poisoned by another one (`Trace._entry_unit`). A kept unit is replayed when
 - the module's top level is the same text (function bodies aside, `module_key`), read the same
-  names (the prefilter's) and executed the same function nodes: its state is what it was;
+  names (the prefilter's), ran the same modules of the project (astroid builds a module again
+  when its file changes) and executed the same functions: its state is what it was;
 - the unit is the same function node (`incremental.TreeMemo` keeps a definition's node while its
   text is unchanged), with the same inputs (`Free` or unknown: who else in the project uses it);
 - every node its run executed, or its results name (sites, closures, escaped closures), is in
@@ -150,7 +151,9 @@ class Units:
 
     def after_module(self, trace: Trace, referenced: set[str]) -> None:
         interp = trace.interp
-        key = (frozenset(referenced), trace.flow.project_root, module_key(trace.module, self._lines))
+        # the modules the top level ran: a project module's tree is another when its file changed
+        others = frozenset(node for node in interp.modules if node is not trace.module)
+        key = (frozenset(referenced), trace.flow.project_root, others, module_key(trace.module, self._lines))
         executed = frozenset(self._code(node, trace.module) for node in interp.executed)
         self._record = _Record(key, executed)
         previous = self._previous
