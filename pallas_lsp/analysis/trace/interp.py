@@ -35,6 +35,7 @@ MAX_UNROLL = 32  # iterations of a Python loop over known values
 MAX_NESTED_UNROLL = 8  # ... of the loops nested in an unrolled one, multiplied
 _MISSING: Any = object()
 WRITES_NAMES: Any = object()  # in `Interpreter.writes`: a `global` or `nonlocal` ran
+WRITES_IMPORTED: Any = object()  # ... an import ran
 _PRIMITIVE = (bool, int, float, complex, str, bytes, type(None))
 
 
@@ -142,7 +143,8 @@ class Interpreter:
         self.entry_limit = float("inf")  # `Trace` gives each entry point a number of steps
         # What `trace.reuse` needs to keep an entry point's run for the next analysis: every
         # closure made, in order, and (while it watches, a list) the objects written to
-        # (containers changed, attributes set; `WRITES_NAMES` for `global`/`nonlocal`).
+        # (containers changed, attributes set; `WRITES_NAMES` for `global`/`nonlocal`,
+        # `WRITES_IMPORTED` for an import).
         self.closure_log: list[o.Closure] = []
         self.writes: list[Any] | None = None
 
@@ -223,6 +225,8 @@ class Interpreter:
         elif isinstance(node, nodes.ClassDef):
             frame.assign(node.name, self.define_class(node, frame))
         elif isinstance(node, (nodes.Import, nodes.ImportFrom)):
+            if self.writes is not None:
+                self.writes.append(WRITES_IMPORTED)
             for name, value in self.resolver.imported(self, node):
                 frame.assign(name, value)
         elif isinstance(node, nodes.With):

@@ -21,8 +21,8 @@ sees no container poisoned by another one (`Trace._entry_unit`). A kept unit is 
 What is not provably the same is run again, and the whole trace is run from scratch when a
 unit could have changed what others read: a write (container, attribute, `global`,
 `nonlocal`) to an object the top level made, or any write by the closures run after the
-entry points (whose environments may be those of kept units). A unit that read a module
-first (an import inside a function) is not kept. A replayed unit's results hold the objects of
+entry points (whose environments may be those of kept units). A unit that imports (inside a
+function: what it binds may be a module another unit read first) is not kept. A replayed unit's results hold the objects of
 the trace that made them: the module-level ones are the twins of this trace's (same code, same
 state), not the same objects.
 """
@@ -37,7 +37,7 @@ from astroid import nodes
 
 from ..values import Var
 from . import objects as o
-from .interp import WRITES_NAMES, Frame, Site
+from .interp import WRITES_IMPORTED, WRITES_NAMES, Frame, Site
 
 if TYPE_CHECKING:
     from . import Trace
@@ -208,6 +208,9 @@ class Units:
         sites, closures, escaped, steps, exhausted, executed, known, modules = mark
         writes = interp.writes or []
         interp.writes = None
+        imported = WRITES_IMPORTED in writes
+        if imported:
+            writes = [write for write in writes if write is not WRITES_IMPORTED]
         mine, mine_known = interp.executed, interp.known_calls
         executed |= mine
         known |= mine_known
@@ -229,8 +232,8 @@ class Units:
         if any(write is WRITES_NAMES or id(write) in shared for write in writes) or poisoned & shared:
             self._diverged()
             return
-        if len(interp.modules) != modules or self._record is None:
-            return  # it read a module first: never replayed
+        if imported or len(interp.modules) != modules or self._record is None:
+            return  # it imported (what it read may be what another unit loaded): never replayed
         unit = _Unit(interp.sites[sites:], mine, mine_known, interp.closure_log[closures:], interp.escaped[escaped:],
                      poisoned, interp._steps - steps, trace.exhausted - exhausted, steps, [], self._generation)
         unit.named = _named(unit)
