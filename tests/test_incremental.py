@@ -17,6 +17,7 @@ import os
 import random
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -93,6 +94,43 @@ def _edit(text: str, rng: random.Random, step: int, history: list[str]) -> str:
     return "".join(lines[:line - 1]) + new + "".join(lines[line - 1:])
 
 
+def _edit_inside(text: str, rng: random.Random, step: int, history: list[str]) -> str:
+    """One random edit inside a function's body, as typing in one kernel or test method makes
+    (what `trace.reuse` replays the other entry points around): a comment, an assignment, an
+    attribute of `self`, a call of another function of the module, a line deleted, or undo."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return history[rng.randrange(len(history))]
+    lines = text.splitlines(True)
+    functions = [node for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    if not functions or rng.random() < 0.1:
+        return history[rng.randrange(len(history))]
+    function = rng.choice(functions)
+    starts = [(statement.lineno, statement.col_offset) for node in ast.walk(function)
+              for field in ("body", "orelse") if isinstance(getattr(node, field, None), list)
+              for statement in getattr(node, field)
+              if isinstance(statement, ast.stmt) and not getattr(statement, "decorator_list", None)
+              and lines[statement.lineno - 1][:statement.col_offset].isspace()]
+    if not starts:
+        return text
+    line, column = rng.choice(starts)
+    indent = " " * column
+    others = [f.name for f in tree.body if isinstance(f, ast.FunctionDef)]
+    kind = rng.choice(["comment", "statement", "self", "call", "delete"])
+    if kind == "delete":
+        end = function.end_lineno or line
+        index = rng.randrange(line - 1, end)
+        return "".join(lines[:index] + lines[index + 1:])
+    new = {
+        "comment": f"{indent}# edit {step}\n",
+        "statement": f"{indent}edit_{step} = {step}\n",
+        "self": f"{indent}self.edit_{step} = {step}\n",
+        "call": f"{indent}edit_{step} = {rng.choice(others)}()\n" if others else f"{indent}pass\n",
+    }[kind]
+    return "".join(lines[:line - 1]) + new + "".join(lines[line - 1:])
+
+
 # A budget no analysis here reaches even on a loaded machine: a wall-clock budget exceeded by one
 # of the two analyses would make them differ for a reason that is not the memo.
 _SETTINGS = Settings(budget=600.0)
@@ -103,18 +141,23 @@ def _outcome(text: str, path: str | None, session: Session) -> tuple[object, ...
     return result.error, result.findings, result.facts, result.silenced, result.dependencies
 
 
-def _check_sequence(text: str, path: str | None, seed: int, edits: int) -> int:
-    """Analyse `edits` random versions of `text` incrementally and from scratch; returns how
-    many definitions the incremental analyses reused."""
+_replayed = [0]  # entry points `trace.reuse` replayed in the sequences checked so far
+_ran = [0]  # ... and ran
+
+
+def _check_sequence(text: str, path: str | None, seed: int, edits: int, edit: Any = None) -> int:
+    """Analyse `edits` random versions of `text` (`edit`: how one is made) incrementally and
+    from scratch; returns how many definitions the incremental analyses reused (the entry
+    points replayed are counted in `_replayed`)."""
     rng = random.Random(seed)
     incremental, scratch = Session(keep_trees=True), Session()
-    memo = incremental.trees
-    assert memo is not None
+    memo, traces = incremental.trees, incremental.traces
+    assert memo is not None and traces is not None
     history = [text]
     reused = 0
     for step in range(edits + 1):
         if step:
-            text = _edit(text, rng, step, history)
+            text = (edit or _edit)(text, rng, step, history)
             history.append(text)
         expected = _outcome(text, path, scratch)
         got = _outcome(text, path, incremental)
@@ -125,6 +168,9 @@ def _check_sequence(text: str, path: str | None, seed: int, edits: int) -> int:
             again = [_outcome(text, path, scratch) for _ in range(3)]
             assert got in again, f"seed {seed}, edit {step}:\n{text}"
         reused += memo.reused
+        _replayed[0] += traces.replayed
+        _ran[0] += traces.ran
+        traces.replayed = traces.ran = 0
     return reused
 
 
@@ -133,16 +179,26 @@ def test_fixture_edit_sequences(fixture: Path) -> None:
     _check_sequence(fixture.read_text(), str(fixture), seed=len(fixture.name), edits=8)
 
 
+@pytest.mark.parametrize("fixture", FIXTURES, ids=[p.name for p in FIXTURES])
+def test_fixture_edits_inside_functions(fixture: Path) -> None:
+    """Edits inside one function: the other entry points' traces are replayed, and findings,
+    fixes, facts and positions stay those of an analysis from scratch."""
+    _check_sequence(fixture.read_text(), str(fixture), seed=len(fixture.name) + 1, edits=8, edit=_edit_inside)
+
+
 def test_corpus_program_edit_sequences(tmp_path: Path) -> None:
     reused = 0
+    replayed = _replayed[0]
     for index, program in enumerate(generate(seed=0, n=16)):
         directory = tmp_path / program.name
         directory.mkdir()
         for relative, content in program.files.items():
             (directory / relative).parent.mkdir(parents=True, exist_ok=True)
             (directory / relative).write_text(content)
-        reused += _check_sequence(program.files["kernel.py"], str(directory / "kernel.py"), seed=index, edits=6)
+        reused += _check_sequence(program.files["kernel.py"], str(directory / "kernel.py"), seed=index, edits=6,
+                                  edit=_edit if index % 2 else _edit_inside)
     assert reused > 0  # the memo was used, not only kept
+    assert _replayed[0] > replayed  # ... and so were kept traces
 
 
 def _real_sources() -> list[object]:
@@ -162,6 +218,10 @@ def test_real_kernel_edit_sequences(source: object) -> None:
     except SyntaxError:
         pytest.skip("newer syntax than this Python")
     _check_sequence(source.text, source.lint_path, seed=7, edits=6)  # type: ignore[attr-defined]
+    replayed, ran = _replayed[0], _ran[0]
+    _check_sequence(source.text, source.lint_path, seed=8, edits=6, edit=_edit_inside)  # type: ignore[attr-defined]
+    if _ran[0] - ran > 7 * 10:  # ten entry points a trace or more: those around the edits were replayed
+        assert _replayed[0] > replayed
 
 
 def test_a_reused_tree_is_the_tree_built_from_scratch() -> None:
@@ -303,3 +363,102 @@ def test_a_method_recording_on_its_class_is_built_again_with_the_class() -> None
         assert _dump(built) == _dump(fresh)
         holder = built.body[0]
         assert [type(node).__name__ for node in holder.instance_attrs["value"]] == ["AssignAttr"]
+
+
+_UNITS = '''
+import jax
+import jax.numpy as jnp
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import mosaic_gpu as plgpu
+
+SEEN = []
+
+
+def build(x, cluster):
+  def kernel(x_gmem, out_gmem, acc):
+    del x_gmem, out_gmem, acc
+
+  return plgpu.kernel(
+      kernel,
+      out_type=jax.ShapeDtypeStruct((128, 128), jnp.float32),
+      cluster=cluster,
+      cluster_names=("x",),
+      scratch_types=[plgpu.TMEM((128, 128), jnp.float32, collective=True)],
+  )(x)
+
+
+def case_odd():
+  return lambda x: build(x, (3,))
+
+
+def case_even(x):
+  return build(x, (2,))
+
+
+def other(x):
+  return x
+'''
+
+
+def _traced(session: Session, text: str) -> tuple[object, ...]:
+    outcome = _outcome(text, "units.py", session)
+    assert outcome == _outcome(text, "units.py", Session())  # what an analysis from scratch gives
+    return outcome
+
+
+def test_entry_points_are_replayed_while_their_code_is_unchanged() -> None:
+    session = Session(keep_trees=True)
+    traces = session.traces
+    assert traces is not None and Session().traces is None
+    _traced(session, _UNITS)
+    assert traces.replayed == 0
+    _traced(session, _UNITS.replace("return x", "return x + 1"))  # `other` changed: the rest replayed
+    assert traces.replayed == 2
+    _traced(session, _UNITS.replace("return x", "return x + 1").replace("SEEN = []", "SEEN = [1]"))
+    assert traces.replayed == 0  # the top level changed: everything runs again
+    session.forget("units.py")
+    _traced(session, _UNITS)
+    assert traces.replayed == 0
+
+
+def test_a_kept_closure_reaching_changed_code_starts_the_trace_over() -> None:
+    """`case_odd` is replayed, but the lambda it returned runs afterwards (nobody calls it) and
+    calls `build`, which changed: that run sees `case_odd`'s trace's `build`, so the trace is
+    made again from scratch (the findings say which cluster, and where)."""
+    session = Session(keep_trees=True)
+    _traced(session, _UNITS)
+    edited = _UNITS.replace("  return plgpu.kernel(", "  edited = 1\n  return plgpu.kernel(")
+    error, findings, *_ = _traced(session, edited)
+    line = edited.splitlines().index(next(x for x in edited.splitlines() if "plgpu.TMEM" in x)) + 1
+    assert [(f.code, f.span.line) for f in findings] == [("PLS013", line)]  # type: ignore[attr-defined]
+
+
+def test_an_entry_point_writing_to_module_state_keeps_nothing() -> None:
+    """Another entry point could read what it wrote: no trace of the file is replayed."""
+    session = Session(keep_trees=True)
+    traces = session.traces
+    assert traces is not None
+    text = _UNITS.replace("  return x\n", "  SEEN.append(x)\n  return x\n")
+    _traced(session, text)
+    _traced(session, text.replace("return x", "return x + 2"))
+    assert traces.replayed == 0
+
+
+def test_a_changed_project_module_replays_nothing(tmp_path: Path) -> None:
+    """The top level imports a constant of a sibling module: when that file changes, every
+    entry point may read another value."""
+    helpers, kernel = tmp_path / "helpers.py", tmp_path / "kernel.py"
+    helpers.write_text("CLUSTER = (2,)\n")
+    text = _UNITS.replace("SEEN = []", "from helpers import CLUSTER").replace("build(x, (2,))", "build(x, CLUSTER)")
+    kernel.write_text(text)
+    session = Session(keep_trees=True)
+    traces = session.traces
+    assert traces is not None
+    _outcome(text, str(kernel), session)
+    before = _outcome(text, str(kernel), session)
+    assert before == _outcome(text, str(kernel), Session())
+    assert traces.replayed > 0
+    helpers.write_text("CLUSTER = (3,)  # odd\n")
+    got = _outcome(text, str(kernel), session)
+    assert traces.replayed == 0
+    assert got == _outcome(text, str(kernel), Session()) != before  # `case_even`'s cluster is odd now

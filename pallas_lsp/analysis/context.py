@@ -12,6 +12,7 @@ from .findings import Span
 from .project import Project
 from .source import Lines
 from .trace import Trace
+from .trace.reuse import TraceMemo
 
 
 T = TypeVar("T")
@@ -46,13 +47,16 @@ class Context:
         self.project = Project(module)
         self._lines: dict[nodes.Module, Lines | None] = {module: lines}
         self._trace: Trace | None = None
+        self.traces: TraceMemo | None = None  # an editor's session: entry points kept between traces
         self._state: dict[State[Any], Any] = {}
 
     @property
     def trace(self) -> Trace:
         """The file traced abstractly (once, when a rule first asks)."""
         if self._trace is None:
-            self._trace = Trace(self.module, self.project, self.referenced)
+            lines = self._lines[self.module]
+            units = self.traces.units(self.path, lines.lines) if self.traces is not None and lines is not None else None
+            self._trace = Trace(self.module, self.project, self.referenced, units)
         return self._trace
 
     def state(self, key: State[T]) -> T:

@@ -251,6 +251,7 @@ def _run_rules(module: nodes.Module, job: _Job, root: str | None, deadline: floa
     ctx = Context(module, Lines(job.text), job.path, referenced)
     ctx.project.deadline = deadline
     ctx.project.project_root = root
+    ctx.traces = job.session.traces
     if job.cancel is not None:
         ctx.project.cancelled = job.cancel.is_set
     findings: list[Finding] = []

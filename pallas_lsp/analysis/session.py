@@ -14,10 +14,14 @@ import contextlib
 import gc
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from astroid.manager import AstroidManager
 
 from .incremental import TreeMemo
+
+if TYPE_CHECKING:
+    from .trace.reuse import TraceMemo
 
 _frozen_modules = -1  # astroid's cached modules when the collector's state was last frozen
 
@@ -29,15 +33,23 @@ class Session:
     # definitions whose text changed (`incremental`: an editor's session)
     keep_trees: bool = False
     trees: TreeMemo | None = field(default=None, compare=False)
+    # ... and each entry point's trace, replayed while what it ran is unchanged (`trace.reuse`)
+    traces: TraceMemo | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         if self.keep_trees and self.trees is None:
             object.__setattr__(self, "trees", TreeMemo())
+        if self.keep_trees and self.traces is None:
+            from .trace.reuse import TraceMemo  # the tracer: loaded with the engine
+
+            object.__setattr__(self, "traces", TraceMemo())
 
     def forget(self, path: str | None) -> None:
-        """Drop the tree kept for `path` (a document closed in the editor)."""
+        """Drop the tree and traces kept for `path` (a document closed in the editor)."""
         if self.trees is not None:
             self.trees.forget(path)
+        if self.traces is not None:
+            self.traces.forget(path)
 
     @contextlib.contextmanager
     def collector_paused(self) -> Iterator[None]:

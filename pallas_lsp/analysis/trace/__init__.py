@@ -15,7 +15,7 @@ from astroid import nodes
 
 from ..project import Project
 from ..values import UNKNOWN, Var
-from . import callers, objects
+from . import callers, objects, reuse
 from .interp import EntryExhausted, Interpreter, Site
 from .resolver import Resolver
 
@@ -29,13 +29,34 @@ STEPS_PER_FILE = 600_000
 
 
 class Trace:
-    def __init__(self, module: nodes.Module, flow: Project, referenced: set[str]) -> None:
+    def __init__(self, module: nodes.Module, flow: Project, referenced: set[str],
+                 units: reuse.Units | None = None) -> None:
         self.module = module
         self._referenced = referenced  # the names the module reads (from the prefilter's walk)
         self.flow = flow  # the analysis's `Project`: its imports, budget and root directory
-        self.interp = Interpreter(module, Resolver(flow), flow.deadline, flow.cancelled)
         self.callers = callers.Callers(flow.project_root and module.file, flow.project_root)
-        self._run()
+        # `units`: an editor's session keeps each entry point's run for the next trace of the
+        # file, and replays those that cannot have changed (`reuse`)
+        self._units = units
+        self.interp = self._interpreter()
+        try:
+            try:
+                self._run()
+            except reuse.Diverged:  # a unit run again wrote to what kept ones read
+                assert units is not None
+                self._units = units = units.fresh()
+                self.interp = self._interpreter()
+                self._run()
+        except BaseException:  # cancelled, out of budget: the next trace may replay what this one had
+            if units is not None:
+                units.abandon()
+            raise
+        if units is not None:
+            units.store()
+
+    def _interpreter(self) -> Interpreter:
+        flow = self.flow
+        return Interpreter(self.module, Resolver(flow), flow.deadline, flow.cancelled)
 
     def sites(self, kind: str) -> list[Site]:
         return [site for site in self.interp.sites if site.kind == kind]
@@ -45,6 +66,7 @@ class Trace:
     def _bounded(self, run: Callable[..., object], *args: Any) -> None:
         interp = self.interp
         interp.entry_limit = min(interp._steps + STEPS_PER_ENTRY, STEPS_PER_FILE)
+        interp._memo = {}  # each run on its own: what it records is not what another ran before
         try:
             run(*args)
         except EntryExhausted:
@@ -60,6 +82,9 @@ class Trace:
         if not found:
             return
         module = found[0]
+        if self._units is not None:
+            self._units.after_module(self, self._referenced)
+        top_poisoned = frozenset(interp.poisoned)
         deferred = []
         for func, owner in _top_level_functions(self.module):
             if func in interp.executed:
@@ -67,15 +92,44 @@ class Trace:
             if func.name in self._referenced:
                 deferred.append((func, owner))
             else:
-                self._bounded(self._entry, func, owner, module)
+                self._entry_unit(func, owner, module, top_poisoned, "entry")
         # Closures nobody here calls (a case returns `lambda x: build(x, False)`) may be the
         # users of the deferred functions: they run first, their parameters inputs as an entry
         # point's are, so that what those users pass counts.
         self._run_escaped(skip={func for func, _ in deferred}, free=True)
         for func, owner in deferred:  # used here, but never reached with known arguments
             if func not in interp.known_calls:
-                self._bounded(self._entry, func, owner, module)
+                self._entry_unit(func, owner, module, top_poisoned, "deferred")
         self._run_escaped()
+
+    def _entry_unit(self, func: nodes.FunctionDef, owner: nodes.ClassDef | None, module: objects.ModuleObj,
+                    top_poisoned: frozenset[int], kind: str) -> None:
+        """Run an entry point as a unit: on its own (the containers other entry points
+        poisoned are theirs), or replayed from the last trace of the file (`reuse`)."""
+        interp, units = self.interp, self._units
+        free = self._free(func, owner)
+        key = (kind, func, free)
+        if units is not None and units.replay(self, key, interp._steps + STEPS_PER_ENTRY <= STEPS_PER_FILE):
+            return
+        mark = units.start(self) if units is not None else None
+        outer = interp.poisoned
+        interp.poisoned = set(top_poisoned)
+        try:
+            self._bounded(self._entry, func, owner, module, free)
+        finally:
+            own = interp.poisoned - top_poisoned
+            interp.poisoned = outer
+            outer |= own
+        if units is not None and mark is not None:
+            units.finish(self, key, mark, own)
+
+    def _free(self, func: nodes.FunctionDef, owner: nodes.ClassDef | None) -> bool:
+        """Are an entry point's parameters inputs? Other modules that call it decide its
+        arguments (their analyses follow it with them): then they are unknown, not inputs a
+        finding could be "when" about."""
+        arguments = func.args
+        names = [arg.name for arg in (arguments.posonlyargs or []) + (arguments.args or []) + arguments.kwonlyargs]
+        return not (names and self.callers.used_elsewhere((owner or func).name))
 
     def _run_escaped(self, skip: frozenset[nodes.NodeNG] | set[nodes.NodeNG] = frozenset(), free: bool = False) -> None:
         """Functions handed to code we do not read, and closures never called here, with
@@ -96,9 +150,14 @@ class Trace:
                 if closure.node in interp.executed or closure.node in seen:
                     continue
                 seen.add(closure.node)
+                units = self._units
+                mark = units.start(self) if units is not None else None
                 self._bounded(_run_unknown, interp, closure, free and closure not in escaped)
+                if units is not None and mark is not None:
+                    units.finish(self, None, mark, set(), closure.env)
 
-    def _entry(self, func: nodes.FunctionDef, owner: nodes.ClassDef | None, module: objects.ModuleObj) -> None:
+    def _entry(self, func: nodes.FunctionDef, owner: nodes.ClassDef | None, module: objects.ModuleObj,
+               free: bool) -> None:
         interp = self.interp
         closures = interp.closures.get(func)
         if not closures:
@@ -108,9 +167,6 @@ class Trace:
         if arguments.args is None:
             return
         names = [arg.name for arg in (arguments.posonlyargs or []) + arguments.args + arguments.kwonlyargs]
-        # Other modules that call it decide its arguments (their analyses follow it with
-        # them): here its parameters are unknown, not inputs a finding could be "when" about.
-        free = not (names and self.callers.used_elsewhere((owner or func).name))
         preset = self._inputs(func, owner, names, module, free=free)
         positional = [arg.name for arg in (arguments.posonlyargs or []) + arguments.args]
         offset = 1 if owner is not None and positional and not _is_static(func) else 0

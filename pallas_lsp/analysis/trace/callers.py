@@ -37,24 +37,30 @@ class Callers:
         self.here = os.path.abspath(path) if path and root else None
         self.root = root
         self._others: list[tuple[bytes, dict[bytes, bool]]] | None = None
+        self._answers: dict[str, bool] = {}  # a test class's methods all ask about the class
 
     def used_elsewhere(self, name: str) -> bool:
         """Does a project file other than the analysed one mention `name` as an identifier?"""
         if self.here is None or self.root is None:
             return False
+        found = self._answers.get(name)
+        if found is not None:
+            return found
         if self._others is None:
             self._others = [_text(other) for other in _project_files(_scope(self.here, self.root))
                             if other != self.here]
         wanted = name.encode()
-        if not wanted.isascii():
-            return False  # an identifier (as `_WORD` reads them) is ASCII
-        for data, found in self._others:
-            known = found.get(wanted)
-            if known is None:
-                known = found[wanted] = has_identifier(data, wanted)
-            if known:
-                return True
-        return False
+        found = self._answers[name] = wanted.isascii() and any(  # identifiers `_WORD` reads are ASCII
+            _mentions(data, answers, wanted) for data, answers in self._others)
+        return found
+
+
+def _mentions(data: bytes, answers: dict[bytes, bool], wanted: bytes) -> bool:
+    """`has_identifier`, its answer kept with the file's text."""
+    known = answers.get(wanted)
+    if known is None:
+        known = answers[wanted] = has_identifier(data, wanted)
+    return known
 
 
 def has_identifier(data: bytes, wanted: bytes) -> bool:

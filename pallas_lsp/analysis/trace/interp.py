@@ -35,6 +35,8 @@ MAX_DEPTH = 40  # nested calls
 MAX_UNROLL = 32  # iterations of a Python loop over known values
 MAX_NESTED_UNROLL = 8  # ... of the loops nested in an unrolled one, multiplied
 _MISSING: Any = object()
+WRITES_NAMES: Any = object()  # in `Interpreter.writes`: a `global` or `nonlocal` ran
+WRITES_IMPORTED: Any = object()  # ... an import ran
 _PRIMITIVE = (bool, int, float, complex, str, bytes, type(None))
 
 
@@ -141,6 +143,12 @@ class Interpreter:
         self._active: dict[nodes.NodeNG, int] = {}
         self._steps = 0
         self.entry_limit = float("inf")  # `Trace` gives each entry point a number of steps
+        # What `trace.reuse` needs to keep an entry point's run for the next analysis: every
+        # closure made, in order, and (while it watches, a list) the objects written to
+        # (containers changed, attributes set; `WRITES_NAMES` for `global`/`nonlocal`,
+        # `WRITES_IMPORTED` for an import).
+        self.closure_log: list[o.Closure] = []
+        self.writes: list[Any] | None = None
 
     # -- budget ----------------------------------------------------------------------------
 
@@ -219,6 +227,8 @@ class Interpreter:
         elif isinstance(node, nodes.ClassDef):
             frame.assign(node.name, self.define_class(node, frame))
         elif isinstance(node, (nodes.Import, nodes.ImportFrom)):
+            if self.writes is not None:
+                self.writes.append(WRITES_IMPORTED)
             for name, value in self.resolver.imported(self, node):
                 frame.assign(name, value)
         elif isinstance(node, nodes.With):
@@ -237,8 +247,12 @@ class Interpreter:
             raise _Signal(type(node).__name__)
         elif isinstance(node, nodes.Global):
             frame.declared_global.update(node.names)
+            if self.writes is not None:
+                self.writes.append(WRITES_NAMES)
         elif isinstance(node, nodes.Nonlocal):
             frame.declared_nonlocal.update(node.names)
+            if self.writes is not None:
+                self.writes.append(WRITES_NAMES)
         elif isinstance(node, nodes.Delete):
             for target in node.targets:
                 if isinstance(target, nodes.DelName):
@@ -392,6 +406,8 @@ class Interpreter:
             self.unpack(target.elts, value, frame)  # type: ignore[arg-type]  # astroid types these as inference results; parsed code holds nodes
         elif isinstance(target, nodes.AssignAttr):
             for guard, obj in split(self.ev(target.expr, frame)):
+                if self.writes is not None and isinstance(obj, (o.Namespace, o.Instance)):
+                    self.writes.append(obj)
                 if isinstance(obj, o.Namespace):
                     obj.attributes[target.attrname] = value
                 elif isinstance(obj, o.Instance):
@@ -444,6 +460,8 @@ class Interpreter:
     def changing(self, container: Any) -> None:
         """A list or dict is about to change: inside a loop we run only once its contents end
         unknown; inside a branch its contents before are kept, to run the other outcome from."""
+        if self.writes is not None:
+            self.writes.append(container)
         if self.loop_depth:
             self.mutated.add(id(container))
         if self.branch_logs:
@@ -459,6 +477,7 @@ class Interpreter:
         object.__setattr__(closure, "defaults", defaults)
         if not stub:
             self.closures.setdefault(node, []).append(closure)
+            self.closure_log.append(closure)
         value: Any = closure
         decorators = node.decorators.nodes if isinstance(node, nodes.FunctionDef) and node.decorators else []
         for decorator in reversed(decorators):

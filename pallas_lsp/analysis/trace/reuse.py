@@ -1,0 +1,429 @@
+"""Entry points' runs kept between traces of one file (an editor's session).
+
+Typing inside one test method of a 9,900-line test file changes one of its 300 entry points;
+the trace ran them all again. A `TraceMemo` keeps, per file, what each entry point's run
+(a *unit*: one `Trace._entry`) left: its sites, the functions it executed (and ran with known
+arguments), the closures it made and let escape, the containers it poisoned, its steps. The
+next trace of the file runs the module's top level again (a few per cent of the trace), then
+replays each unit whose run cannot have changed and runs the others.
+
+A unit's run is a function of the code it executes and the module state it reads, because
+`Trace` makes the units independent of each other: each starts with an empty call memo and
+sees no container poisoned by another one (`Trace._entry_unit`). A kept unit is replayed when
+- the module's top level is the same text (function bodies aside, `module_key`), read the same
+  names (the prefilter's), ran the same modules of the project (astroid builds a module again
+  when its file changes) and executed the same functions: its state is what it was;
+- the unit is the same function node (`incremental.TreeMemo` keeps a definition's node while its
+  text is unchanged), with the same inputs (`Free` or unknown: who else in the project uses it);
+- every node its run executed, or its results name (sites, closures, escaped closures), is in
+  the new tree or in a module this trace runs as it was (`_Alive`);
+- the file's step budget bound neither that run nor this one.
+What is not provably the same is run again, and the whole trace is run from scratch when a
+unit could have changed what others read: a write (container, attribute, `global`,
+`nonlocal`) to an object the top level made, or any write by the closures run after the
+entry points (whose environments may be those of kept units). A unit that imports (inside a
+function: what it binds may be a module another unit read first) is not kept. A replayed unit's results hold the objects of
+the trace that made them: the module-level ones are the twins of this trace's (same code, same
+state), not the same objects.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field, fields, is_dataclass
+from typing import TYPE_CHECKING, Any, Iterable
+
+from astroid import nodes
+
+from ..values import Var
+from . import objects as o
+from .interp import WRITES_IMPORTED, WRITES_NAMES, Frame, Site
+
+if TYPE_CHECKING:
+    from . import Trace
+
+MAX_GENERATIONS = 16  # traces whose units one trace may replay (each keeps its objects alive)
+
+
+class Diverged(Exception):
+    """A unit run again wrote to state other units read: the trace starts over from scratch."""
+
+
+@dataclass
+class _Unit:
+    sites: list[Site]
+    executed: set[nodes.NodeNG]
+    known: set[nodes.NodeNG]
+    closures: list[o.Closure]
+    escaped: list[o.Closure]
+    poisoned: set[int]
+    steps: int
+    exhausted: int
+    start: int  # the steps taken before it
+    named: list[nodes.NodeNG]  # the nodes its results name
+    generation: int
+
+
+@dataclass
+class _Record:
+    module_key: tuple[Any, ...]
+    top_executed: frozenset[Any]  # the functions the top level ran (`Units._code`)
+    units: dict[tuple[Any, ...], _Unit] = field(default_factory=dict)
+
+
+class TraceMemo:
+    """The units of the last trace of each file (at most `max_files` files)."""
+
+    def __init__(self, max_files: int = 64) -> None:
+        self._files: dict[str | None, _Record] = {}
+        self._lock = threading.Lock()
+        self._max_files = max_files
+        self._generation = 0
+        self.replayed = 0  # entry points the last trace replayed (for tests and benchmarks)
+        self.ran = 0  # ... and ran
+
+    def forget(self, path: str | None) -> None:
+        self._files.pop(path, None)
+
+    def units(self, path: str | None, lines: list[str]) -> Units:
+        """The bookkeeping of one trace of `path` (whose text is `lines`)."""
+        with self._lock:
+            previous = self._files.pop(path, None)  # a concurrent trace of it starts afresh
+            self._generation += 1
+            generation = self._generation
+        return Units(self, path, lines, previous, generation)
+
+    def _store(self, path: str | None, record: _Record, only_if_absent: bool = False) -> None:
+        with self._lock:
+            if only_if_absent and path in self._files:
+                return
+            self._files.pop(path, None)
+            while len(self._files) >= self._max_files:
+                del self._files[next(iter(self._files))]
+            self._files[path] = record
+
+
+class Units:
+    """One trace's units: replayed from the previous record of the file, or run and kept."""
+
+    def __init__(self, memo: TraceMemo, path: str | None, lines: list[str], previous: _Record | None,
+                 generation: int) -> None:
+        self._memo = memo
+        self._path = path
+        self._lines = lines
+        self._previous = previous
+        self._taken = previous  # what to give back if the trace does not complete
+        self._generation = generation
+        self._record: _Record | None = None
+        self._shared_ids: set[int] | None = None  # ids of what the top level made (`_shared`)
+        self._modules: list[o.ModuleObj] = []
+        self._alive: _Alive | None = None
+        self._keep = True
+        self.replayed = self.ran = 0
+
+    def fresh(self) -> Units:
+        """The bookkeeping for the same trace started over without replaying anything."""
+        return Units(self._memo, self._path, self._lines, None, self._generation)
+
+    def _shared(self) -> set[int]:
+        """The ids of every object the module states reach after the top level (found when
+        a unit first writes to something: most never do)."""
+        if self._shared_ids is None:
+            self._shared_ids = _reachable(module.env for module in self._modules)
+        return self._shared_ids
+
+    def _code(self, node: nodes.NodeNG, module: nodes.Module) -> Any:
+        """What a function the top level ran is: its text, in the analysed module (where
+        a definition `TreeMemo` does not keep is built again, the same), else its node."""
+        if node.root() is not module:
+            return node
+        first = node.lineno or 0
+        decorators = getattr(node, "decorators", None)
+        if decorators is not None:
+            first = min([first] + [d.lineno for d in decorators.nodes if d.lineno is not None])
+        return (node.col_offset, "".join(self._lines[first - 1:node.end_lineno or first]))
+
+    @property
+    def replaying(self) -> bool:
+        return self._previous is not None
+
+    # -- the top level ---------------------------------------------------------------------
+
+    def after_module(self, trace: Trace, referenced: set[str]) -> None:
+        interp = trace.interp
+        # the modules the top level ran: a project module's tree is another when its file changed
+        others = frozenset(node for node in interp.modules if node is not trace.module)
+        key = (frozenset(referenced), trace.flow.project_root, others, module_key(trace.module, self._lines))
+        executed = frozenset(self._code(node, trace.module) for node in interp.executed)
+        self._record = _Record(key, executed)
+        previous = self._previous
+        if previous is not None and (previous.module_key != key or previous.top_executed != executed
+                                     or len({u.generation for u in previous.units.values()}) >= MAX_GENERATIONS):
+            self._previous = previous = None
+        self._modules = list(interp.modules.values())
+        if previous is not None:
+            self._alive = _Alive(trace.module, interp.modules)
+
+    # -- entry points ----------------------------------------------------------------------
+
+    def replay(self, trace: Trace, key: tuple[Any, ...], limit_free: bool) -> bool:
+        """Replay the kept run of the unit `key` if it is the run this trace would make."""
+        previous, alive = self._previous, self._alive
+        if previous is None or alive is None:
+            return False
+        unit = previous.units.get(key)
+        interp = trace.interp
+        if unit is None or not limit_free or not unit_free(unit.start):
+            return False
+        if not (alive.all(unit.executed) and alive.all(unit.named)):
+            return False
+        interp.sites.extend(unit.sites)
+        interp.executed |= unit.executed
+        interp.known_calls |= unit.known
+        for closure in unit.closures:
+            interp.closures.setdefault(closure.node, []).append(closure)
+        interp.closure_log.extend(unit.closures)
+        interp.escaped.extend(unit.escaped)
+        interp.poisoned |= unit.poisoned
+        interp._steps += unit.steps
+        trace.exhausted += unit.exhausted
+        assert self._record is not None
+        self._record.units[key] = unit
+        self.replayed += 1
+        return True
+
+    def start(self, trace: Trace) -> tuple[Any, ...]:
+        interp = trace.interp
+        mark = (len(interp.sites), len(interp.closure_log), len(interp.escaped), interp._steps, trace.exhausted,
+                interp.executed, interp.known_calls, len(interp.modules))
+        interp.executed, interp.known_calls = set(), set()
+        interp.writes = []
+        return mark
+
+    def finish(self, trace: Trace, key: tuple[Any, ...] | None, mark: tuple[Any, ...], poisoned: set[int],
+               env: Frame | None = None) -> None:
+        """A unit ran: keep it (`key`: an entry point's; None: a closure run afterwards, in
+        `env`)."""
+        interp = trace.interp
+        sites, closures, escaped, steps, exhausted, executed, known, modules = mark
+        writes = interp.writes or []
+        interp.writes = None
+        imported = WRITES_IMPORTED in writes
+        if imported:
+            writes = [write for write in writes if write is not WRITES_IMPORTED]
+        mine, mine_known = interp.executed, interp.known_calls
+        executed |= mine
+        known |= mine_known
+        interp.executed, interp.known_calls = executed, known
+        self.ran += key is not None
+        shared = self._shared() if writes or poisoned else set()
+        if key is None:  # a closure run after the entry points: its environment may be a kept unit's
+            if writes:
+                before = _reachable([env] if env is not None else [], shared) | shared
+                if any(write is WRITES_NAMES or id(write) in before for write in writes):
+                    self._diverged()
+            alive = self._alive
+            if alive is not None:  # a kept unit's closure sees the module of its own trace
+                ran = _Unit(interp.sites[sites:], mine, mine_known, interp.closure_log[closures:],
+                            interp.escaped[escaped:], poisoned, 0, 0, steps, [], self._generation)
+                if not (alive.all(mine) and alive.all(_named(ran))):
+                    self._diverged()
+            return
+        if any(write is WRITES_NAMES or id(write) in shared for write in writes) or poisoned & shared:
+            self._diverged()
+            return
+        if imported or len(interp.modules) != modules or self._record is None:
+            return  # it imported (what it read may be what another unit loaded): never replayed
+        unit = _Unit(interp.sites[sites:], mine, mine_known, interp.closure_log[closures:], interp.escaped[escaped:],
+                     poisoned, interp._steps - steps, trace.exhausted - exhausted, steps, [], self._generation)
+        unit.named = _named(unit)
+        self._record.units[key] = unit
+
+    def _diverged(self) -> None:
+        if self._previous is not None:
+            self._taken = None  # its objects may have been written to
+            raise Diverged()
+        self._keep = False
+
+    def abandon(self) -> None:
+        """The trace did not complete: keep what the previous one left, unless a unit of
+        this one wrote to its objects (it diverged) or a newer trace kept its own."""
+        if self._taken is not None:
+            self._memo._store(self._path, self._taken, only_if_absent=True)
+
+    def store(self) -> None:
+        """The trace is complete: keep its units for the next one."""
+        self._memo.replayed, self._memo.ran = self.replayed, self.ran
+        if self._keep and self._record is not None:
+            self._memo._store(self._path, self._record)
+
+
+def unit_free(start: int) -> bool:
+    """Did the file's step budget leave this unit its own (then its run is the same whatever
+    ran before it)?"""
+    from . import STEPS_PER_ENTRY, STEPS_PER_FILE
+
+    return start + STEPS_PER_ENTRY <= STEPS_PER_FILE
+
+
+# -- what a module's top level is ---------------------------------------------------------
+
+def module_key(module: nodes.Module, lines: list[str]) -> tuple[str, ...]:
+    """The text the module's top level runs: every statement, except the bodies of functions
+    (their decorators, signatures and docstrings count; a one-line function counts whole)."""
+    parts: list[str] = []
+
+    def text(first: int, last: int) -> str:
+        return "".join(lines[first - 1:last])
+
+    def add(body: Iterable[nodes.NodeNG]) -> None:
+        for statement in body:
+            first = statement.lineno or 0
+            decorators = getattr(statement, "decorators", None)
+            if decorators is not None:
+                first = min([first] + [d.lineno for d in decorators.nodes if d.lineno is not None])
+            last = statement.end_lineno or first
+            if isinstance(statement, (nodes.FunctionDef, nodes.ClassDef)) and statement.body:
+                inner = statement.body[0].lineno or last
+                if inner <= (statement.lineno or 0):
+                    parts.append(text(first, last))  # a body on the `def` line
+                    continue
+                parts.append(text(first, inner - 1))
+                if isinstance(statement, nodes.ClassDef):
+                    add(statement.body)
+                    parts.append("\x00")  # the class ends
+                continue
+            parts.append(text(first, last))
+
+    add(module.body)
+    return tuple(parts)
+
+
+# -- what a unit's results name -----------------------------------------------------------
+
+class _Alive:
+    """Is a node one of this trace's: in the analysed module's new tree, or in a module the
+    trace runs (what astroid keeps of a project module is rebuilt when its file changes)?"""
+
+    def __init__(self, module: nodes.Module, modules: dict[nodes.Module, o.ModuleObj]) -> None:
+        self._module = module
+        self._known: dict[nodes.NodeNG, bool] = {}
+        self._roots = set(modules)
+
+    def all(self, found: Iterable[nodes.NodeNG]) -> bool:
+        return all(self.alive(node) for node in found)
+
+    def alive(self, node: nodes.NodeNG) -> bool:
+        known = self._known
+        path = []
+        current: nodes.NodeNG | None = node
+        answer: bool | None = None
+        while current is not None:
+            answer = known.get(current)
+            if answer is not None:
+                break
+            path.append(current)
+            parent = current.parent
+            if parent is None:
+                answer = current is self._module or current in self._roots or bool(
+                    getattr(current, "pallas_library", None) or getattr(current, "pallas_trace_stub", False)
+                    or getattr(current, "pallas_stub", False))
+                break
+            current = parent
+        result = bool(answer)
+        for seen in path:
+            known[seen] = result
+        return result
+
+
+def _named(unit: _Unit) -> list[nodes.NodeNG]:
+    found: dict[int, nodes.NodeNG] = {}
+    seen: set[int] = set()
+    for site in unit.sites:
+        for node in (site.node, site.kernel, *site.chain, *site.meshes):
+            if isinstance(node, nodes.NodeNG):
+                found[id(node)] = node
+        _nodes_in((site.arguments, site.guard, site.value), found, seen, 0)
+    for closure in unit.closures + unit.escaped:
+        found[id(closure.node)] = closure.node
+    return list(found.values())
+
+
+_LEAVES = (str, bytes, int, float, complex, bool, type(None))
+
+
+def _nodes_in(value: Any, found: dict[int, nodes.NodeNG], seen: set[int], depth: int) -> None:
+    """The astroid nodes a value names (through containers, guards and our objects; not
+    through frames: what a closure's environment holds is the code that made it)."""
+    if isinstance(value, _LEAVES) or depth > 12:
+        return
+    if isinstance(value, nodes.NodeNG):
+        found[id(value)] = value
+        return
+    if id(value) in seen:
+        return
+    seen.add(id(value))
+    if isinstance(value, (tuple, list, set, frozenset)):
+        for item in value:
+            _nodes_in(item, found, seen, depth + 1)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _nodes_in(key, found, seen, depth + 1)
+            _nodes_in(item, found, seen, depth + 1)
+    elif isinstance(value, Var):
+        _nodes_in(value.key, found, seen, depth + 1)
+    elif isinstance(value, (o.Closure, o.ClassObj, o.ModuleObj)):
+        found[id(value.node)] = value.node
+    elif isinstance(value, o.Instance):
+        found[id(value.cls.node)] = value.cls.node
+        _nodes_in(value.attributes, found, seen, depth + 1)
+        _nodes_in(value.free, found, seen, depth + 1)
+    elif isinstance(value, o.Namespace):
+        _nodes_in(value.attributes, found, seen, depth + 1)
+    elif isinstance(value, Frame):
+        return
+    elif is_dataclass(value) and not isinstance(value, type):
+        for item in fields(value):
+            if item.name != "scope":  # an allocation's frame
+                _nodes_in(getattr(value, item.name, None), found, seen, depth + 1)
+
+
+# -- what the top level made ----------------------------------------------------------------
+
+def _reachable(frames: Iterable[Frame], known: set[int] | frozenset[int] = frozenset()) -> set[int]:
+    """The ids of every object the frames reach (frames, classes, closures' defaults and
+    cases, instances, namespaces, containers), except through those in `known`."""
+    seen: set[int] = set()
+    pending: list[Any] = list(frames)
+    while pending:
+        value = pending.pop()
+        if isinstance(value, _LEAVES) or isinstance(value, nodes.NodeNG) or id(value) in seen or id(value) in known:
+            continue
+        seen.add(id(value))
+        if isinstance(value, Frame):
+            pending.extend(value.vars.values())
+            if value.parent is not None:
+                pending.append(value.parent)
+        elif isinstance(value, (tuple, list, set, frozenset)):
+            pending.extend(value)
+        elif isinstance(value, dict):
+            pending.extend(value.values())
+        elif isinstance(value, o.ClassObj):
+            pending.append(value.env)
+            pending.extend(value.bases)
+        elif isinstance(value, o.Closure):
+            if value.env is not None:
+                pending.append(value.env)
+            pending.extend(getattr(value, "defaults", {}).values())
+            pending.extend(getattr(value, "parameters", ()))
+        elif isinstance(value, o.Instance):
+            pending.extend(value.attributes.values())
+            pending.append(value.cls)
+        elif isinstance(value, o.Namespace):
+            pending.extend(value.attributes.values())
+            pending.append(value.fallback)
+        elif isinstance(value, o.ModuleObj):
+            pending.append(value.env)
+        elif is_dataclass(value) and not isinstance(value, type):
+            pending.extend(getattr(value, item.name, None) for item in fields(value))
+    return seen
