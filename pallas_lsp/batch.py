@@ -6,6 +6,7 @@ fixes touching the same helper module from two files never race.
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 from collections import Counter
@@ -141,6 +142,16 @@ def analyze_source(text: str, path: str, *, select: tuple[str, ...], ignore: tup
     _Collector.pending = True
     return analysis.analyze_source(text, path, select=select, ignore=ignore, budget=budget,
                                    session=_Collector.session)
+
+
+def leave_to_exit() -> None:
+    """The process ends now (a `pallas-lint check` of its own command line): what is alive
+    is left to the exit without a collection. The interpreter's shutdown runs a full
+    collection of everything the collector tracks (astroid's builtins, our stubs, the last
+    analysis's trees: 80,000 objects after one kernel file), only for the memory to be given
+    back a moment later: 40 ms of a pre-commit run of one file. Frozen objects are not
+    examined (as `Session.resume_collection` does for the modules astroid keeps)."""
+    gc.freeze()
 
 
 def collect_garbage() -> None:

@@ -207,7 +207,14 @@ def _patterns(value: str) -> tuple[str, ...]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+    """The command line `argv`, else this process's own (and then the process ends with it)."""
+    status = _main(list(sys.argv[1:] if argv is None else argv))
+    if argv is None:
+        batch.leave_to_exit()
+    return status
+
+
+def _main(argv: list[str]) -> int:
     try:
         if argv[:1] == ["server"]:  # its options are the server's own
             return server(argv[1:])
