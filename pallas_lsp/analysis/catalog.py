@@ -10,7 +10,7 @@ to `rules.REGISTRY`, entry by entry, in the same order.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from .records import record
 
 from .findings import Finding, Severity, Span
 
@@ -25,7 +25,7 @@ def docs_url(code: str) -> str:
     return f"{DOCS_BASE_URL}{code}.md"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class RuleInfo:
     """A rule as the frontends and the prefilter see it (the attributes of `rules.base.Rule`
     of the same names)."""

@@ -16,7 +16,7 @@ import re
 import sys
 import threading
 import warnings
-from dataclasses import dataclass, field
+from .records import field, record
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Mapping, TypedDict
 
 from astroid.exceptions import AstroidSyntaxError
@@ -42,7 +42,7 @@ log = logging.getLogger("pallas_lsp")
 DEFAULT_BUDGET_SECONDS = 10.0
 
 
-@dataclass
+@record
 class Result:
     findings: list[Finding] = field(default_factory=list)
     error: str | None = None  # why nothing could be said about the file
@@ -150,7 +150,7 @@ def _disk_text(path: str) -> str | None:
         return None
 
 
-@dataclass
+@record
 class _Job:
     text: str
     path: str | None

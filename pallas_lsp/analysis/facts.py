@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 from collections import defaultdict
-from dataclasses import dataclass
+from .records import record
 from typing import Any, Callable
 
 from astroid import nodes
@@ -25,13 +25,13 @@ from .values import UNKNOWN
 _ROLES = (("acc", "accumulator"), ("a", "LHS"), ("b", "RHS"))
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Fact:
     span: Span
     markdown: str
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class _Use:
     mma: nodes.Call
     role: str

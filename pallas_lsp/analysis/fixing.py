@@ -13,14 +13,14 @@ import io
 import os
 import tempfile
 import tokenize
-from dataclasses import dataclass, field
+from .records import field, record
 
 from .findings import Applicability, Edit, Finding, Fix, Span
 from .noqa import add_noqa
 from .source import apply_edits, decode
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class SourceFile:
     path: str
     text: str  # decoded, without the BOM
@@ -76,7 +76,7 @@ def fix_to_apply(finding: Finding, unsafe: bool = False) -> Fix | None:
     return chosen[0] if chosen else None
 
 
-@dataclass
+@record
 class Plan:
     """Edits per file (absolute paths), and the findings they fix."""
 
@@ -139,7 +139,7 @@ def plan_noqa(path: str, text: str, findings: list[Finding]) -> Plan:
     return plan
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Change:
     path: str
     before: SourceFile

@@ -12,7 +12,7 @@ import functools
 import io
 import re
 import tokenize
-from dataclasses import dataclass, field
+from .records import field, record
 from typing import Callable, Iterable
 
 from .findings import Applicability, Edit, Finding, Fix, Severity, Span
@@ -28,7 +28,7 @@ _FSTRING_START = getattr(tokenize, "FSTRING_START", None)
 _FSTRING_END = getattr(tokenize, "FSTRING_END", None)
 
 
-@dataclass
+@record
 class Directives:
     lines: dict[int, frozenset[str]] = field(default_factory=dict)  # line -> code prefixes
     file: frozenset[str] = frozenset()
@@ -58,7 +58,7 @@ def _prefixes(codes: str | None) -> frozenset[str]:
     return frozenset(code.upper() for code in _CODE.findall(codes)) if codes else ALL
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class _Tokens:
     comments: tuple[tuple[int, int, str], ...]  # (line, column, text) of each comment
     open_string_lines: frozenset[int]  # lines whose end is inside a string

@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import gc
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from .records import field, record
 
 from astroid.manager import AstroidManager
 
@@ -22,7 +22,7 @@ from .incremental import TreeMemo
 _frozen_modules = -1  # astroid's cached modules when the collector's state was last frozen
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Session:
     collect_after_analysis: bool = True  # False: the host calls `resume_collection()` itself
     # True: each file's astroid tree is kept for its next analysis, which rebuilds only the

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from .globs import AnyMatcher, GlobError, Matcher, check as check_glob
+from .records import record
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -286,7 +287,7 @@ def codes(values: Iterable[str] | str | None) -> tuple[str, ...] | None:
     return tuple(code.strip().upper() for code in values if code.strip())
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Option:
     """A `[tool.pallas-lint]` key, as `pallas-lint config` documents it."""
 

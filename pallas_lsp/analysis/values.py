@@ -3,7 +3,7 @@ guard: an input's truthiness, its identity with None, a condition we cannot deci
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from .records import record
 from typing import Any, Hashable
 
 
@@ -24,7 +24,7 @@ class _Unknown:
 UNKNOWN: Any = _Unknown()
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Var:
     """A free variable. `domain` lists its possible values; `label` renders it for messages."""
 

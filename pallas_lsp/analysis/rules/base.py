@@ -10,7 +10,7 @@ whole program with `case_*()` functions, so the JAX oracle test traces it too.
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass
+from ..records import record
 from typing import ClassVar, Iterator
 
 from ..catalog import DOCS_BASE_URL, PROJECT_URL, docs_url
@@ -20,7 +20,7 @@ from ..findings import Finding, Severity
 __all__ = ["DOCS_BASE_URL", "PROJECT_URL", "Invalid", "Rule", "docs_url"]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Invalid:
     code: str
     fixed: str | None = None  # the program after the preferred fix

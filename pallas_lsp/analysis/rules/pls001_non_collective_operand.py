@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field
+from ..records import field, record
 from typing import TYPE_CHECKING, Any, Iterator
 
 from astroid import nodes
@@ -28,7 +28,7 @@ _Uses = dict[nodes.Call, list[_Use]]  # allocation call -> its uses by MMAs
 _Key = tuple[nodes.Call, str, nodes.Call]  # (the MMA, the operand's role, the allocation or union judged)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Problem:
     role: str  # "Accumulator" | "LHS"
     operand: nodes.NodeNG | None  # the argument as written in the MMA call
@@ -42,7 +42,7 @@ class Problem:
         return self.member_of.node if self.member_of is not None else self.ref.node
 
 
-@dataclass
+@record
 class Occurrences:
     """One finding: a problem of one MMA call, in every context where it occurs. The finding
     is on the call (JAX's innermost frame, in a helper module if the MMA is there); `anchor` is

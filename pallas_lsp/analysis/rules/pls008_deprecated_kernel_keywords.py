@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from ..records import record
 from typing import Any
 
 from astroid import nodes
@@ -20,7 +20,7 @@ from .site_rule import Picker, SiteRule, api_function
 RENAMES = {"out_shape": "out_type", "scratch_shapes": "scratch_types"}
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Use:
     old: tuple[str, ...]  # deprecated keywords given
     both: tuple[str, ...]  # deprecated keywords given together with their new name

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from ..records import record
 from typing import Any, Iterator
 
 from astroid import nodes
@@ -18,7 +18,7 @@ from .kernels import (MOSAIC_KERNEL, Allocation, Cluster, KernelRule, KernelRun,
 from .site_rule import Picker, SiteRule
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Mismatch:
     what: str  # "unknown" | "minor" | "size" | "shape"
     axis: str

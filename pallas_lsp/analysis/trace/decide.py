@@ -6,7 +6,7 @@ does. An UNKNOWN outcome is undecided (the rule stays silent about it).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from ..records import record
 from itertools import product
 from typing import Any, Iterable
 
@@ -199,7 +199,7 @@ def context(chain: o.Chain) -> nodes.NodeNG | None:
     return None
 
 
-@dataclass
+@record
 class Verdicts:
     """The guards under which one check failed and those under which it was decided."""
 

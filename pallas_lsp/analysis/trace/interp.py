@@ -15,7 +15,7 @@ on it is decided later.
 from __future__ import annotations
 
 import operator
-from dataclasses import dataclass, field
+from ..records import field, record
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import astroid
@@ -76,7 +76,7 @@ class Frame:
         self.vars[name] = value
 
 
-@dataclass
+@record
 class Site:
     """One evaluation of an API call the rules care about."""
 
@@ -99,7 +99,7 @@ class _Signal(Exception):
     """A path that ends: `return`, `raise`, `break`, `continue`."""
 
 
-@dataclass
+@record
 class _Call:
     returns: list[tuple[Guard, Any]] = field(default_factory=list)  # (guard, value)
 

@@ -10,7 +10,7 @@ of (variable, bool) pairs), so that a condition met in several places is decided
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from ..records import field, record
 from typing import TYPE_CHECKING, Any, Hashable, Iterable, Iterator, TypeAlias
 
 from astroid import nodes
@@ -45,7 +45,7 @@ def conjoin(*guards: Guard) -> Guard | None:
     return result
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Guarded:
     """One of `alternatives` ((guard, value), ...), whichever guard holds."""
 
@@ -96,7 +96,7 @@ def _same(a: Any, b: Any) -> bool:
 # Inputs nobody in the analysed code supplies.
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Free:
     """An entry point's parameter (or something read from one): its truthiness, identity
     with None and comparisons with constants are the variables guards are made of."""
@@ -196,7 +196,7 @@ def _reads_written(node: nodes.NodeNG, written: set[str]) -> bool:
 # Memory and synchronisation objects made by the API.
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Alloc:
     """One evaluation of a memory-space constructor (`plgpu.TMEM(...)`): `node` is the call
     that made it, `arguments` its bound arguments (values), `chain` the calls that led there."""
@@ -219,7 +219,7 @@ class Alloc:
         return self.argument("collective")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Union:
     """`plgpu.RefUnion(*groups)`."""
 
@@ -228,7 +228,7 @@ class Union:
     name: str
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Member:
     """A ref reached by unpacking or indexing a RefUnion."""
 
@@ -236,21 +236,21 @@ class Member:
     union: Union
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class View:
     """`ref.at[...]`: the same memory, shape no longer known."""
 
     ref: Any
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class At:
     """`ref.at`, waiting for its index."""
 
     ref: Any
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Operand:
     """An input or output ref of a `plgpu.kernel` / `pl.kernel` body: in GMEM (or None, for a
     None operand: whether it is None is not known)."""
@@ -259,7 +259,7 @@ class Operand:
     name: str
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Barrier:
     node: nodes.Call
     kind: str  # Barrier | ClusterBarrier
@@ -277,7 +277,7 @@ def base_ref(value: Any) -> Any:
 # Functions, classes, modules.
 
 
-@dataclass(frozen=True, eq=False)
+@record(frozen=True, eq=False)
 class Closure:
     """A function or lambda of the analysed code with the frame it was defined in."""
 
@@ -286,7 +286,7 @@ class Closure:
     stub: bool = False  # one of our executable API stubs
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Bound:
     """A method bound to its instance (`self.kernel`)."""
 
@@ -294,7 +294,7 @@ class Bound:
     self_value: Any
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Partial:
     """`functools.partial(func, *args, **keywords)`."""
 
@@ -303,14 +303,14 @@ class Partial:
     keywords: tuple[tuple[str, Any], ...]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Native:
     """A callable the tracer implements itself (an API entry, a builtin)."""
 
     qname: str
 
 
-@dataclass(frozen=True, eq=False)
+@record(frozen=True, eq=False)
 class Parameters:
     """absl's `@parameterized.product(...)` / `.parameters(...)` / `.named_parameters(...)`:
     the test method runs once per case. `axes`: the lists that combine (product's keywords
@@ -321,7 +321,7 @@ class Parameters:
     axes: tuple[tuple[tuple[tuple[Any, ...], tuple[tuple[str, Any], ...], str], ...], ...]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Library:
     """A module or attribute of a library we do not read (numpy, or a part of jax we do not
     model): known to exist, value unknown."""
@@ -329,7 +329,7 @@ class Library:
     qname: str
 
 
-@dataclass(frozen=True, eq=False)
+@record(frozen=True, eq=False)
 class ClassObj:
     node: nodes.ClassDef
     env: Frame  # the class body's namespace
@@ -343,20 +343,20 @@ class ClassObj:
                 yield from base.mro()
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class Instance:
     cls: ClassObj
     attributes: dict[str, Any] = field(default_factory=dict)
     free: Free | None = None  # an entry's `self`: attributes nobody set are inputs
 
 
-@dataclass(frozen=True, eq=False)
+@record(frozen=True, eq=False)
 class ModuleObj:
     node: nodes.Module
     env: Frame
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class FieldSpec:
     """`dataclasses.field(default=...)`."""
 
@@ -364,7 +364,7 @@ class FieldSpec:
     has_default: bool
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class Namespace:
     """`types.ModuleType(name)`: a module made at run time; `ns.__dict__.update(mod.__dict__)`
     makes it a copy of `mod` (`fallback`), and assigned attributes override it."""
@@ -373,21 +373,21 @@ class Namespace:
     fallback: Any = None
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class DictOf:
     """`obj.__dict__`, waiting for `.update(...)`."""
 
     owner: Any
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class TailTuple:
     """A `*refs` tuple of a kernel body: operands we do not count, then the scratch refs."""
 
     suffix: tuple[Any, ...]
 
 
-@dataclass(frozen=True, eq=False)
+@record(frozen=True, eq=False)
 class TailLength:
     """`len(refs) + offset` for a `TailTuple`: the count is unknown, but slicing that tuple at
     it (`refs[len(refs) - 2:]`) cuts a known number of items off its end."""
@@ -396,7 +396,7 @@ class TailLength:
     offset: int
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Kernel:
     """What `plgpu.kernel(...)` returns: calling it runs nothing we need to see."""
 

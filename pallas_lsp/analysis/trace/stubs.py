@@ -11,7 +11,7 @@ bound to the body's last parameters), `functools.partial`, dataclasses.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from ..records import record
 from typing import TYPE_CHECKING, Any, Callable
 
 import astroid
@@ -283,17 +283,17 @@ def instance_attribute(interp: Interpreter, instance: o.Instance, name: str) -> 
     return UNKNOWN
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Property:
     func: o.Closure
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class StaticMethod:
     func: Any
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ClassMethod:
     func: Any
 
@@ -310,7 +310,7 @@ METHOD_DECORATORS: dict[str, Callable[[Any], Any]] = {
 # Containers and builtins.
 
 
-@dataclass(frozen=True, eq=False)
+@record(frozen=True, eq=False)
 class Method:
     """A method of a list or dict: `scratch.append(...)`, `config.get(...)`."""
 
