@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import difflib
 import importlib
 import json
 import os
@@ -441,6 +440,8 @@ def _check_stdin(args: argparse.Namespace, resolver: SettingsResolver) -> int:  
             break
     fixed = sum(fixed_by.values())
     if args.diff:
+        import difflib  # noqa: PLC0415 - only for --diff
+
         shown = name or "-"
         diff = "".join(difflib.unified_diff(_keep_ends(text), _keep_ends(after), fromfile=shown, tofile=shown))
         _write(args, diff, 0)
@@ -510,6 +511,8 @@ def _watch(args: argparse.Namespace, resolver: SettingsResolver) -> int:  # noqa
 
 
 def _diff(outcome: batch.FixOutcome, args: argparse.Namespace) -> int:
+    import difflib  # noqa: PLC0415 - only for --diff
+
     status = 1 if outcome.changes and not args.exit_zero else 0
     text: list[str] = []
     for path in sorted(outcome.changes):
@@ -600,6 +603,8 @@ def rule(args: argparse.Namespace) -> int:
     else:
         code = args.code.upper()
         if code not in RULE_INFO:
+            import difflib  # noqa: PLC0415 - only for an unknown code
+
             nearest = (difflib.get_close_matches(code, list(RULE_INFO), n=1, cutoff=0.0) or ["PLS001"])[0]
             raise UsageError(f"unknown rule {args.code!r}; the nearest rule code is {nearest} "
                              f"(`pallas-lint rule --all` lists them)")

@@ -10,9 +10,9 @@ to `rules.REGISTRY`, entry by entry, in the same order.
 
 from __future__ import annotations
 
-from .records import record
 
 from .findings import Finding, Severity, Span
+from .records import record
 
 # The project's home, and where each rule's page (docs/rules/<CODE>.md) is published: the CLI's
 # SARIF/JSON output and the language server's `codeDescription.href` link there.

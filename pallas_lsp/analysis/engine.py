@@ -16,7 +16,6 @@ import re
 import sys
 import threading
 import warnings
-from .records import field, record
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Mapping, TypedDict
 
 from astroid.exceptions import AstroidSyntaxError
@@ -28,6 +27,7 @@ from .context import Context
 from .facts import Fact, facts
 from .findings import Finding
 from .prefilter import Bindings, applicable, mentions_pallas
+from .records import field, record
 from .rules import RULES, Rule
 from .project import BudgetExceeded, Cancelled, budget_clock
 from .session import DEFAULT_SESSION, Session

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 from collections import defaultdict
-from .records import record
 from typing import Any, Callable
 
 from astroid import nodes
@@ -18,6 +17,7 @@ from . import fixes
 from .context import Context
 from .findings import Span
 from .rules.site_rule import Picker, explore
+from .records import record
 from .trace import Site, decide
 from .trace import objects as o
 from .values import UNKNOWN

@@ -12,10 +12,10 @@ import functools
 import io
 import re
 import tokenize
-from .records import field, record
 from typing import Callable, Iterable
 
 from .findings import Applicability, Edit, Finding, Fix, Severity, Span
+from .records import field, record
 from .source import Lines
 
 _NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)

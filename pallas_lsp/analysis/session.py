@@ -13,11 +13,11 @@ from __future__ import annotations
 import contextlib
 import gc
 from collections.abc import Iterator
-from .records import field, record
 
 from astroid.manager import AstroidManager
 
 from .incremental import TreeMemo
+from .records import field, record
 
 _frozen_modules = -1  # astroid's cached modules when the collector's state was last frozen
 

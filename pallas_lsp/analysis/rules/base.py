@@ -10,12 +10,12 @@ whole program with `case_*()` functions, so the JAX oracle test traces it too.
 from __future__ import annotations
 
 import inspect
-from ..records import record
 from typing import ClassVar, Iterator
 
 from ..catalog import DOCS_BASE_URL, PROJECT_URL, docs_url
 from ..context import Context
 from ..findings import Finding, Severity
+from ..records import record
 
 __all__ = ["DOCS_BASE_URL", "PROJECT_URL", "Invalid", "Rule", "docs_url"]
 

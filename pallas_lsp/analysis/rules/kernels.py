@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import functools
 import math
-from ..records import field, record
 from typing import Any, ClassVar, Iterator
 
 from astroid import nodes
@@ -21,6 +20,7 @@ from astroid import nodes
 from .. import api
 from ..context import Context, State
 from ..findings import Finding, Fix, Severity
+from ..records import field, record
 from ..trace import Site, decide
 from ..trace import objects as o
 from ..values import UNKNOWN

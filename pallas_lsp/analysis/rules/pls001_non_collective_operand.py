@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from ..records import field, record
 from typing import TYPE_CHECKING, Any, Iterator
 
 from astroid import nodes
@@ -11,6 +10,7 @@ from astroid import nodes
 from .. import fixes
 from ..context import Context, State
 from ..findings import Applicability, Finding, Fix, Related, Span
+from ..records import field, record
 from ..trace import Site, decide, objects
 from ..values import UNKNOWN
 from . import examples

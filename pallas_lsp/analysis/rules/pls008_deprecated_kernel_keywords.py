@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from ..records import record
 from typing import Any
 
 from astroid import nodes
@@ -10,6 +9,7 @@ from astroid import nodes
 from .. import fixes
 from ..context import Context
 from ..findings import Applicability, Edit, Fix, Severity
+from ..records import record
 from ..trace import Site
 from ..values import UNKNOWN
 from . import examples

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from ..records import record
 from typing import Any, Iterator
 
 from astroid import nodes
 
 from ..context import Context
 from ..findings import Finding, Severity
+from ..records import record
 from ..trace import Site
 from ..values import UNKNOWN
 from . import examples

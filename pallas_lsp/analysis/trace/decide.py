@@ -6,12 +6,12 @@ does. An UNKNOWN outcome is undecided (the rule stays silent about it).
 
 from __future__ import annotations
 
-from ..records import record
 from itertools import product
 from typing import Any, Iterable
 
 from astroid import nodes
 
+from ..records import record
 from ..values import UNKNOWN
 from . import objects as o
 from .interp import Site

@@ -15,7 +15,6 @@ on it is decided later.
 from __future__ import annotations
 
 import operator
-from ..records import field, record
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import astroid
@@ -23,6 +22,7 @@ from astroid import nodes
 
 from .. import api
 from ..project import BudgetExceeded, Cancelled, budget_clock
+from ..records import field, record
 from ..values import UNKNOWN
 from . import objects as o
 from .objects import TRUE, Guard, conjoin, guarded, split

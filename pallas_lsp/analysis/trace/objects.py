@@ -10,12 +10,12 @@ of (variable, bool) pairs), so that a condition met in several places is decided
 from __future__ import annotations
 
 from collections import Counter
-from ..records import field, record
 from typing import TYPE_CHECKING, Any, Hashable, Iterable, Iterator, TypeAlias
 
 from astroid import nodes
 
 from ..api import ApiValue
+from ..records import field, record
 from ..values import UNKNOWN, Var
 
 if TYPE_CHECKING:

@@ -11,13 +11,13 @@ bound to the body's last parameters), `functools.partial`, dataclasses.
 from __future__ import annotations
 
 import functools
-from ..records import record
 from typing import TYPE_CHECKING, Any, Callable
 
 import astroid
 from astroid import nodes
 
 from .. import api
+from ..records import record
 from ..values import UNKNOWN
 from . import objects as o
 
