@@ -20,7 +20,6 @@ import json
 import os
 import sys
 import time
-import traceback
 from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, NoReturn, TextIO
@@ -237,6 +236,8 @@ def _main(argv: list[str]) -> int:
         _error("interrupted")
         return 130
     except Exception as error:  # noqa: BLE001 - an internal error is exit 2 with a traceback
+        import traceback  # noqa: PLC0415 - only for an internal error
+
         traceback.print_exc(file=sys.stderr)
         _error(f"internal error: {type(error).__name__}: {error}; please report it at "
                f"{PROJECT_URL}/issues")
