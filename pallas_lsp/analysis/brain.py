@@ -277,7 +277,7 @@ def _lighter_bootstrap(original: Callable[[AstroidManager], None]) -> Callable[[
     parent), where only its identity differed. Nothing of ours asks for a builtin's `__class__`.
 
     astroid also reads each of the 4,000 attributes of the living builtins inside its own
-    `warnings.catch_warnings()` with `simplefilter("ignore")` (about 5 ms of a process's
+    `warnings.catch_warnings()` with `simplefilter("ignore")` (10 to 15 ms of a process's
     start); the bootstrap now runs inside one such block, and those of `raw_building` change
     nothing: the same attributes are read with warnings ignored, and the filters are the same
     afterwards."""

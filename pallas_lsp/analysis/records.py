@@ -1,12 +1,12 @@
-"""`@record`: what `@dataclasses.dataclass` makes of a plain data class, at a fraction of its cost.
+"""`@record`: what `@dataclasses.dataclass` makes of a plain data class, at a tenth of its cost.
 
 A dataclass costs about a millisecond when its module is imported: each of its methods is
 written out as source text and compiled (`__init__`, `__repr__`, `__eq__`, `__hash__`, the
 frozen `__setattr__` and `__delattr__`), and its signature is computed for a docstring. The
 core's 57 data classes were 45 to 60 ms of every `pallas-lint` or flake8 process that analyses a
-file, a sixth of a pre-commit run on one kernel file. A record compiles the source of the
-methods that run hot, `__init__`, `__eq__` and `__hash__` (written as dataclasses write them),
-in one go; `__repr__` and the frozen `__setattr__` and `__delattr__` are shared functions.
+file, a sixth of a pre-commit run on one kernel file. A record compiles one function, its
+`__init__` (the one that runs for every object made); the other methods are shared functions
+that read the fields with `operator.attrgetter`.
 
 Each method behaves as Python 3.10's to 3.12's dataclasses' do, for the options used here:
 `frozen`, `eq`, defaults, `field(default=..., default_factory=..., compare=False)` and
@@ -123,18 +123,16 @@ def _build(cls: type[_T], frozen: bool, eq: bool) -> type[_T]:  # noqa: C901 - o
             compared.append(name)
         spec["fields"].append((name, defaults.get(name, _MISSING), factories.get(name, _MISSING), compare))
 
-    class_hash = own.get("__hash__", _MISSING)
-    explicit_hash = not (class_hash is _MISSING or (class_hash is None and "__eq__" in own))
-    made = _compiled(cls, names, defaults, factories, frozen, compared, eq=eq and "__eq__" not in own,
-                     hash_=eq and frozen and not explicit_hash)
     if "__init__" not in own:
-        cls.__init__ = made["__init__"]  # type: ignore[method-assign]  # made here
+        cls.__init__ = _init(cls, names, defaults, factories, frozen)  # type: ignore[method-assign]  # made here
     if "__repr__" not in own:
         cls.__repr__ = _repr(operator.attrgetter(*names) if names else None, names)  # type: ignore[method-assign]
-    if "__eq__" in made:
-        cls.__eq__ = made["__eq__"]  # type: ignore[method-assign]  # made here
+    if eq and "__eq__" not in own:
+        cls.__eq__ = _eq(_fields_tuple(compared))  # type: ignore[method-assign]  # made here
+    class_hash = own.get("__hash__", _MISSING)
+    explicit_hash = not (class_hash is _MISSING or (class_hash is None and "__eq__" in own))
     if eq and not explicit_hash:
-        cls.__hash__ = made["__hash__"] if frozen else None  # type: ignore[assignment,method-assign]
+        cls.__hash__ = _hash(_fields_tuple(compared)) if frozen else None  # type: ignore[assignment,method-assign]
     if frozen:
         for method in ("__setattr__", "__delattr__"):
             if method in own:
@@ -150,11 +148,8 @@ def _build(cls: type[_T], frozen: bool, eq: bool) -> type[_T]:  # noqa: C901 - o
 _METHODS = ("__init__", "__repr__", "__eq__", "__hash__", "__post_init__")
 
 
-def _compiled(cls: type, names: list[str], defaults: dict[str, Any], factories: dict[str, Any], frozen: bool,
-              compared: list[str], *, eq: bool, hash_: bool) -> dict[str, Callable[..., Any]]:
-    """`__init__`, and `__eq__` and `__hash__` when asked for (what every object made, every
-    comparison and every set or dict of records runs), written as dataclasses write them and
-    compiled at once."""
+def _init(cls: type, names: list[str], defaults: dict[str, Any], factories: dict[str, Any],
+          frozen: bool) -> Callable[..., None]:
     namespace: dict[str, Any] = {"_object_setattr": object.__setattr__, "_HAS_FACTORY": _HAS_FACTORY}
     parameters, lines = [], []
     for name in names:
@@ -173,20 +168,22 @@ def _compiled(cls: type, names: list[str], defaults: dict[str, Any], factories: 
     if hasattr(cls, "__post_init__"):
         lines.append("    self.__post_init__()")
     source = f"def __init__({', '.join(['self', *parameters])}) -> None:\n" + ("\n".join(lines) or "    pass") + "\n"
-    mine = "".join(f"self.{name}," for name in compared)
-    if eq:
-        theirs = "".join(f"other.{name}," for name in compared)
-        source += (f"def __eq__(self, other):\n    if other.__class__ is self.__class__:\n"
-                   f"        return ({mine})==({theirs})\n    return NotImplemented\n")
-    if hash_:
-        source += f"def __hash__(self):\n    return hash(({mine}))\n"
     exec(compile(source, f"<record {cls.__module__}.{cls.__qualname__}>", "exec"), namespace)  # noqa: S102 - our own text
-    made: dict[str, Callable[..., Any]] = {name: namespace[name] for name in ("__init__", "__eq__", "__hash__")
-                                           if name in namespace}
-    for name, function in made.items():
-        function.__qualname__ = f"{cls.__qualname__}.{name}"
-        function.__module__ = cls.__module__
-    return made
+    init: Callable[..., None] = namespace["__init__"]
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    init.__module__ = cls.__module__
+    return init
+
+
+def _fields_tuple(names: list[str]) -> Callable[[Any], tuple[Any, ...]]:
+    """A function of an object: the tuple of its fields `names` (of one field too, as
+    dataclasses compare and hash `(self.x,)`)."""
+    if not names:
+        return lambda obj: ()
+    if len(names) == 1:
+        get = operator.attrgetter(names[0])
+        return lambda obj: (get(obj),)
+    return operator.attrgetter(*names)
 
 
 def _repr(get: Callable[[Any], Any] | None, names: list[str]) -> Callable[[Any], str]:
@@ -207,6 +204,22 @@ def _repr(get: Callable[[Any], Any] | None, names: list[str]) -> Callable[[Any],
             running.discard(key)
 
     return __repr__
+
+
+def _eq(key: Callable[[Any], tuple[Any, ...]]) -> Callable[[Any, Any], Any]:
+    def __eq__(self: Any, other: Any) -> Any:
+        if other.__class__ is self.__class__:
+            return key(self) == key(other)
+        return NotImplemented
+
+    return __eq__
+
+
+def _hash(key: Callable[[Any], tuple[Any, ...]]) -> Callable[[Any], int]:
+    def __hash__(self: Any) -> int:
+        return hash(key(self))
+
+    return __hash__
 
 
 def _frozen_setattr(cls: type, names: frozenset[str]) -> Callable[[Any, str, Any], None]:
