@@ -3,20 +3,19 @@
 A dataclass costs about a millisecond when its module is imported: each of its methods is
 written out as source text and compiled (`__init__`, `__repr__`, `__eq__`, `__hash__`, the
 frozen `__setattr__` and `__delattr__`), and its signature is computed for a docstring. The
-core's 57 data classes were 45 to 60 ms of every `pallas-lint` or flake8 process that analyses a
-file, a sixth of a pre-commit run on one kernel file. A record compiles one function, its
+package's 60-odd data classes were 60 ms of every `pallas-lint` or flake8 process that analyses
+a file, a sixth of a pre-commit run on one kernel. A record compiles one function, its
 `__init__` (the one that runs for every object made); the other methods are shared functions
 that read the fields with `operator.attrgetter`.
 
-Each method behaves as Python 3.10's to 3.12's dataclasses' do, for the options used here:
+Each method behaves as Python 3.11's and 3.12's dataclasses' do, for the options used here:
 `frozen`, `eq`, defaults, `field(default=..., default_factory=..., compare=False)` and
 `__post_init__`: the same parameters, the same equality (field tuples compared when the
 classes are the same), the same hash (of the tuple of compared fields, so sets and dicts of
 records iterate in the same order), the same text from `repr` (recursion printed `...`), and
 the same errors on assigning to a frozen one (an `AttributeError`). A method the class defines
 itself is kept, as dataclasses keep it. `tests/test_records.py` holds every record of the
-package to a dataclass made of the same class body. (Python 3.13's dataclasses compare field by
-field instead of as tuples: the same answer for every value except one unequal to itself.)
+package to a dataclass made of the same class body.
 
 Not supported (use `dataclasses`): `dataclasses.replace`, `asdict`, `fields` (a record has no
 `__dataclass_fields__`), inheritance between records, `order`, `slots`, keyword-only fields,
