@@ -14,7 +14,7 @@ real code still uses (`out_shape=`/`scratch_shapes=`, `GPUMemorySpace`) are acce
 
 from __future__ import annotations
 
-from .records import record
+from dataclasses import dataclass
 
 MOSAIC_GPU = "jax.experimental.pallas.mosaic_gpu"
 PALLAS = "jax.experimental.pallas"
@@ -214,7 +214,7 @@ POSITIONAL: dict[str, tuple[str, ...]] = {
 TMEM_ONLY_KEYWORDS = ("packed", "collective", "layout")  # JAX refuses any non-None value elsewhere
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class DType:
     """A dtype named in the source (`jnp.float16`); `bits` is its item size."""
 
@@ -248,7 +248,7 @@ def dtype_named(qualified: str | None) -> DType | None:
 SHAPE_DTYPE_STRUCT = "jax.ShapeDtypeStruct"  # one output ref when given as out_type
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class ApiValue:
     """Some object of the Pallas API (`plgpu.TMEMLayout.SCALES_LAYOUT`, a transform): we do
     not model it, but it is certainly not None."""

@@ -10,9 +10,9 @@ to `rules.REGISTRY`, entry by entry, in the same order.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 
 from .findings import Finding, Severity, Span
-from .records import record
 
 # The project's home, and where each rule's page (docs/rules/<CODE>.md) is published: the CLI's
 # SARIF/JSON output and the language server's `codeDescription.href` link there.
@@ -25,7 +25,7 @@ def docs_url(code: str) -> str:
     return f"{DOCS_BASE_URL}{code}.md"
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class RuleInfo:
     """A rule as the frontends and the prefilter see it (the attributes of `rules.base.Rule`
     of the same names)."""

@@ -15,6 +15,7 @@ import re
 import sys
 import threading
 import warnings
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Mapping, TypedDict
 
 from astroid.exceptions import AstroidSyntaxError
@@ -26,7 +27,6 @@ from .context import Context
 from .facts import Fact, facts
 from .findings import Finding
 from .prefilter import Bindings, applicable, mentions_pallas
-from .records import field, record
 from .rules import RULES, Rule
 from .project import BudgetExceeded, Cancelled, budget_clock
 from .session import DEFAULT_SESSION, Session
@@ -55,7 +55,7 @@ log = _Log()
 DEFAULT_BUDGET_SECONDS = 10.0
 
 
-@record
+@dataclass
 class Result:
     findings: list[Finding] = field(default_factory=list)
     error: str | None = None  # why nothing could be said about the file
@@ -163,7 +163,7 @@ def _disk_text(path: str) -> str | None:
         return None
 
 
-@record
+@dataclass
 class _Job:
     text: str
     path: str | None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 from collections import defaultdict
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from astroid import nodes
@@ -17,7 +18,6 @@ from . import fixes
 from .context import Context
 from .findings import Span
 from .rules.site_rule import Picker, explore
-from .records import record
 from .trace import Site, decide
 from .trace import objects as o
 from .values import UNKNOWN
@@ -25,13 +25,13 @@ from .values import UNKNOWN
 _ROLES = (("acc", "accumulator"), ("a", "LHS"), ("b", "RHS"))
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Fact:
     span: Span
     markdown: str
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class _Use:
     mma: nodes.Call
     role: str

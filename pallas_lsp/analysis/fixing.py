@@ -12,14 +12,14 @@ import contextlib
 import io
 import os
 import tokenize
+from dataclasses import dataclass, field
 
 from .findings import Applicability, Edit, Finding, Fix, Span
 from .noqa import add_noqa
-from .records import field, record
 from .source import apply_edits, decode
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class SourceFile:
     path: str
     text: str  # decoded, without the BOM
@@ -77,7 +77,7 @@ def fix_to_apply(finding: Finding, unsafe: bool = False) -> Fix | None:
     return chosen[0] if chosen else None
 
 
-@record
+@dataclass
 class Plan:
     """Edits per file (absolute paths), and the findings they fix."""
 
@@ -140,7 +140,7 @@ def plan_noqa(path: str, text: str, findings: list[Finding]) -> Plan:
     return plan
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Change:
     path: str
     before: SourceFile

@@ -20,7 +20,7 @@ import functools
 import os
 import posixpath
 import re
-from .records import record
+from dataclasses import dataclass
 
 
 class GlobError(ValueError):
@@ -107,7 +107,7 @@ def _posix(path: str) -> str:
     return path.replace(os.sep, "/") if os.sep != "/" else path
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Matcher:
     """One user pattern, compiled: the absolute form, and the name form when it has no `/`."""
 
@@ -129,7 +129,7 @@ class Matcher:
         return self.name is not None and bool(self.name.match(posixpath.basename(posix)))
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class AnyMatcher:
     """Several patterns as one: `matches(path)` is `any(Matcher.of(p, root).matches(path) for p
     in patterns)`, with the absolute forms and the name forms each one regular expression (a

@@ -31,7 +31,7 @@ import ast
 import functools
 import re
 import threading
-from .records import record
+from dataclasses import dataclass
 from typing import Any, Iterator
 
 from astroid import nodes
@@ -43,7 +43,7 @@ _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _Definition = nodes.FunctionDef | nodes.ClassDef  # (an async def is a FunctionDef too)
 
 
-@record
+@dataclass
 class _Kept:
     first: int  # the statement's first line (its first decorator's) when it was built
     node: _Definition

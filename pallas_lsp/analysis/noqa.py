@@ -12,10 +12,10 @@ import functools
 import io
 import re
 import tokenize
+from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
 from .findings import Applicability, Edit, Finding, Fix, Severity, Span
-from .records import field, record
 from .source import Lines
 
 _NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
@@ -28,7 +28,7 @@ _FSTRING_START = getattr(tokenize, "FSTRING_START", None)
 _FSTRING_END = getattr(tokenize, "FSTRING_END", None)
 
 
-@record
+@dataclass
 class Directives:
     lines: dict[int, frozenset[str]] = field(default_factory=dict)  # line -> code prefixes
     file: frozenset[str] = frozenset()
@@ -58,7 +58,7 @@ def _prefixes(codes: str | None) -> frozenset[str]:
     return frozenset(code.upper() for code in _CODE.findall(codes)) if codes else ALL
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class _Tokens:
     comments: tuple[tuple[int, int, str], ...]  # (line, column, text) of each comment
     open_string_lines: frozenset[int]  # lines whose end is inside a string

@@ -13,16 +13,16 @@ from __future__ import annotations
 import contextlib
 import gc
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 
 from astroid.manager import AstroidManager
 
 from .incremental import TreeMemo
-from .records import field, record
 
 _frozen_modules = -1  # astroid's cached modules when the collector's state was last frozen
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Session:
     collect_after_analysis: bool = True  # False: the host calls `resume_collection()` itself
     # True: each file's astroid tree is kept for its next analysis, which rebuilds only the

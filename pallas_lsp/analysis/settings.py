@@ -33,7 +33,6 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from .globs import AnyMatcher, GlobError, Matcher, check as check_glob
-from .records import record
 
 
 SECTION = "pallas-lint"
@@ -288,7 +287,7 @@ def codes(values: Iterable[str] | str | None) -> tuple[str, ...] | None:
     return tuple(code.strip().upper() for code in values if code.strip())
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Option:
     """A `[tool.pallas-lint]` key, as `pallas-lint config` documents it."""
 

@@ -3,7 +3,7 @@ guard: an input's truthiness, its identity with None, a condition we cannot deci
 
 from __future__ import annotations
 
-from .records import record
+from dataclasses import dataclass
 from typing import Any, Hashable
 
 
@@ -24,7 +24,7 @@ class _Unknown:
 UNKNOWN: Any = _Unknown()
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Var:
     """A free variable. `domain` lists its possible values; `label` renders it for messages."""
 

@@ -10,17 +10,17 @@ whole program with `case_*()` functions, so the JAX oracle test traces it too.
 from __future__ import annotations
 
 import inspect
+from dataclasses import dataclass
 from typing import ClassVar, Iterator
 
 from ..catalog import DOCS_BASE_URL, PROJECT_URL, docs_url
 from ..context import Context
 from ..findings import Finding, Severity
-from ..records import record
 
 __all__ = ["DOCS_BASE_URL", "PROJECT_URL", "Invalid", "Rule", "docs_url"]
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Invalid:
     code: str
     fixed: str | None = None  # the program after the preferred fix

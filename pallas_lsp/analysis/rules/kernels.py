@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import math
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, Iterator
 
 from astroid import nodes
@@ -20,7 +21,6 @@ from astroid import nodes
 from .. import api
 from ..context import Context, State
 from ..findings import Finding, Fix, Severity
-from ..records import field, record
 from ..trace import Site, decide
 from ..trace import objects as o
 from ..values import UNKNOWN
@@ -31,7 +31,7 @@ MOSAIC_KERNEL = "plgpu.kernel"
 PALLAS_CALL = "pl.pallas_call"
 
 
-@record
+@dataclass
 class KernelRun:
     site: Site  # the "kernel" site
     members: list[Site] = field(default_factory=list)  # the sites its body recorded, in order
@@ -96,7 +96,7 @@ def _run_of(site: Site, by_key: dict[tuple[nodes.NodeNG, o.Chain], list[KernelRu
 # The cluster and the threads.
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Cluster:
     names: tuple[str, ...]
     dims: tuple[int, ...]
@@ -158,7 +158,7 @@ def _sequence(pick: Picker, value: Any, item: type) -> tuple[Any, ...] | Any:
 # The TMEM a run allocates.
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Allocation:
     """One TMEM allocation of a kernel (a RefUnion counts as one)."""
 

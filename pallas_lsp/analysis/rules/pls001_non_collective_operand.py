@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterator
 
 from astroid import nodes
@@ -10,7 +11,6 @@ from astroid import nodes
 from .. import fixes
 from ..context import Context, State
 from ..findings import Applicability, Finding, Fix, Related, Span
-from ..records import field, record
 from ..trace import Site, decide, objects
 from ..values import UNKNOWN
 from . import examples
@@ -28,7 +28,7 @@ _Uses = dict[nodes.Call, list[_Use]]  # allocation call -> its uses by MMAs
 _Key = tuple[nodes.Call, str, nodes.Call]  # (the MMA, the operand's role, the allocation or union judged)
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Problem:
     role: str  # "Accumulator" | "LHS"
     operand: nodes.NodeNG | None  # the argument as written in the MMA call
@@ -42,7 +42,7 @@ class Problem:
         return self.member_of.node if self.member_of is not None else self.ref.node
 
 
-@record
+@dataclass
 class Occurrences:
     """One finding: a problem of one MMA call, in every context where it occurs. The finding
     is on the call (JAX's innermost frame, in a helper module if the MMA is there); `anchor` is

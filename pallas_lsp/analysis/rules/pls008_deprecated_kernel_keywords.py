@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from astroid import nodes
@@ -9,7 +10,6 @@ from astroid import nodes
 from .. import fixes
 from ..context import Context
 from ..findings import Applicability, Edit, Fix, Severity
-from ..records import record
 from ..trace import Site
 from ..values import UNKNOWN
 from . import examples
@@ -20,7 +20,7 @@ from .site_rule import Picker, SiteRule, api_function
 RENAMES = {"out_shape": "out_type", "scratch_shapes": "scratch_types"}
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Use:
     old: tuple[str, ...]  # deprecated keywords given
     both: tuple[str, ...]  # deprecated keywords given together with their new name

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Iterator
 
 from astroid import nodes
 
 from ..context import Context
 from ..findings import Finding, Severity
-from ..records import record
 from ..trace import Site
 from ..values import UNKNOWN
 from . import examples
@@ -18,7 +18,7 @@ from .kernels import (MOSAIC_KERNEL, Allocation, Cluster, KernelRule, KernelRun,
 from .site_rule import Picker, SiteRule
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Mismatch:
     what: str  # "unknown" | "minor" | "size" | "shape"
     axis: str

@@ -6,12 +6,12 @@ does. An UNKNOWN outcome is undecided (the rule stays silent about it).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from itertools import product
 from typing import Any, Iterable
 
 from astroid import nodes
 
-from ..records import record
 from ..values import UNKNOWN
 from . import objects as o
 from .interp import Site
@@ -199,7 +199,7 @@ def context(chain: o.Chain) -> nodes.NodeNG | None:
     return None
 
 
-@record
+@dataclass
 class Verdicts:
     """The guards under which one check failed and those under which it was decided."""
 

@@ -15,6 +15,7 @@ on it is decided later.
 from __future__ import annotations
 
 import operator
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import astroid
@@ -22,7 +23,6 @@ from astroid import nodes
 
 from .. import api
 from ..project import BudgetExceeded, Cancelled, budget_clock
-from ..records import field, record
 from ..values import UNKNOWN
 from . import objects as o
 from .objects import TRUE, Guard, conjoin, guarded, split
@@ -76,7 +76,7 @@ class Frame:
         self.vars[name] = value
 
 
-@record
+@dataclass
 class Site:
     """One evaluation of an API call the rules care about."""
 
@@ -99,7 +99,7 @@ class _Signal(Exception):
     """A path that ends: `return`, `raise`, `break`, `continue`."""
 
 
-@record
+@dataclass
 class _Call:
     returns: list[tuple[Guard, Any]] = field(default_factory=list)  # (guard, value)
 

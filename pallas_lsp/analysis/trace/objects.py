@@ -10,12 +10,12 @@ of (variable, bool) pairs), so that a condition met in several places is decided
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Hashable, Iterable, Iterator, TypeAlias
 
 from astroid import nodes
 
 from ..api import ApiValue
-from ..records import field, record
 from ..values import UNKNOWN, Var
 
 if TYPE_CHECKING:
@@ -45,7 +45,7 @@ def conjoin(*guards: Guard) -> Guard | None:
     return result
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Guarded:
     """One of `alternatives` ((guard, value), ...), whichever guard holds."""
 
@@ -96,7 +96,7 @@ def _same(a: Any, b: Any) -> bool:
 # Inputs nobody in the analysed code supplies.
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Free:
     """An entry point's parameter (or something read from one): its truthiness, identity
     with None and comparisons with constants are the variables guards are made of."""
@@ -196,7 +196,7 @@ def _reads_written(node: nodes.NodeNG, written: set[str]) -> bool:
 # Memory and synchronisation objects made by the API.
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Alloc:
     """One evaluation of a memory-space constructor (`plgpu.TMEM(...)`): `node` is the call
     that made it, `arguments` its bound arguments (values), `chain` the calls that led there."""
@@ -219,7 +219,7 @@ class Alloc:
         return self.argument("collective")
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Union:
     """`plgpu.RefUnion(*groups)`."""
 
@@ -228,7 +228,7 @@ class Union:
     name: str
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Member:
     """A ref reached by unpacking or indexing a RefUnion."""
 
@@ -236,21 +236,21 @@ class Member:
     union: Union
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class View:
     """`ref.at[...]`: the same memory, shape no longer known."""
 
     ref: Any
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class At:
     """`ref.at`, waiting for its index."""
 
     ref: Any
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Operand:
     """An input or output ref of a `plgpu.kernel` / `pl.kernel` body: in GMEM (or None, for a
     None operand: whether it is None is not known)."""
@@ -259,7 +259,7 @@ class Operand:
     name: str
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Barrier:
     node: nodes.Call
     kind: str  # Barrier | ClusterBarrier
@@ -277,7 +277,7 @@ def base_ref(value: Any) -> Any:
 # Functions, classes, modules.
 
 
-@record(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False)
 class Closure:
     """A function or lambda of the analysed code with the frame it was defined in."""
 
@@ -286,7 +286,7 @@ class Closure:
     stub: bool = False  # one of our executable API stubs
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Bound:
     """A method bound to its instance (`self.kernel`)."""
 
@@ -294,7 +294,7 @@ class Bound:
     self_value: Any
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Partial:
     """`functools.partial(func, *args, **keywords)`."""
 
@@ -303,14 +303,14 @@ class Partial:
     keywords: tuple[tuple[str, Any], ...]
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Native:
     """A callable the tracer implements itself (an API entry, a builtin)."""
 
     qname: str
 
 
-@record(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False)
 class Parameters:
     """absl's `@parameterized.product(...)` / `.parameters(...)` / `.named_parameters(...)`:
     the test method runs once per case. `axes`: the lists that combine (product's keywords
@@ -321,7 +321,7 @@ class Parameters:
     axes: tuple[tuple[tuple[tuple[Any, ...], tuple[tuple[str, Any], ...], str], ...], ...]
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Library:
     """A module or attribute of a library we do not read (numpy, or a part of jax we do not
     model): known to exist, value unknown."""
@@ -329,7 +329,7 @@ class Library:
     qname: str
 
 
-@record(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False)
 class ClassObj:
     node: nodes.ClassDef
     env: Frame  # the class body's namespace
@@ -343,20 +343,20 @@ class ClassObj:
                 yield from base.mro()
 
 
-@record(eq=False)
+@dataclass(eq=False)
 class Instance:
     cls: ClassObj
     attributes: dict[str, Any] = field(default_factory=dict)
     free: Free | None = None  # an entry's `self`: attributes nobody set are inputs
 
 
-@record(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False)
 class ModuleObj:
     node: nodes.Module
     env: Frame
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class FieldSpec:
     """`dataclasses.field(default=...)`."""
 
@@ -364,7 +364,7 @@ class FieldSpec:
     has_default: bool
 
 
-@record(eq=False)
+@dataclass(eq=False)
 class Namespace:
     """`types.ModuleType(name)`: a module made at run time; `ns.__dict__.update(mod.__dict__)`
     makes it a copy of `mod` (`fallback`), and assigned attributes override it."""
@@ -373,21 +373,21 @@ class Namespace:
     fallback: Any = None
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class DictOf:
     """`obj.__dict__`, waiting for `.update(...)`."""
 
     owner: Any
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class TailTuple:
     """A `*refs` tuple of a kernel body: operands we do not count, then the scratch refs."""
 
     suffix: tuple[Any, ...]
 
 
-@record(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False)
 class TailLength:
     """`len(refs) + offset` for a `TailTuple`: the count is unknown, but slicing that tuple at
     it (`refs[len(refs) - 2:]`) cuts a known number of items off its end."""
@@ -396,7 +396,7 @@ class TailLength:
     offset: int
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Kernel:
     """What `plgpu.kernel(...)` returns: calling it runs nothing we need to see."""
 

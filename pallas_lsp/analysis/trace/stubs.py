@@ -11,13 +11,13 @@ bound to the body's last parameters), `functools.partial`, dataclasses.
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
 import astroid
 from astroid import nodes
 
 from .. import api
-from ..records import record
 from ..values import UNKNOWN
 from . import objects as o
 
@@ -286,17 +286,17 @@ def instance_attribute(interp: Interpreter, instance: o.Instance, name: str) -> 
     return UNKNOWN
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Property:
     func: o.Closure
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class StaticMethod:
     func: Any
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class ClassMethod:
     func: Any
 
@@ -313,7 +313,7 @@ METHOD_DECORATORS: dict[str, Callable[[Any], Any]] = {
 # Containers and builtins.
 
 
-@record(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False)
 class Method:
     """A method of a list or dict: `scratch.append(...)`, `config.get(...)`."""
 
