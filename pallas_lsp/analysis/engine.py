@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import functools
+import logging
 import os
 import re
 import sys
@@ -37,20 +38,7 @@ if TYPE_CHECKING:
     from typing_extensions import Unpack
 
 
-class _Log:
-    """The "pallas_lsp" logger, looked up when a message is logged, so that the engine does not
-    import `logging` (3 ms of a `pallas-lint` process): the hosts that show these messages (the
-    language server, flake8) import and configure it. In a process that has not imported it,
-    nothing has given the logger a handler or a level, and a debug message is dropped: it is."""
-
-    @staticmethod
-    def debug(message: str, *args: object, exc_info: bool = False) -> None:
-        logging = sys.modules.get("logging")
-        if logging is not None:
-            logging.getLogger("pallas_lsp").debug(message, *args, exc_info=exc_info, stacklevel=2)
-
-
-log = _Log()
+log = logging.getLogger("pallas_lsp")
 
 DEFAULT_BUDGET_SECONDS = 10.0
 
