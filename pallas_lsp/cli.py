@@ -15,13 +15,11 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import difflib
 import importlib
 import json
 import os
 import sys
 import time
-import traceback
 from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, NoReturn, TextIO
@@ -207,7 +205,14 @@ def _patterns(value: str) -> tuple[str, ...]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+    """The command line `argv`, else this process's own (and then the process ends with it)."""
+    status = _main(list(sys.argv[1:] if argv is None else argv))
+    if argv is None:
+        batch.leave_to_exit()
+    return status
+
+
+def _main(argv: list[str]) -> int:
     try:
         if argv[:1] == ["server"]:  # its options are the server's own
             return server(argv[1:])
@@ -231,6 +236,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         _error("interrupted")
         return 130
     except Exception as error:  # noqa: BLE001 - an internal error is exit 2 with a traceback
+        import traceback  # noqa: PLC0415 - only for an internal error
+
         traceback.print_exc(file=sys.stderr)
         _error(f"internal error: {type(error).__name__}: {error}; please report it at "
                f"{PROJECT_URL}/issues")
@@ -434,6 +441,8 @@ def _check_stdin(args: argparse.Namespace, resolver: SettingsResolver) -> int:  
             break
     fixed = sum(fixed_by.values())
     if args.diff:
+        import difflib  # noqa: PLC0415 - only for --diff
+
         shown = name or "-"
         diff = "".join(difflib.unified_diff(_keep_ends(text), _keep_ends(after), fromfile=shown, tofile=shown))
         _write(args, diff, 0)
@@ -503,6 +512,8 @@ def _watch(args: argparse.Namespace, resolver: SettingsResolver) -> int:  # noqa
 
 
 def _diff(outcome: batch.FixOutcome, args: argparse.Namespace) -> int:
+    import difflib  # noqa: PLC0415 - only for --diff
+
     status = 1 if outcome.changes and not args.exit_zero else 0
     text: list[str] = []
     for path in sorted(outcome.changes):
@@ -593,6 +604,8 @@ def rule(args: argparse.Namespace) -> int:
     else:
         code = args.code.upper()
         if code not in RULE_INFO:
+            import difflib  # noqa: PLC0415 - only for an unknown code
+
             nearest = (difflib.get_close_matches(code, list(RULE_INFO), n=1, cutoff=0.0) or ["PLS001"])[0]
             raise UsageError(f"unknown rule {args.code!r}; the nearest rule code is {nearest} "
                              f"(`pallas-lint rule --all` lists them)")

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
 
-from pallas_lsp.analysis import settings as settings_mod
 from pallas_lsp.analysis.settings import (
     DEFAULT_EXCLUDE, ConfigError, Settings, codes, find_pyproject, load, settings_for,
 )
@@ -108,8 +108,9 @@ def test_documents_are_cached_by_modification_time(tmp_path, monkeypatch):
     path = pyproject(tmp_path, 'select = ["PLS001"]')
     assert settings_for(str(tmp_path)).select == ("PLS001",)
     reads = []
-    real_load = settings_mod.tomllib.load
-    monkeypatch.setattr(settings_mod.tomllib, "load", lambda f: reads.append(1) or real_load(f))
+    toml = sys.modules["tomllib" if sys.version_info >= (3, 11) else "tomli"]  # imported when first needed
+    real_load = toml.load
+    monkeypatch.setattr(toml, "load", lambda f: reads.append(1) or real_load(f))
     settings_for(str(tmp_path))
     assert reads == []  # unchanged: not read again
     path.write_text('[tool.pallas-lint]\nselect = ["PLS002"]\n', encoding="utf-8")

@@ -29,6 +29,7 @@ import contextvars
 import functools
 import os
 import threading
+import warnings
 from typing import Any, Callable, Iterator, Mapping, TypeGuard
 
 from astroid import nodes, raw_building
@@ -257,12 +258,29 @@ def _overlay_files(original: _FileBuild) -> _FileBuild:
     return file_build
 
 
-def _shared_dunder_classes(original: Callable[[AstroidManager], None]) -> Callable[[AstroidManager], None]:
+class _NoWarningsChange:
+    """What `raw_building` sees of `warnings` during the bootstrap: the filter `bootstrap`
+    sets once (warnings ignored) holds for the whole of it."""
+
+    catch_warnings = contextlib.nullcontext
+
+    @staticmethod
+    def simplefilter(*args: object, **kwargs: object) -> None:
+        pass
+
+
+def _lighter_bootstrap(original: Callable[[AstroidManager], None]) -> Callable[[AstroidManager], None]:
     """While astroid builds its `builtins` module from the living one (once per process, about
     0.2 s), every method of a class is given its own copy of a class node for its `__class__`
     (`method_descriptor`, `builtin_function_or_method`: some 3,000 of them, 40 % of the
     bootstrap). The methods of one class now share one: the same node (same name, bases and
-    parent), where only its identity differed. Nothing of ours asks for a builtin's `__class__`."""
+    parent), where only its identity differed. Nothing of ours asks for a builtin's `__class__`.
+
+    astroid also reads each of the 4,000 attributes of the living builtins inside its own
+    `warnings.catch_warnings()` with `simplefilter("ignore")` (10 to 15 ms of a process's
+    start); the bootstrap now runs inside one such block, and those of `raw_building` change
+    nothing: the same attributes are read with warnings ignored, and the filters are the same
+    afterwards."""
     def bootstrap(self: AstroidManager) -> None:
         add = raw_building._add_dunder_class
         shared: dict[tuple[int, type], nodes.NodeNG] = {}
@@ -280,10 +298,14 @@ def _shared_dunder_classes(original: Callable[[AstroidManager], None]) -> Callab
                 parents.append(parent)
 
         raw_building._add_dunder_class = add_shared
+        raw_building.warnings = _NoWarningsChange  # type: ignore[assignment]  # what it calls of the module
         try:
-            original(self)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                original(self)
         finally:
             raw_building._add_dunder_class = add
+            raw_building.warnings = warnings
 
     return bootstrap
 
@@ -357,5 +379,5 @@ def install() -> None:
         _wrap(AstroidBuilder, "file_build", _overlay_files)
         _wrap(TreeRebuilder, "visit", _bounded_build)
         _wrap(LookupMixIn, "lookup", _memoized_lookup)
-        _wrap(AstroidManager, "bootstrap", _shared_dunder_classes)
+        _wrap(AstroidManager, "bootstrap", _lighter_bootstrap)
         _installed = True

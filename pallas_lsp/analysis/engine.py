@@ -37,6 +37,7 @@ from .source import Lines, decode
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
+
 log = logging.getLogger("pallas_lsp")
 
 DEFAULT_BUDGET_SECONDS = 10.0

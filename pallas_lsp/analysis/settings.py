@@ -25,7 +25,6 @@ follow ruff's semantics (`globs.py`).
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import os
 import sys
 import threading
@@ -35,10 +34,6 @@ from typing import Any, Iterable, Mapping
 
 from .globs import AnyMatcher, GlobError, Matcher, check as check_glob
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
 
 SECTION = "pallas-lint"
 
@@ -124,6 +119,8 @@ def validate_codes(values: Iterable[str], where: str, known: Iterable[str]) -> t
     for value in values:
         selector = value.strip().upper()
         if selector != "ALL" and not (selector and any(code.startswith(selector) for code in known)):
+            import difflib  # noqa: PLC0415 - only for a bad selector
+
             nearest = (difflib.get_close_matches(selector, known, n=1, cutoff=0.0) or known or ["?"])[0]
             raise ConfigError(f"{where}: unknown rule selector {value.strip()!r}; the nearest rule code is "
                               f"{nearest} (`pallas-lint rule --all` lists them)")
@@ -252,6 +249,10 @@ def _document(pyproject: Path) -> dict[str, Any]:
         cached = _cache.get(pyproject)
         if cached and cached[0] == mtime:
             return cached[1]
+    if sys.version_info >= (3, 11):
+        import tomllib  # noqa: PLC0415 - only when there is a pyproject.toml to read (7 ms)
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib  # noqa: PLC0415
     try:
         with pyproject.open("rb") as file:
             document: dict[str, Any] = tomllib.load(file)

@@ -1,0 +1,95 @@
+"""What a fresh process does before it analyses (`README.md`, Speed, pre-commit) changes no
+result: astroid's builtins are the tree astroid builds itself, the API's signature stubs are
+the trees astroid's transforms would leave, and a `pallas-lint check` of one file loads only
+what it uses."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import astroid
+from astroid.manager import AstroidManager
+from conftest import ROOT
+
+from pallas_lsp.analysis import api
+from pallas_lsp.analysis.trace import stubs
+
+# A digest of astroid's `builtins` module: every node reached through locals, children and
+# instance attributes, with its type, name, value and line (raw-built nodes have no other text).
+_DIGEST = r"""
+import hashlib, sys
+import astroid
+from astroid.manager import AstroidManager
+if sys.argv[1] == "ours":
+    from pallas_lsp.analysis import brain
+    brain.install()
+manager = AstroidManager()
+manager.bootstrap()
+out, seen = [], set()
+def walk(node, depth):
+    if id(node) in seen:
+        out.append(f"@{type(node).__name__} {getattr(node, 'name', '')}")
+        return
+    seen.add(id(node))
+    value = node.value if isinstance(node, astroid.nodes.Const) else ""
+    out.append(f"{depth} {type(node).__name__} {getattr(node, 'name', '')} {value!r} {node.lineno}")
+    for name in sorted(getattr(node, "locals", {})):
+        out.append(f"L {name}")
+        for child in node.locals[name]:
+            walk(child, depth + 1)
+    for name in sorted(getattr(node, "instance_attrs", {})):
+        out.append(f"I {name} " + ",".join(f"{type(x).__name__} {getattr(x, 'name', '')}"
+                                            for x in node.instance_attrs[name]))
+    for child in node.get_children():
+        walk(child, depth + 1)
+walk(manager.astroid_cache["builtins"], 0)
+print(len(out), hashlib.sha256("\n".join(out).encode()).hexdigest())
+"""
+
+
+def _digest(which: str) -> str:
+    return subprocess.run([sys.executable, "-c", _DIGEST, which], capture_output=True, text=True, check=True,
+                          cwd=ROOT).stdout
+
+
+def test_our_bootstrap_builds_astroids_builtins():
+    ours = _digest("ours")
+    assert int(ours.split()[0]) > 10_000
+    assert ours == _digest("astroid")
+
+
+def _shape(node) -> list:
+    found = [(type(node).__name__, getattr(node, "name", None), node.lineno, node.col_offset,
+              sorted(key for key in vars(node) if not key.startswith("__")),
+              getattr(node, "_explicit_inference", None) is not None)]
+    for child in node.get_children():
+        found += _shape(child)
+    return found
+
+
+def test_no_transform_applies_to_the_signature_stubs():
+    for name, text in api.STUBS.items():
+        module = stubs._signature_module(name).name
+        # both built afresh (the stubs' own trees gain cached properties as analyses use them)
+        ours = astroid.parse(text, module_name=f"{module} (ours)", apply_transforms=False)
+        transformed = astroid.parse(text, module_name=f"{module} (transformed)")
+        for built in (ours, transformed):
+            AstroidManager().astroid_cache.pop(built.name, None)
+        assert _shape(ours)[1:] == _shape(transformed)[1:], name  # the modules' names differ
+        assert ours.as_string() == transformed.as_string()
+
+
+def test_a_check_of_one_file_loads_only_what_it_uses(tmp_path):
+    kernel = (ROOT / "examples" / "collective_matmul.py").read_text(encoding="utf-8")
+    (tmp_path / "kernel.py").write_text(kernel, encoding="utf-8")
+    probe = ("import atexit, sys\n"
+             "atexit.register(lambda: print(' '.join(sorted(sys.modules))))\n"
+             "from pallas_lsp.cli import main\n"
+             "sys.argv[1:] = ['check', '--exit-zero', '-q', '--no-cache', 'kernel.py']\n"
+             "sys.exit(main())\n")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=tmp_path,
+                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}, check=True)
+    loaded = set(done.stdout.split()[-1000:]) if done.stdout else set()
+    assert {"astroid", "pallas_lsp.analysis.engine"} <= loaded  # it analysed the file
+    assert not loaded & {"tempfile", "tomllib", "difflib"}  # (logging imports traceback)
