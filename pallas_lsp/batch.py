@@ -78,8 +78,11 @@ def _settle(target: Target) -> tuple[FileReport | None, _Read]:
     with its result in the cache), else None; and what was read of it."""
     stamp = cache.stamp(target.path) if target.cache is not None else None
     if target.cache is not None:  # unchanged since its entry was stored: not even read
-        entry = _index(target.cache).get(target.path, stamp, target.settings)
-        record = cache.load(Path(target.cache), entry) if entry is not None else None
+        found = _index(target.cache).get(target.path, stamp, target.settings)
+        record = None
+        if found is not None:
+            entry, inline = found
+            record = cache.current(inline) if inline is not None else cache.load(Path(target.cache), entry)
         if record is not None:
             return _cached_report(target, record), _Read(stamp=stamp)
     try:
@@ -95,15 +98,15 @@ def _settle(target: Target) -> tuple[FileReport | None, _Read]:
         report = _report(target, _unused_noqa(target, text, []), None, 0)
         if target.cache is not None:  # an entry too, valid while the paths looked at are unchanged
             key = _cache_key(target, text)
-            if cache.load(Path(target.cache), key) is None:
-                cache.store(Path(target.cache), key, report.findings, None, 0, tuple(sorted(probed)))
-            _index(target.cache).put(target.path, stamp, target.settings, key)
+            record = cache.load(Path(target.cache), key) or cache.store(
+                Path(target.cache), key, report.findings, None, 0, tuple(sorted(probed)))
+            _index(target.cache).put(target.path, stamp, target.settings, key, record)
         return report, read
     if target.cache is not None:
         key = _cache_key(target, text)
         record = cache.load(Path(target.cache), key)
         if record is not None:
-            _index(target.cache).put(target.path, stamp, target.settings, key)
+            _index(target.cache).put(target.path, stamp, target.settings, key, record)
             return _cached_report(target, record), read
     return None, read
 
@@ -208,8 +211,8 @@ def _cached_lint(target: Target, read: _Read) -> FileReport:
         # what the analysis read, and what the prefilter looked at to let the file through
         depends = tuple(sorted({*dependencies, *read.probed}))
         key = _cache_key(target, read.text)
-        cache.store(Path(target.cache), key, findings, error, silenced, depends)
-        _index(target.cache).put(target.path, read.stamp, target.settings, key)
+        record = cache.store(Path(target.cache), key, findings, error, silenced, depends)
+        _index(target.cache).put(target.path, read.stamp, target.settings, key, record)
     return _report(target, findings, error, silenced)
 
 

@@ -7,7 +7,8 @@ apply to it and the pallas-lsp version; it records the size and modification tim
 analysis read, and is used only while they are unchanged. A file the prefilter settles (no
 trigger word in it or in the project modules it imports) has an entry too, whose dependencies
 are every path the prefilter looked at, there or not. `Index` finds a file's entry from its
-size and modification time, without reading it.
+size and modification time, without reading the file, and holds a copy of the entry: an
+unchanged tree is one read of the index (as ruff's cache keeps a package's entries in one file).
 """
 
 from __future__ import annotations
@@ -54,17 +55,24 @@ def key(path: str, data: bytes, settings: Settings) -> str:
 def load(directory: Path, entry: str) -> dict | None:
     """The cached report, or None (missing, unreadable, or a dependency has changed)."""
     try:
-        record = json.loads((directory / __version__ / entry[:2] / f"{entry}.json").read_text("utf-8"))
+        return current(json.loads((directory / __version__ / entry[:2] / f"{entry}.json").read_text("utf-8")))
+    except (OSError, ValueError):
+        return None
+
+
+def current(record: Any) -> dict | None:
+    """The record, while every project module it depends on is as it was (else None)."""
+    try:
         if all(_stamp(path) == stamp for path, stamp in record["dependencies"]):
             return record
-    except (OSError, ValueError, KeyError, TypeError):
+    except (KeyError, TypeError, ValueError):
         pass
     return None
 
 
 def store(directory: Path, entry: str, findings: list[Finding], error: str | None, silenced: int,
-          dependencies: tuple[str, ...]) -> None:
-    """Write an entry; a cache that cannot be written is simply not used."""
+          dependencies: tuple[str, ...]) -> dict:
+    """Write an entry (a cache that cannot be written is simply not used); the record written."""
     record = {
         "findings": [dataclasses.asdict(finding) for finding in findings],
         "error": error,
@@ -80,14 +88,16 @@ def store(directory: Path, entry: str, findings: list[Finding], error: str | Non
         os.replace(temporary, target)
     except OSError:
         pass
+    return record
 
 
 class Index:
     """One file per cache directory, read once per run and written once at its end: for each
     file (under the settings that apply to it), the size and modification time it had when its
-    entry was stored, and that entry's key. A file whose size and modification time are
-    unchanged is then neither read nor hashed (as ruff's cache, which trusts them too); any
-    other file is looked up by its content as before. A modification time within the last
+    entry was stored, that entry's key and the entry itself. A file whose size and
+    modification time are unchanged is then neither read nor hashed, nor is its entry (as
+    ruff's cache, which trusts them too, and keeps a package's entries in one file); any other
+    file is looked up by its content as before. A modification time within the last
     `RECENT` seconds is not trusted (git's "racy" entries: a second write in the same tick of a
     coarse clock keeps both), nor is an index written by another interpreter or version. Two runs
     writing at once lose some of each other's rows: a lookup by content then, never a wrong
@@ -106,19 +116,22 @@ class Index:
         except (OSError, ValueError, AttributeError):
             pass
 
-    def get(self, path: str, stamp: list[int] | None, settings: Settings) -> str | None:
-        """The entry key recorded for `path` in this state (`stamp`, taken before reading it)."""
+    def get(self, path: str, stamp: list[int] | None, settings: Settings) -> tuple[str, dict | None] | None:
+        """The entry key recorded for `path` in this state (`stamp`, taken before reading it),
+        and the entry if the row holds it."""
         row = self.rows.get(self._row(path, settings))
-        if stamp is None or not isinstance(row, list) or len(row) != 2 or row[0] != stamp:
+        if stamp is None or not isinstance(row, list) or len(row) not in (2, 3) or row[0] != stamp:
             return None
-        return row[1] if isinstance(row[1], str) else None
+        if not isinstance(row[1], str):
+            return None
+        return row[1], row[2] if len(row) == 3 and isinstance(row[2], dict) else None
 
-    def put(self, path: str, stamp: list[int] | None, settings: Settings, entry: str) -> None:
+    def put(self, path: str, stamp: list[int] | None, settings: Settings, entry: str, record: dict) -> None:
         if stamp is None or stamp[1] / 1e9 > time.time() - self.RECENT:
             return
         row = self._row(path, settings)
-        if self.rows.get(row) != [stamp, entry]:
-            self.rows[row] = [stamp, entry]
+        if self.rows.get(row) != [stamp, entry, record]:
+            self.rows[row] = [stamp, entry, record]
             self.changed = True
 
     def save(self) -> None:
@@ -129,7 +142,8 @@ class Index:
             _prepare(self.file.parent.parent)
             self.file.parent.mkdir(parents=True, exist_ok=True)
             temporary = self.file.with_suffix(f".{os.getpid()}.tmp")
-            temporary.write_text(json.dumps({"interpreter": INTERPRETER, "rows": self.rows}), "utf-8")
+            document = {"interpreter": INTERPRETER, "rows": self.rows}
+            temporary.write_text(json.dumps(document, default=_enum_value), "utf-8")
             os.replace(temporary, self.file)
             self.changed = False
         except OSError:

@@ -82,6 +82,18 @@ def _count_reads(monkeypatch) -> list[str]:
     return seen
 
 
+def _count_entry_loads(monkeypatch) -> list[str]:
+    seen = []
+    real = cache.load
+
+    def counting(directory, entry):
+        seen.append(entry)
+        return real(directory, entry)
+
+    monkeypatch.setattr(cache, "load", counting)
+    return seen
+
+
 def test_an_unchanged_file_is_not_even_read(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(cache.Index, "RECENT", 0.0)  # the files were written a moment ago
@@ -91,8 +103,10 @@ def test_an_unchanged_file_is_not_even_read(tmp_path, monkeypatch, capsys):
     first = capsys.readouterr().out
     assert '"PLS100"' in first  # the file without a trigger word has its report cached too
     reads = _count_reads(monkeypatch)
+    entries = _count_entry_loads(monkeypatch)
     _run("--output-format", "json", ".")
     assert reads == [] and capsys.readouterr().out == first
+    assert entries == []  # nor its entry: the index holds it (one file read, as ruff's cache)
     (tmp_path / "plain.py").write_text("x = 2  # noqa: PLS001\n")
     _run("--output-format", "json", ".")
     assert reads == ["plain.py"]
