@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .analysis import ConfigError, Settings, settings_for
+from .analysis import ConfigError, Settings, configured_pyproject, settings_for
 from .analysis import load_settings as load
 
 if TYPE_CHECKING:
@@ -87,8 +87,16 @@ class SettingsResolver:
             return self._fixed
         settings = self._by_directory.get(directory)
         if settings is None:
-            settings = self._by_directory[directory] = self.overrides.apply(settings_for(directory))
+            settings = self._by_directory[directory] = self._nearest(directory)
         return settings
+
+    def _nearest(self, directory: str) -> Settings:
+        """A directory without its own table has its parent's settings: asked of the parent
+        (once per directory), not by looking up every directory above it again."""
+        parent = os.path.dirname(directory)
+        if parent != directory and configured_pyproject(directory) is None:
+            return self(parent)
+        return self.overrides.apply(settings_for(directory))
 
 
 def targets(paths: list[str], settings_of: Callable[[str], Settings],

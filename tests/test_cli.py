@@ -424,12 +424,14 @@ def test_pyproject_is_found_and_nested_ones_win(tree, run):
     assert {code for _, _, code in found} == {"PLS001"}
     assert "two_bugs.py" not in {path for path, _, _ in found}
     write_config(sub, 'select = ["PLS002"]\nper-file-ignores = { "other.py" = ["PLS002"] }')
+    (sub / "deeper").mkdir()  # a directory without a pyproject has its parent's settings
+    shutil.copy(tree / "refunion_mixed.py", sub / "deeper" / "kernel.py")
     found = parsed(run("check", "sub")[1])
-    assert {path for path, _, _ in found} == {"sub/kernel.py"}
+    assert {path for path, _, _ in found} == {"sub/kernel.py", "sub/deeper/kernel.py"}
     # the command line goes over the file
     assert run("check", "--select", "PLS001", "sub") == (0, "All checks passed!\n", "")
     isolated = parsed(run("check", "--isolated", "sub")[1])
-    assert sum(isolated.values()) == 2 * len(parse_markers(tree / "refunion_mixed.py"))
+    assert sum(isolated.values()) == 3 * len(parse_markers(tree / "refunion_mixed.py"))
 
 
 def test_config_option_and_isolated(tree, run):

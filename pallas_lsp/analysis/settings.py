@@ -151,14 +151,23 @@ def find_pyproject(start: str) -> Path | None:
     directory = os.path.abspath(start)
     if not os.path.isdir(directory):
         directory = os.path.dirname(directory)
-    while True:  # os.path, not pathlib: a tree walk asks for every directory
-        pyproject = os.path.join(directory, "pyproject.toml")
-        if os.path.isfile(pyproject) and _has_section(Path(pyproject)):
-            return Path(pyproject)
+    while True:
+        pyproject = configured_pyproject(directory)
+        if pyproject is not None:
+            return pyproject
         parent = os.path.dirname(directory)
         if parent == directory:
             return None
         directory = parent
+
+
+def configured_pyproject(directory: str) -> Path | None:
+    """The directory's own `pyproject.toml`, if it has a `[tool.pallas-lint]` table (or cannot
+    be read)."""
+    pyproject = os.path.join(directory, "pyproject.toml")  # os.path: a tree walk asks for every directory
+    if os.path.isfile(pyproject) and _has_section(Path(pyproject)):
+        return Path(pyproject)
+    return None
 
 
 def settings_for(path: str | None, base: Settings | None = None) -> Settings:
