@@ -27,7 +27,7 @@ from . import brain, noqa
 from .context import Context
 from .facts import Fact, facts
 from .findings import Finding
-from .prefilter import Bindings, applicable, mentions_pallas
+from .prefilter import Bindings, applicable, mentions_pallas, project_root
 from .rules import RULES, Rule
 from .project import BudgetExceeded, Cancelled, budget_clock
 from .session import DEFAULT_SESSION, Session
@@ -325,16 +325,6 @@ def _source_stamp(path: str) -> object:
 
 
 _sys_path_lock = threading.RLock()
-
-
-def project_root(path: str | None) -> str | None:
-    """The directory above the file's top-level package: where its imports start from."""
-    if not path:
-        return None
-    root = os.path.dirname(os.path.abspath(path))
-    while os.path.isfile(os.path.join(root, "__init__.py")):
-        root = os.path.dirname(root)
-    return root
 
 
 @contextlib.contextmanager

@@ -274,13 +274,21 @@ def _imports(data: bytes) -> Iterator[re.Match[bytes]]:
         at = data.find(b"import", end)
 
 
+def project_root(path: str | None, is_file: Callable[[str], bool] = os.path.isfile) -> str | None:
+    """The directory above the file's top-level package: where its imports start from."""
+    if not path:
+        return None
+    root = os.path.dirname(os.path.abspath(path))
+    while is_file(os.path.join(root, "__init__.py")):
+        root = os.path.dirname(root)
+    return root
+
+
 def _project_files(data: bytes, path: str, walk: _Walk) -> Iterator[str]:
     exists = walk.is_file
-
     directory = os.path.dirname(path)
-    root = directory
-    while exists(os.path.join(root, "__init__.py")):
-        root = os.path.dirname(root)
+    root = project_root(path, exists)
+    assert root is not None
     installed = os.path.basename(root) in ("site-packages", "dist-packages")
     own_top = os.path.relpath(path, root).split(os.sep)[0]
     for match in _imports(data):
@@ -376,7 +384,7 @@ def api_uses(bindings: Bindings, wanted: frozenset[str] | None = None) -> set[st
 #   is read from it is an opaque library value (`gpu_core.SMEM`, `jax.numpy.float32`);
 # - an import of a project module, which the tracer runs (its top level may call the API at
 #   import time, its functions may return or call it): relative imports, and absolute ones
-#   whose top-level name is the analysed file's project (`engine.project_root`, as
+#   whose top-level name is the analysed file's project (`project_root`, as
 #   `Project.from_project` decides); other libraries (numpy, an installed package) are opaque;
 # - a star import of either kind.
 #
@@ -598,15 +606,7 @@ def _header_bindings(node: Any, package: str) -> Bindings:
             stack.extend(item for item in child if isinstance(item, ast.AST))
         elif isinstance(child, ast.AST):
             stack.append(child)
-    while stack:
-        item = stack.pop()
-        found._note(item, package)
-        for name in _child_fields(type(item)):
-            child = getattr(item, name, None)
-            if type(child) is list:
-                stack.extend(element for element in child if isinstance(element, ast.AST))
-            elif isinstance(child, ast.AST):
-                stack.append(child)
+    found.walk(stack, package)
     return found
 
 
@@ -645,20 +645,14 @@ def _near_api(path: str) -> bool:
 
 class _ProjectTops:
     """Which absolute imports bring in a module of the file's project, as the analysis decides
-    (`engine.project_root`, `Project.from_project`): in an installed package, the package
+    (`project_root`, `Project.from_project`): in an installed package, the package
     itself; elsewhere, what lies beside the project root; without a path, nothing."""
 
     def __init__(self, path: str | None) -> None:
-        self.root: str | None = None
+        self.root = root = project_root(path)
         self.own = ""
-        if path:
-            root = os.path.dirname(os.path.abspath(path))
-            while os.path.isfile(os.path.join(root, "__init__.py")):
-                root = os.path.dirname(root)
-            self.root = root
-            if os.path.basename(root) in ("site-packages", "dist-packages"):
-                self.own = os.path.relpath(os.path.abspath(path), root).split(os.sep)[0]
-                self.own = os.path.splitext(self.own)[0]
+        if path and root is not None and os.path.basename(root) in ("site-packages", "dist-packages"):
+            self.own = os.path.splitext(os.path.relpath(os.path.abspath(path), root).split(os.sep)[0])[0]
         self._known: dict[str, bool] = {}
 
     def holds(self, module: str) -> bool:
@@ -697,13 +691,17 @@ class Bindings:
     def of(cls, tree: ast.AST, package: str = "") -> Bindings:
         """`package` is the module's package, for its relative imports."""
         found = cls()
-        stack: list[ast.AST] = [tree]
-        push, node_type, noted, fields = stack.append, ast.AST, _NOTED, _FIELDS
+        found.walk([tree], package)
+        return found
+
+    def walk(self, stack: list[ast.AST], package: str) -> None:
+        """Note these nodes and every node below them (the list is used up)."""
+        note, push, node_type, noted, fields = self._note, stack.append, ast.AST, _NOTED, _FIELDS
         while stack:
             node = stack.pop()
             kind = type(node)
             if kind in noted:  # the others (constants, operators, ...) bind and call nothing
-                found._note(node, package)
+                note(node, package)
             names = fields.get(kind)
             if names is None:
                 names = _child_fields(kind)
@@ -715,7 +713,6 @@ class Bindings:
                             push(item)
                 elif isinstance(child, node_type):
                     push(child)
-        return found
 
     def _note(self, node: Any, package: str) -> None:  # an ast.AST; mypy cannot narrow through `kind`
         kind = type(node)  # exact type tests: this runs on every node of every candidate file
