@@ -135,11 +135,15 @@ def test_output_format_from_the_environment(tree, run, monkeypatch):
 
 def test_unanalysable_files_are_pls000_findings_and_fail_the_run(tmp_path, run, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "broken.py").write_text("plgpu.tcgen05_mma(\ndef (:\n")
+    (tmp_path / "broken.py").write_text(
+        "from jax.experimental.pallas import mosaic_gpu as plgpu\nplgpu.tcgen05_mma(\ndef (:\n")
+    # the text alone tells that this one cannot meet the API (it imports none of it), as it
+    # tells a file without a trigger word: neither is parsed
+    (tmp_path / "broken_without_the_api.py").write_text("import numpy\nplgpu.tcgen05_mma(\ndef (:\n")
     (tmp_path / "undecodable.py").write_bytes(b"# -*- coding: no-such-codec -*-\nplgpu.TMEM\n")
     code, out, err = run("check")
     assert code == 1 and err == ""
-    assert out.startswith("broken.py:1:1: PLS000 syntax error at line 2: invalid syntax\n"
+    assert out.startswith("broken.py:1:1: PLS000 syntax error at line 3: invalid syntax\n"
                           "undecodable.py:1:1: PLS000 cannot decode: "), out
     assert out.endswith("Found 2 errors.\n")
     assert run("check", "--exit-zero")[0] == 0  # --exit-zero still wins

@@ -11,7 +11,7 @@ from conftest import ROOT
 from oracle.markers import parse_markers, parse_markers_source
 from pallas_lsp.analysis import engine
 from pallas_lsp.analysis.prefilter import (
-    Bindings, api_uses, applicable, cannot_reach_api, mentions_pallas, reaches_api,
+    Bindings, api_uses, applicable, cannot_reach_api, cannot_reach_api_from_text, mentions_pallas, reaches_api,
 )
 from pallas_lsp.analysis.rules import RULES
 
@@ -581,16 +581,156 @@ def _sources() -> list[tuple[str, str, str | None]]:
 
 def test_the_import_statements_never_contradict_the_walk():
     """On the fixtures, the examples and jax's own Pallas sources: where `cannot_reach_api`
-    tells, `reaches_api` agrees."""
-    told = 0
+    or `cannot_reach_api_from_text` tells, `reaches_api` agrees."""
+    told = from_text = 0
     for path, source, package in _sources():
         try:
             quick, walked = _both(source, path, package)
         except SyntaxError:
             continue
+        text = cannot_reach_api_from_text(source.encode(), package, path)
         assert not (quick and walked), path
+        assert not (text and walked), path
+        assert not text or quick, path  # the text never tells more than the statements
         told += quick
-    assert told
+        from_text += text
+    assert told and from_text
+
+
+# -- the same verdict from the text alone (`cannot_reach_api_from_text`) ------------------------
+
+_TEXT_ONLY_NO_API = {
+    "jax modules served empty": _NO_API["jax modules the brain serves empty, however deep"],
+    "a library outside the project": _NO_API["a library outside the project, and the standard library"],
+    "the word in a comment after an import": """
+        import numpy  # pyrefly: ignore[missing-import]; from jax.experimental.pallas import mosaic_gpu
+        from jax._src.pallas.mosaic_gpu import core as gpu_core  # see: import jax.experimental.pallas
+        # a comment: from jax.experimental.pallas import mosaic_gpu as plgpu
+        x = gpu_core.TMEM  # plgpu.TMEM: the TMEM of jax.experimental.pallas
+    """,
+    "the word in prose": '''
+        """We import nothing of the API and the imports are plain."""
+        import jax.numpy as jnp
+        x = jnp.zeros
+    ''',
+    "parenthesized names over lines": """
+        from jax._src.pallas.mosaic_gpu.core import (
+            TMEM,
+            kernel as gpu_kernel,
+        )
+        import jax
+        y = jax.numpy.float32
+        kernel = gpu_kernel(lambda acc: None, scratch_types=[TMEM((128, 128), y, collective=True)])
+    """,
+}
+
+_TEXT_UNKNOWN = {  # each reaches the API, and the text must leave it to the tree
+    "an import after a semicolon": """
+        x = 1; from jax.experimental.pallas import mosaic_gpu as plgpu
+        plgpu.TMEM((128, 128), x, collective=True)
+    """,
+    "an import after a compound statement's colon": """
+        if True: import jax.experimental.pallas.mosaic_gpu as plgpu
+        plgpu.TMEM((128, 128), x, collective=True)
+    """,
+    "a from clause continued with a backslash": """
+        from jax.experimental.pallas \\
+            import mosaic_gpu as plgpu
+        plgpu.TMEM((128, 128), x, collective=True)
+    """,
+    "names continued with a backslash": """
+        from jax.experimental.pallas import numpy, \\
+            mosaic_gpu as plgpu
+        plgpu.TMEM((128, 128), x, collective=True)
+    """,
+    "a comment inside the parentheses": """
+        from jax.experimental.pallas import (mosaic_gpu  # the API
+                                            as plgpu)
+        plgpu.TMEM((128, 128), x, collective=True)
+    """,
+    "a string closed after a comment sign": """
+        s = '''
+        import numpy # '''; from jax.experimental.pallas import mosaic_gpu as plgpu
+        plgpu.TMEM((128, 128), x, collective=True)
+    """,
+    "a module spelled in characters Python normalizes": """
+        from \uff4a\uff41\uff58.experimental.pallas import mosaic_gpu as plgpu
+        plgpu.TMEM((128, 128), x, collective=True)
+    """,
+    "a relative import": """
+        from .helpers import make_tmem
+        make_tmem()
+    """,
+    "the use in a docstring the text cannot tell from code": '''
+        import jax
+        """jax.experimental.pallas.mosaic_gpu"""
+        jax.experimental.pallas.mosaic_gpu.TMEM((128, 128), x, collective=True)
+    ''',
+}
+
+
+def _from_text(source: str, package: str = "pkg") -> bool:
+    return cannot_reach_api_from_text(source.encode(), package, None)
+
+
+@pytest.mark.parametrize("case", sorted(_TEXT_ONLY_NO_API))
+def test_the_text_tells_a_file_without_the_api(case):
+    source = textwrap.dedent(_TEXT_ONLY_NO_API[case])
+    assert not reaches_api(Bindings.of(ast.parse(source), "pkg"), None)
+    assert _from_text(source)
+
+
+@pytest.mark.parametrize("case", sorted(_QUICK_API) + sorted(_API) + sorted(_TEXT_UNKNOWN))
+def test_the_text_leaves_every_way_to_the_api_to_the_tree(case):
+    source = textwrap.dedent({**_API, **_QUICK_API, **_TEXT_UNKNOWN}[case])
+    if case in _TEXT_UNKNOWN:
+        assert reaches_api(Bindings.of(ast.parse(source), "pkg"), None)
+    assert not _from_text(source)
+
+
+def test_bare_carriage_returns_end_lines():
+    source = "x = 1\rfrom jax.experimental.pallas import mosaic_gpu as plgpu\rplgpu.TMEM((1,), x)\r"
+    assert reaches_api(Bindings.of(ast.parse(source), "pkg"), None)
+    assert not _from_text(source)
+    assert _from_text(source.replace("jax.experimental.pallas", "jax._src.pallas"))
+
+
+_INSERTED = [  # statements that bring in the API, in spellings the text must not misread
+    "x_ = 1; from jax.experimental.pallas import mosaic_gpu as plgpu_\nplgpu_.TMEM((1,), x_)\n",
+    "if True: import jax.experimental.pallas.mosaic_gpu as plgpu_\nplgpu_.TMEM((1,), 1)\n",
+    "from jax.experimental.pallas \\\n  import mosaic_gpu as plgpu_\nplgpu_.TMEM((1,), 1)\n",
+    "from jax.experimental.pallas import (  # x\n  mosaic_gpu as plgpu_)\nplgpu_.TMEM((1,), 1)\n",
+    "try: from jax.experimental import pallas as pl_\nexcept ImportError: pass\npl_.mosaic_gpu.TMEM((1,), 1)\n",
+    "from . import plgpu_  # a project module\n",
+    "import jax\nm_ = jax.experimental.pallas\n",
+]
+
+
+def test_inserted_ways_to_the_api_are_left_to_the_tree():
+    """Neighbours of real files: each statement above inserted before top-level statements
+    of the fixtures and jax's Pallas sources that the text alone tells cannot meet the API.
+    The text must not tell it of the mutant."""
+    import random
+
+    rng = random.Random(0)
+    tried = 0
+    for path, source, package in _sources():
+        if not cannot_reach_api_from_text(source.encode(), package or "pkg", path):
+            continue
+        lines = source.splitlines(keepends=True)
+        starts = [i for i, line in enumerate(lines) if line.startswith(("def ", "class ", "import ", "from "))]
+        for inserted in _INSERTED:
+            for at in rng.sample(starts, min(2, len(starts))):
+                mutant = "".join(lines[:at]) + inserted + "".join(lines[at:])
+                try:
+                    tree = ast.parse(mutant)
+                except SyntaxError:
+                    continue
+                if not reaches_api(Bindings.of(tree, package or "pkg"), path):
+                    continue
+                tried += 1
+                assert not cannot_reach_api_from_text(mutant.encode(), package or "pkg", path), (path, inserted)
+    assert tried > 50
 
 
 def test_whole_words_are_those_a_word_boundary_pattern_finds():
@@ -605,3 +745,10 @@ def test_whole_words_are_those_a_word_boundary_pattern_finds():
              "tcgen05_mma_p tcgen05_mma", *(source for _, source, _ in _sources())]
     for text in texts:
         assert _whole_words(text, names) == set(pattern.findall(text)), text[:80]
+
+
+def test_the_text_tells_a_file_without_imports_and_reads_every_line_ending():
+    assert _from_text("x = TMEM  # no import at all\n")
+    source = "from jax._src import (a,\r\n  b)\r\nimport jax\rfrom jax._src import c\ny = jax.numpy\n"
+    assert not reaches_api(Bindings.of(ast.parse(source), "pkg"), None)
+    assert _from_text(source)

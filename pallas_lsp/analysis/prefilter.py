@@ -5,7 +5,10 @@ parsing. In order:
 
 1. bytes: does the file contain a trigger word of some rule (`tcgen05`, `TMEM`, ...)?
 2. words: does it contain one of a rule's identifiers as a whole word?
-3. stdlib AST: does it use an identifier where the analysis would see an API call? That is,
+3. the text's import statements: can the trace meet an object of the Pallas API at all (step 5),
+   told from the imports found in the text and the names they bind, without parsing the
+   file (`cannot_reach_api_from_text`)? Half of the jax package's files with words settle here.
+4. stdlib AST: does it use an identifier where the analysis would see an API call? That is,
    as the name of a called function, a keyword argument of a call, the function given to
    `functools.partial`, a decorator, an import, or an attribute read anywhere (an alias such
    as `mma = plgpu.tcgen05_mma` is called later), and only where it may be the Pallas API. A callee reached through a `jax` module the brain does not model (say
@@ -13,7 +16,7 @@ parsing. In order:
    to nothing in the analysis either, so it does not count. Whatever the walk cannot pin
    down (a name bound twice, a relative import above the file's package, a call's result)
    counts.
-4. the API at all: can the trace meet an object of the Pallas API (`reaches_api`)? A file
+5. the API at all: can the trace meet an object of the Pallas API (`reaches_api`)? A file
    that only defines the API (JAX's implementation of `plgpu.TMEM` and `tcgen05_mma`, its
    lowering rules) mentions every identifier and calls none of the API: nothing fires there.
 
@@ -93,6 +96,8 @@ def applicable(rules: list[R], text: str, bindings: Callable[[], Bindings], path
     if own and all(rule.identifiers for rule in own):
         words = _whole_words(text, frozenset().union(*(rule.identifiers for rule in own)))
         kept = [rule for rule in own if rule.identifiers & words]
+        if kept and cannot_reach_api_from_text(data, package, path):
+            return []  # told from the text: no tree needed
         if kept and tree is not None and cannot_reach_api(tree(), text, package, path):
             return []
         if kept:
@@ -465,18 +470,132 @@ def cannot_reach_api(tree: ast.AST, text: str, package: str, path: str | None) -
     in it is left to the walk. False: not known."""
     imports: list[ast.Import | ast.ImportFrom] = []
     _import_statements(getattr(tree, "body", []), imports)
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    statements = _Statements(data, getattr(tree, "body", []))
+    if not statements.fit(imports):
+        return False  # the positions do not fit this text
+    judged: set[int] = set()
+
+    def reaches(at: int, found: Bindings, near: set[str]) -> bool:
+        around = statements.innermost(at)
+        if around is None or id(around) in judged:
+            return False
+        judged.add(id(around))
+        return _uses_reach_api(_header_bindings(around, package), near, found.imports)
+
+    return _settled(data, [(node, statements.span(node)) for node in imports], package, path, reaches)
+
+
+def cannot_reach_api_from_text(data: bytes, package: str, path: str | None) -> bool:
+    """`cannot_reach_api` without the tree: the import statements are found in the text, and
+    an occurrence of a name they bind near the API that `cannot_reach_api` would judge by
+    walking its statement is not known (False). Every real import statement has the word
+    `import` where a statement or its `from` clause starts a line (`_import_at`); text that
+    only looks like one (in a docstring) binds more names, which can only keep the file."""
+    spans = []
+    at = data.find(b"import")
+    while at >= 0:
+        end = at + 6
+        if not (at and data[at - 1] in _WORD_BYTES or end < len(data) and data[end] in _WORD_BYTES):
+            span = _import_at(data, at)
+            if span is None:
+                return False
+            if span is not _NOT_A_STATEMENT:
+                spans.append(span)
+        at = data.find(b"import", end)
+    statements = _parsed(data, spans)
+    if statements is None:
+        return False
+    return _settled(data, statements, package, path, lambda at, found, near: not _in_comment(data, at))
+
+
+def _parsed(data: bytes, spans: list[tuple[int, int]]) -> list[tuple[ast.Import | ast.ImportFrom, tuple[int, int]]] | None:
+    """The import statements at these spans, parsed at once; each must be one (None: not known).
+    A comment inside parentheses is not an import's spelling: occurrences in it are judged."""
+    if not spans:
+        return []
+    snippets = [data[start:end] for start, end in spans]
+    lines = [1]
+    for snippet in snippets[:-1]:  # (`\r\n`, `\r` and `\n` each end a line)
+        lines.append(lines[-1] + snippet.count(b"\n") + snippet.count(b"\r") - snippet.count(b"\r\n") + 1)
+    try:
+        body = ast.parse(b"\n".join(snippets).decode("ascii")).body
+    except (SyntaxError, ValueError, UnicodeDecodeError):
+        return None
+    if [getattr(node, "lineno", 0) for node in body] != lines or any(
+            type(node) is not ast.Import and type(node) is not ast.ImportFrom for node in body):
+        return None
+    return [(node, span if b"#" not in snippet else (span[0], span[0]))  # type: ignore[misc]
+            for node, span, snippet in zip(body, spans, snippets)]
+
+
+def _in_comment(data: bytes, at: int) -> bool:
+    """Is offset `at` in a comment or a string, told from its line alone? So it is when a `#`
+    is before it on its line and no quote: if the line starts in code, the `#` starts a
+    comment; if it starts inside a string, nothing on the line before `at` can close it."""
+    start = max(data.rfind(b"\n", 0, at), data.rfind(b"\r", 0, at)) + 1
+    return data.find(b"#", start, at) >= 0 and not _QUOTE.search(data, start, at)
+
+
+_NOT_A_STATEMENT: Any = object()
+_FROM_CLAUSE = re.compile(rb"from(?=[ \t\f.])[ \t\f.\w]*")
+_LINE_END = re.compile(rb"[\r\n#;]|$")
+_QUOTE = re.compile(rb"['\"]")
+
+
+def _import_at(data: bytes, at: int) -> Any:
+    """The span of the import statement whose keyword `import` is at `at`;
+    `_NOT_A_STATEMENT` when that word cannot be the keyword of one; None: not known.
+    A statement starts a logical line or follows a `;` or a compound header's `:`. The word
+    is not the keyword where the text before it on its physical line is neither blank nor a
+    `from` clause and holds no `;` or `:` and the line does not continue the one before it
+    with a backslash (a comment, a docstring's prose, `x.import`); a `;`, a `:`, a backslash,
+    non-ASCII text before it are not known."""
+    start = max(data.rfind(b"\n", 0, at), data.rfind(b"\r", 0, at)) + 1
+    before = start - 1
+    if before > 0 and data[before] == ord("\n") and data[before - 1] == ord("\r"):
+        before -= 1
+    if before > 0 and data[before - 1] == ord("\\"):
+        return None  # this line continues the one before
+    prefix = data[start:at].strip(b" \t\f")
+    if prefix and _in_comment(data, at):
+        return _NOT_A_STATEMENT  # `import numpy  # pyrefly: ignore[missing-import]`
+    if prefix and not _FROM_CLAUSE.fullmatch(prefix):
+        if not prefix.isascii() or b";" in prefix or b":" in prefix:
+            return None
+        return _NOT_A_STATEMENT
+    first = start + len(data[start:at]) - len(data[start:at].lstrip(b" \t\f"))
+    end = at + 6
+    while end < len(data) and data[end] in b" \t\f":
+        end += 1
+    if data.startswith(b"(", end):
+        end = data.find(b")", end)
+        if end < 0:
+            return None
+        end += 1
+    else:
+        end = _LINE_END.search(data, end).start()  # type: ignore[union-attr]  # `$` always matches
+        if data[first:end].rstrip(b" \t\f").endswith(b"\\"):
+            return None  # the statement goes on on the next line
+    return first, end
+
+
+def _settled(data: bytes, imports: list[tuple[ast.Import | ast.ImportFrom, tuple[int, int]]], package: str,
+             path: str | None, reaches: Callable[[int, Bindings, set[str]], bool]) -> bool:
+    """Can the trace not meet the API, judged from the file's import statements (with their
+    spans) and the occurrences of the names they bind near it? `reaches(at, ...)` judges an
+    occurrence that may be such a name read (True: it may reach)."""
     found = Bindings()
-    for statement in imports:
+    for statement, _ in imports:
         found._note(statement, package)
     if _imports_reach_api(found, path):
         return False
     near = {name: paths for name, paths in found.imports.items() if _near_paths(paths)}
     if not near:
         return True
-    try:
-        data = text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
     if not data.isascii():
         for run in _NON_ASCII.finditer(data):
             start, end = run.span()
@@ -490,23 +609,16 @@ def cannot_reach_api(tree: ast.AST, text: str, package: str, path: str | None) -
                 return False
             if any(name in normalized for name in near):
                 return False
-    statements = _Statements(data, getattr(tree, "body", []))
-    if not statements.fit(imports):
-        return False  # the positions do not fit this text
-    spans = sorted(statements.span(statement) for statement in imports)
+    spans = sorted(span for _, span in imports)
     span_starts = [start for start, _ in spans]
-    judged: set[int] = set()
+    names = set(near)
     for name, paths in near.items():
         word = name.encode()
         at = data.find(word)
         while at >= 0:
             end = at + len(word)
-            if _occurrence_may_reach(data, at, end, paths, spans, span_starts):
-                around = statements.innermost(at)
-                if around is not None and id(around) not in judged:
-                    judged.add(id(around))
-                    if _uses_reach_api(_header_bindings(around, package), set(near), found.imports):
-                        return False
+            if _occurrence_may_reach(data, at, end, paths, spans, span_starts) and reaches(at, found, names):
+                return False
             at = data.find(word, end)
     return True
 
