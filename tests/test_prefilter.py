@@ -436,16 +436,69 @@ def test_relative_imports_inside_jax_are_jax_modules():
     assert _reaches(source, package="jax.experimental.pallas")
 
 
-def test_library_building_blocks_are_under_a_modelled_module():
-    # `reaches_api` counts everything under `jax.experimental.pallas`, where the tracer reads
-    # JAX's kernel building blocks from (`stubs.LIBRARY_PACKAGES`)
+def test_what_a_finding_is_about_comes_from_mosaic_gpu_or_the_building_blocks():
+    # `reaches_api` counts what is under `jax.experimental.pallas.mosaic_gpu`, and JAX's kernel
+    # building blocks, which the tracer reads from source (`stubs.LIBRARY_PACKAGES`); the
+    # functions of `jax.experimental.pallas` it models make no object a rule judges
     from pallas_lsp.analysis import api
     from pallas_lsp.analysis.prefilter import _near_api
     from pallas_lsp.analysis.trace import stubs
 
-    assert all(_near_api(package.rstrip(".") + ".x") for package in stubs.LIBRARY_PACKAGES)
-    assert all(_near_api(qname) for qname in api.MODELLED if qname.startswith("jax."))
-    assert all(_near_api(name) for name in stubs.NATIVE if name.startswith("jax."))
+    assert all(_near_api(package + "gpu.x") for package in stubs.LIBRARY_PACKAGES)
+    assert all(_near_api(name) for name in stubs.NATIVE if name.startswith(api.MOSAIC_GPU + "."))
+    assert not any(_near_api(name) for name in stubs.NATIVE if name.startswith(api.PALLAS + ".")
+                   and not name.startswith((api.MOSAIC_GPU + ".", api.PALLAS + ".ops.")))
+    assert "mosaic_gpu" not in api.STUBS[api.PALLAS] and "ops" not in api.STUBS[api.PALLAS]
+    assert all(_near_api(name) for name in ("jax", "jax.experimental", api.PALLAS))
+
+
+@pytest.mark.skipif(importlib.util.find_spec("jax") is None, reason="jax is not installed")
+def test_the_building_blocks_of_other_backends_use_no_mosaic_gpu():
+    """`API_SOURCES` counts JAX's GPU building blocks only: the others (TPU kernels, read from
+    source like them when a kernel calls one) import nothing of Mosaic GPU."""
+    from pallas_lsp.analysis.trace import stubs
+
+    base = Path(list(importlib.util.find_spec("jax").submodule_search_locations)[0])
+    for package in stubs.LIBRARY_PACKAGES:
+        directory = base.joinpath(*package.rstrip(".").split(".")[1:])
+        others = [path for path in directory.rglob("*.py") if path.relative_to(directory).parts[0] != "gpu"]
+        assert others
+        for path in others:
+            assert "mosaic_gpu" not in path.read_text(encoding="utf-8") and "mgpu" not in path.read_text(
+                encoding="utf-8"), path
+
+
+def test_a_kernel_of_another_backend_cannot_meet_the_api(tmp_path):
+    """A TPU kernel calls the modelled functions of `jax.experimental.pallas` with TPU memory
+    spaces, whose names are also Mosaic GPU's (`SMEM`): nothing a rule judges is made."""
+    source = textwrap.dedent("""
+        import functools
+        import jax
+        import jax.numpy as jnp
+        from jax.experimental import pallas as pl
+        from jax.experimental.pallas import tpu as pltpu
+
+        def kernel(x_ref, o_ref, scratch):
+            def body(tmp):
+                tmp[...] = x_ref[...]
+            pl.run_scoped(body, pltpu.SMEM((8,), jnp.float32))
+            o_ref[...] = scratch[...]
+
+        def run(x):
+            return pl.pallas_call(kernel, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype),
+                                  scratch_shapes=[pltpu.SMEM((8, 128), jnp.float32)])(x)
+
+        k = functools.partial(pl.kernel, out_shape=jax.ShapeDtypeStruct((8,), jnp.float32),
+                              mesh=pltpu.create_tensorcore_mesh("x"), scratch_shapes=pltpu.VMEM((8,), jnp.float32))
+    """)
+    assert _both(source) == (True, False)
+    assert _from_text(source)
+    path = tmp_path / "tpu_kernel.py"
+    path.write_text(source)
+    assert not applicable(list(RULES), source, lambda: Bindings.of(ast.parse(source)), str(path))
+    for spelling in ("pl.mosaic_gpu.SMEM((8,), jnp.float32)", "getattr(pl, 'mosaic_gpu')"):
+        reaching = source + f"\nx = {spelling}\n"
+        assert _both(reaching) == (False, True), spelling
 
 
 _JAX = importlib.util.find_spec("jax")

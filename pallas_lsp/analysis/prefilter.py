@@ -53,6 +53,8 @@ R = TypeVar("R", bound=Prefiltered)
 # The jax modules whose stubs hold the primitives the rules judge (`jax.lax` and `jax` have
 # stubs too, but only higher-order functions that call back into the user's code).
 MODELLED = tuple(sorted({qname.rpartition(".")[0] for qname in api.MODELLED if qname.startswith("jax.")}))
+# Where every object a finding is about comes from (see "can the trace meet the API at all?")
+API_SOURCES = (api.MOSAIC_GPU, api.PALLAS + ".ops.gpu")
 
 
 def mentions_pallas(text: str | bytes, rules: Iterable[Prefiltered] = CHECKS, path: str | None = None,
@@ -87,18 +89,18 @@ def applicable(rules: list[R], text: str, bindings: Callable[[], Bindings], path
     once) is asked for only when the words are there. A rule whose words only the file's
     project imports contain is kept: what it judges happens in there.  So is a rule whose
     trigger the file mentions but whose identifiers only its project imports use (a helper
-    module makes the `TMEM`, a docstring says "collective"). `tree()` (the stdlib tree, of
-    the module in `package`), when given, lets a file that cannot meet the API be told
-    from its imports alone, before the walk (`cannot_reach_api`)."""
+    module makes the `TMEM`, a docstring says "collective"). Either way, none is kept in a
+    file whose trace cannot meet the API: told from the text when it can be, else from
+    `tree()` (the stdlib tree, of the module in `package`), else from the walk."""
     data = text.encode("utf-8", "surrogatepass")
     own = [rule for rule in rules if not rule.triggers or any(word in data for word in rule.triggers)]
     kept = own
+    cannot_reach = functools.cache(lambda: cannot_reach_api_from_text(data, package, path) or (
+        tree is not None and cannot_reach_api(tree(), text, package, path)))
     if own and all(rule.identifiers for rule in own):
         words = _whole_words(text, frozenset().union(*(rule.identifiers for rule in own)))
         kept = [rule for rule in own if rule.identifiers & words]
-        if kept and cannot_reach_api_from_text(data, package, path):
-            return []  # told from the text: no tree needed
-        if kept and tree is not None and cannot_reach_api(tree(), text, package, path):
+        if kept and cannot_reach():
             return []
         if kept:
             used = api_uses(bindings(), frozenset().union(*(rule.identifiers for rule in kept)))
@@ -110,6 +112,8 @@ def applicable(rules: list[R], text: str, bindings: Callable[[], Bindings], path
         through_imports = [rule for rule in rules if rule not in kept
                            and (any(w in reached for w in rule.triggers)
                                 or rule in own and any(w.encode() in reached for w in rule.identifiers))]
+        if through_imports and not kept and (cannot_reach() or not reaches_api(bindings(), path)):
+            return []  # (`from .fusion import f` in jax: jax's own modules are served empty)
     else:
         through_imports = []
     return kept + through_imports
@@ -378,15 +382,23 @@ def api_uses(bindings: Bindings, wanted: frozenset[str] | None = None) -> set[st
 
 # -- can the trace meet the API at all? ----------------------------------------------------------
 #
-# Every site a rule judges is recorded when the trace calls an object of the modelled modules
-# (`plgpu.TMEM`, `pl.run_scoped`, JAX's kernel building blocks under `jax.experimental.pallas`,
-# read when called), or something a project module gave it. The tracer gets such an object in
-# three ways only, and nothing else in a file can make one:
+# Every finding of every rule is about an object a Mosaic GPU function made: an allocation,
+# a union or a barrier (`plgpu.TMEM`, `plgpu.RefUnion`, `plgpu.Barrier`), an MMA, a commit or
+# a copy (`plgpu.tcgen05_mma`), or a `plgpu.kernel` (PLS008 and the kernel rules judge its
+# sites; the sites of `pl.pallas_call`, `pl.kernel` and `pl.run_scoped` only for the Mosaic
+# GPU allocations passed to them). The trace makes those only when it calls a name of
+# `jax.experimental.pallas.mosaic_gpu` (`trace.stubs.NATIVE`; the stub of
+# `jax.experimental.pallas` names none of them), or runs JAX's GPU kernel building blocks
+# under `jax.experimental.pallas.ops.gpu` (read from source when called; its TPU ones import
+# no Mosaic GPU module, as a test checks of the installed jax), or something a project module
+# gave it (`API_SOURCES`). The tracer gets such an object in three ways only, and nothing else
+# in a file can make one:
 #
-# - a name an import binds to a `jax` path that is a modelled module, inside one, or above one
-#   (`jax`, `jax.experimental`), read as such or through attributes (`plgpu.TMEM`,
-#   `jax.experimental.pallas.mosaic_gpu`): every other `jax` module is served empty, and what
-#   is read from it is an opaque library value (`gpu_core.SMEM`, `jax.numpy.float32`);
+# - a name an import binds to a `jax` path that is one of `API_SOURCES`, inside one, or above
+#   one (`jax`, `jax.experimental`, `jax.experimental.pallas`), read as such or through
+#   attributes that lead there (`plgpu.TMEM`, `pl.mosaic_gpu`; not `pl.pallas_call` or
+#   `pltpu.SMEM`): every other `jax` module is served empty or holds no such function, and
+#   what is read from it is an opaque library value (`gpu_core.SMEM`, `jax.numpy.float32`);
 # - an import of a project module, which the tracer runs (its top level may call the API at
 #   import time, its functions may return or call it): relative imports, and absolute ones
 #   whose top-level name is the analysed file's project (`project_root`, as
@@ -750,9 +762,9 @@ _BODIES_OF: dict[type, tuple[str, ...]] = {
 
 
 def _near_api(path: str) -> bool:
-    """Is the `jax` path a modelled module, inside one, or a package above one?"""
+    """Is the `jax` path one of `API_SOURCES`, inside one, or a package above one?"""
     return any(path == module or path.startswith(module + ".") or module.startswith(path + ".")
-               for module in MODELLED)
+               for module in API_SOURCES)
 
 
 class _ProjectTops:
