@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from . import analysis, cache
 from .analysis import (
     FILE_NOT_ANALYSED, RULE_INFO, UNUSED_NOQA, Change, Finding, Plan, SourceFile, changes, fix_to_apply,
-    mentions_pallas, not_analysed, plan_noqa, unsilenced, unused_noqa,
+    mentions_pallas, not_analysed, plan_noqa, settled_from_text, unsilenced, unused_noqa,
 )
 from .analysis import write_change as write
 from .files import Target
@@ -92,7 +92,8 @@ def _settle(target: Target) -> tuple[FileReport | None, _Read]:
     except (SyntaxError, UnicodeDecodeError, LookupError) as error:
         return _report(target, [], f"cannot decode: {error}", 0), _Read(stamp=stamp)
     probed: set[str] = set()
-    passes = mentions_pallas(text, path=target.path, probed=probed)
+    # (the words and import statements alone: the workers of a parallel run get the rest)
+    passes = mentions_pallas(text, path=target.path, probed=probed) and not settled_from_text(text, target.path)
     read = _Read(text, stamp, frozenset(probed))
     if not passes:
         report = _report(target, _unused_noqa(target, text, []), None, 0)

@@ -89,7 +89,8 @@ def _keys(shape, prefix=""):
 def project(tmp_path) -> Path:
     """A kernel with one safe-fixable PLS001, a broken file and an undecodable one."""
     (tmp_path / "kernel.py").write_text(SAFE)
-    (tmp_path / "broken.py").write_text("acc = plgpu.TMEM((128, 128), jnp.float32)\ndef (:\n")
+    (tmp_path / "broken.py").write_text(
+        "from jax.experimental.pallas import mosaic_gpu as plgpu\nacc = plgpu.TMEM((128, 128), jnp.float32)\ndef (:\n")
     (tmp_path / "latin1.py").write_bytes(b"x = '\xff'  # plgpu.TMEM\n")
     return tmp_path
 
@@ -98,18 +99,18 @@ def project(tmp_path) -> Path:
 
 
 FORMAT_MARKS = {
-    "concise": "broken.py:1:1: PLS000 syntax error at line 2",
-    "full": "broken.py:1:1: PLS000 syntax error at line 2",
-    "grouped": "1:1 PLS000 syntax error at line 2",
+    "concise": "broken.py:1:1: PLS000 syntax error at line 3",
+    "full": "broken.py:1:1: PLS000 syntax error at line 3",
+    "grouped": "1:1 PLS000 syntax error at line 3",
     "json": '"code": "PLS000"',
     "json-lines": '"code":"PLS000"',
     "junit": 'name="org.pallas-lint.PLS000"',
     "sarif": '"ruleId": "PLS000"',
     "github": "::error title=pallas-lint (PLS000),file=broken.py,line=1,col=1",
     "gitlab": '"check_name": "PLS000"',
-    "pylint": "broken.py:1: [PLS000] syntax error at line 2",
+    "pylint": "broken.py:1: [PLS000] syntax error at line 3",
     "rdjson": '"value": "PLS000"',
-    "azure": "code=PLS000;]syntax error at line 2",
+    "azure": "code=PLS000;]syntax error at line 3",
 }
 
 
@@ -125,7 +126,7 @@ def test_a_file_not_analysed_is_a_finding_in_every_format(project, fmt, here):
 def test_a_file_not_analysed_is_counted_and_fails_the_run(project):
     result = lint("check", "--no-cache", cwd=project)
     assert result.returncode == 1
-    assert result.stdout.splitlines()[0] == "broken.py:1:1: PLS000 syntax error at line 2: invalid syntax"
+    assert result.stdout.splitlines()[0] == "broken.py:1:1: PLS000 syntax error at line 3: invalid syntax"
     assert re.search(r"^latin1\.py:1:1: PLS000 cannot decode: ", result.stdout, re.M), result.stdout
     assert "Found 3 errors." in result.stdout and "All checks passed" not in result.stdout
     assert lint("check", "--no-cache", "--exit-zero", cwd=project).returncode == 0  # --exit-zero wins
@@ -146,11 +147,11 @@ def test_pls000_is_a_registry_entry_with_its_documentation(tmp_path):
 
 
 def test_a_noqa_comment_does_not_silence_pls000(tmp_path):
-    (tmp_path / "broken.py").write_text("import plgpu  # noqa\nplgpu.TMEM(\n  def (\n")
+    (tmp_path / "broken.py").write_text("import jax.experimental.pallas.mosaic_gpu as plgpu  # noqa\nplgpu.TMEM(\n  def (\n")
     result = lint("check", "--no-cache", cwd=tmp_path)
     assert result.returncode == 1 and "PLS000" in result.stdout
     assert lint("check", "--no-cache", "--add-noqa", cwd=tmp_path).returncode == 0
-    assert (tmp_path / "broken.py").read_text().startswith("import plgpu  # noqa\n")  # nothing added
+    assert (tmp_path / "broken.py").read_text().startswith("import jax.experimental.pallas.mosaic_gpu as plgpu  # noqa\n")
 
 
 def test_no_python_files_warns_as_ruff_does(tmp_path):
@@ -400,7 +401,7 @@ def test_stdin_with_and_without_a_file_name(tmp_path):
     assert "warning: Ignoring file other.py in favor of standard input." in result.stderr
     assert "other.py:" not in result.stdout
     # not analysable input is PLS000
-    result = lint("check", "-", cwd=tmp_path, input="plgpu.TMEM(\ndef (:\n")
+    result = lint("check", "-", cwd=tmp_path, input="import jax.experimental.pallas.mosaic_gpu as plgpu\nplgpu.TMEM(\ndef (:\n")
     assert result.returncode == 1 and result.stdout.startswith("-:1:1: PLS000 syntax error")
     result = lint("check", "-", cwd=tmp_path, input=b"# coding: nope\nplgpu.TMEM\n")
     assert result.returncode == 1 and b"PLS000 cannot decode" in result.stdout
@@ -480,7 +481,7 @@ def test_watch_checks_again_when_a_file_changes(tmp_path):
         (tmp_path / "k.py").write_text(SAFE.replace("jnp.float32),\n            barrier",
                                                     "jnp.float32, collective=True),\n            barrier"))
         _read_until(process, "All checks passed!", deadline)
-        (tmp_path / "new.py").write_text("plgpu.TMEM(\n def (\n")
+        (tmp_path / "new.py").write_text("import jax.experimental.pallas.mosaic_gpu as plgpu\nplgpu.TMEM(\n def (\n")
         assert "new.py:1:1: PLS000" in _read_until(process, "Found 1 error.", deadline)
     finally:
         process.terminate()
@@ -693,7 +694,7 @@ def test_the_pre_commit_hooks_run_with_real_pre_commit(tmp_path):
     work.mkdir()
     _git("init", "-q", cwd=work)
     (work / "kernel.py").write_text(SAFE)
-    (work / "broken.py").write_text("plgpu.TMEM(\n def (\n")
+    (work / "broken.py").write_text("import jax.experimental.pallas.mosaic_gpu as plgpu\nplgpu.TMEM(\n def (\n")
     _git("add", ".", cwd=work)
     env = _env(PRE_COMMIT_HOME=str(tmp_path / "pre-commit-home"))
     command = [sys.executable, "-m", "pre_commit", "try-repo", str(ROOT), "pallas-lint", "--all-files"]

@@ -294,7 +294,7 @@ async def test_notebook_cells_analysed_together(vscode: LanguageClient, tmp_path
 
 async def test_bad_input_and_unknown_documents(vscode: LanguageClient, tmp_path):
     broken = tmp_path / "broken.py"
-    broken.write_text("import jax\nplgpu.TMEM(\n  def (\n")
+    broken.write_text("import jax.experimental.pallas.mosaic_gpu as plgpu\nplgpu.TMEM(\n  def (\n")
     uri = open_file(vscode, broken)
     (not_analysed,) = await diagnostics(vscode, uri)  # never a silent pass: PLS000 on line 1
     assert (not_analysed.code, not_analysed.range.start, not_analysed.message) == (

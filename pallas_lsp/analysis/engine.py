@@ -27,7 +27,7 @@ from . import brain, noqa
 from .context import Context
 from .facts import Fact, facts
 from .findings import Finding
-from .prefilter import Bindings, applicable, mentions_pallas, project_root
+from .prefilter import Bindings, applicable, mentions_pallas, module_name, package_of, project_root
 from .rules import RULES, Rule
 from .project import BudgetExceeded, Cancelled, budget_clock
 from .session import DEFAULT_SESSION, Session
@@ -222,7 +222,7 @@ def _tree_of(job: _Job) -> Callable[[], ast.Module]:
 def _analyze(job: _Job, deadline: float) -> list[Finding]:
     tree = _tree_of(job)
     name = module_name(job.path)
-    package = _package_of(job.path, name)
+    package = package_of(job.path, name)
     bindings = functools.lru_cache(maxsize=None)(lambda: Bindings.of(tree(), package))
     job.rules = applicable(job.rules, job.text, bindings, job.path, tree, package)
     if not job.rules:
@@ -380,24 +380,4 @@ def _forget_module_locations(manager: AstroidManager) -> None:
                    *(getattr(finder, "find_module", None) for finder in getattr(spec, "_SPEC_FINDERS", ()))):
         if cached is not None and hasattr(cached, "cache_clear"):
             cached.cache_clear()
-
-
-def _package_of(path: str | None, name: str) -> str:
-    """The package a module's relative imports start from."""
-    return name if path and os.path.basename(path) == "__init__.py" else name.rpartition(".")[0]
-
-
-def module_name(path: str | None) -> str:
-    """The dotted name a file would be imported as (packages found by their `__init__.py`)."""
-    if not path:
-        return "__pallas_lsp_buffer__"
-    path = os.path.abspath(path)
-    directory, filename = os.path.split(path)
-    parts = [os.path.splitext(filename)[0]]
-    if parts[0] == "__init__":
-        parts = []
-    while os.path.isfile(os.path.join(directory, "__init__.py")):
-        directory, package = os.path.split(directory)
-        parts.insert(0, package)
-    return ".".join(parts) or "__init__"
 

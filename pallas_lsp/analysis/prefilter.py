@@ -119,6 +119,25 @@ def applicable(rules: list[R], text: str, bindings: Callable[[], Bindings], path
     return kept + through_imports
 
 
+class _NeedsTheTree(Exception):
+    pass
+
+
+def _needs_the_tree() -> Any:
+    raise _NeedsTheTree
+
+
+def settled_from_text(text: str, path: str | None) -> bool:
+    """Does the prefilter tell from the text alone (its words and import statements) that no
+    rule could fire in the file? The parent of a parallel run asks, so that its workers get
+    only files whose tree is needed."""
+    try:
+        return not applicable(list(CHECKS), text, _needs_the_tree, path, _needs_the_tree,
+                              package_of(path, module_name(path)))
+    except _NeedsTheTree:
+        return False
+
+
 # -- project imports ---------------------------------------------------------------------------
 
 _IMPORT = re.compile(
@@ -291,6 +310,26 @@ def project_root(path: str | None, is_file: Callable[[str], bool] = os.path.isfi
     while is_file(os.path.join(root, "__init__.py")):
         root = os.path.dirname(root)
     return root
+
+
+def package_of(path: str | None, name: str) -> str:
+    """The package a module's relative imports start from."""
+    return name if path and os.path.basename(path) == "__init__.py" else name.rpartition(".")[0]
+
+
+def module_name(path: str | None) -> str:
+    """The dotted name a file would be imported as (packages found by their `__init__.py`)."""
+    if not path:
+        return "__pallas_lsp_buffer__"
+    path = os.path.abspath(path)
+    directory, filename = os.path.split(path)
+    parts = [os.path.splitext(filename)[0]]
+    if parts[0] == "__init__":
+        parts = []
+    while os.path.isfile(os.path.join(directory, "__init__.py")):
+        directory, package = os.path.split(directory)
+        parts.insert(0, package)
+    return ".".join(parts) or "__init__"
 
 
 def _project_files(data: bytes, path: str, walk: _Walk) -> Iterator[str]:

@@ -17,7 +17,10 @@ class FileNotAnalysed(Rule):
     Reports a file that pallas-lint could not analyse, with the reason: a syntax error (as the
     running Python parses it), a file that is not valid in its declared encoding, a file that
     cannot be read, an analysis that ran past its budget, an invalid configuration, or an
-    internal error. The finding is on line 1, column 1.
+    internal error. The finding is on line 1, column 1. A file the prefilter settles from its
+    text is not parsed, and so gets no PLS000 for a syntax error: one without a word any rule
+    starts from, or whose import statements bring in nothing of the Pallas API (nothing in it
+    could be a finding; Python, ruff or flake8's `E999` report its syntax).
 
     ## Why is this bad?
     A file that was not analysed got no verdict at all. Printing nothing for it would read as
