@@ -147,11 +147,12 @@ def test_pls000_is_a_registry_entry_with_its_documentation(tmp_path):
 
 
 def test_a_noqa_comment_does_not_silence_pls000(tmp_path):
-    (tmp_path / "broken.py").write_text("import jax.experimental.pallas.mosaic_gpu as plgpu  # noqa\nplgpu.TMEM(\n  def (\n")
+    head = "import jax.experimental.pallas.mosaic_gpu as plgpu  # noqa\n"
+    (tmp_path / "broken.py").write_text(head + "plgpu.TMEM(\n  def (\n")
     result = lint("check", "--no-cache", cwd=tmp_path)
     assert result.returncode == 1 and "PLS000" in result.stdout
     assert lint("check", "--no-cache", "--add-noqa", cwd=tmp_path).returncode == 0
-    assert (tmp_path / "broken.py").read_text().startswith("import jax.experimental.pallas.mosaic_gpu as plgpu  # noqa\n")
+    assert (tmp_path / "broken.py").read_text().startswith(head)  # nothing added
 
 
 def test_no_python_files_warns_as_ruff_does(tmp_path):
@@ -401,7 +402,8 @@ def test_stdin_with_and_without_a_file_name(tmp_path):
     assert "warning: Ignoring file other.py in favor of standard input." in result.stderr
     assert "other.py:" not in result.stdout
     # not analysable input is PLS000
-    result = lint("check", "-", cwd=tmp_path, input="import jax.experimental.pallas.mosaic_gpu as plgpu\nplgpu.TMEM(\ndef (:\n")
+    result = lint("check", "-", cwd=tmp_path,
+                  input="import jax.experimental.pallas.mosaic_gpu as plgpu\nplgpu.TMEM(\ndef (:\n")
     assert result.returncode == 1 and result.stdout.startswith("-:1:1: PLS000 syntax error")
     result = lint("check", "-", cwd=tmp_path, input=b"# coding: nope\nplgpu.TMEM\n")
     assert result.returncode == 1 and b"PLS000 cannot decode" in result.stdout
