@@ -436,6 +436,19 @@ def test_relative_imports_inside_jax_are_jax_modules():
     assert _reaches(source, package="jax.experimental.pallas")
 
 
+def test_the_words_of_jax_modules_a_relative_import_names_do_not_count(tmp_path):
+    """Inside jax's own package a relative import is a jax module, which the brain serves: the
+    trace never runs it, so its words do not let the importing file through."""
+    for top, kept in (("jax", False), ("mylib", True)):
+        package = tmp_path / top / "sub"
+        package.mkdir(parents=True)
+        (tmp_path / top / "__init__.py").write_text("")
+        (package / "__init__.py").write_text("")
+        (package / "tmem.py").write_text("from jax.experimental.pallas import mosaic_gpu as plgpu\nx = plgpu.TMEM\n")
+        (package / "user.py").write_text("from . import tmem\n")
+        assert mentions_pallas(b"from . import tmem\n", path=str(package / "user.py")) is kept, top
+
+
 def test_what_a_finding_is_about_comes_from_mosaic_gpu_or_the_building_blocks():
     # `reaches_api` counts what is under `jax.experimental.pallas.mosaic_gpu`, and JAX's kernel
     # building blocks, which the tracer reads from source (`stubs.LIBRARY_PACKAGES`); the

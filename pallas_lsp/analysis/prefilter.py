@@ -340,6 +340,8 @@ def _project_files(data: bytes, path: str, walk: _Walk) -> Iterator[str]:
     installed = os.path.basename(root) in ("site-packages", "dist-packages")
     own_top = os.path.relpath(path, root).split(os.sep)[0]
     for match in _imports(data):
+        if match["dots"] and own_top == "jax":
+            continue  # a module of jax's own, as an absolute import of it is
         if match["plain"]:
             candidates = [(root, match["plain"].decode())]
         else:
