@@ -24,6 +24,7 @@ from .analysis import write_change as write
 from .files import Target
 
 if TYPE_CHECKING:
+    from concurrent.futures import Future, ProcessPoolExecutor
     from multiprocessing.context import BaseContext
 
     from .analysis import Result, Session
@@ -238,31 +239,73 @@ def _analyse(targets: list[Target], jobs: int, progress: Progress) -> Iterator[F
             yield analyse_one(target)
             progress(1)
         return
-    # The parent settles what needs no analysis (most files: the byte prefilter); the pool
-    # gets the rest, largest first so that no worker is left with a big file at the end.
+    # The parent settles what needs no analysis (most files: the prefilter on their words and
+    # imports); the rest goes to `_Workers` as it is found, while the parent goes on.
     reports: list[FileReport | None] = []
-    for target in targets:
-        reports.append(_settle(target)[0])
-        if reports[-1] is not None:
-            progress(1)
-    sizes = {index: _size(targets[index].path) for index, report in enumerate(reports) if report is None}
-    pending = sorted(sizes, key=lambda index: -sizes[index])
-    if len(pending) <= 1 or sum(sizes.values()) < POOL_MIN_BYTES:
-        for index in pending:
-            reports[index] = analyse_one(targets[index])
-            progress(1)
-    else:
-        # imported here: most runs start no pool
-        from concurrent.futures import ProcessPoolExecutor, as_completed  # noqa: PLC0415
-
-        with ProcessPoolExecutor(max_workers=min(jobs, len(pending)), mp_context=_context()) as pool:
-            futures = {pool.submit(analyse_one, targets[index]): index for index in pending}
-            for future in as_completed(futures):
-                reports[futures[future]] = future.result()
+    workers = _Workers(targets, jobs)
+    try:
+        for index, target in enumerate(targets):
+            reports.append(_settle(target)[0])
+            if reports[-1] is not None:
                 progress(1)
+            else:
+                workers.add(index)
+        for index, report in workers.reports():
+            reports[index] = report
+            progress(1)
+    finally:
+        workers.close()
     for settled in reports:
         assert settled is not None  # settled above, or analysed
         yield settled
+
+
+class _Workers:
+    """The files of a parallel run left to analyse: once they pay for worker processes, the
+    pool starts and gets them (the largest first of those found so far), and each one found
+    after; else this process analyses them, the largest first."""
+
+    def __init__(self, targets: list[Target], jobs: int) -> None:
+        self.targets, self.jobs = targets, jobs
+        self.sizes: dict[int, int] = {}
+        self.pool: ProcessPoolExecutor | None = None
+        self.futures: dict[Future[FileReport], int] = {}
+
+    def add(self, index: int) -> None:
+        self.sizes[index] = _size(self.targets[index].path)
+        if self.pool is not None:
+            self._submit(index)
+        elif len(self.sizes) > 1 and sum(self.sizes.values()) >= POOL_MIN_BYTES:
+            self.pool = _pool(self.jobs)
+            for waiting in self._largest_first():
+                self._submit(waiting)
+
+    def reports(self) -> Iterator[tuple[int, FileReport]]:
+        if self.pool is None:
+            for index in self._largest_first():
+                yield index, analyse_one(self.targets[index])
+            return
+        from concurrent.futures import as_completed  # noqa: PLC0415
+
+        for future in as_completed(self.futures):
+            yield self.futures[future], future.result()
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(cancel_futures=True)
+
+    def _submit(self, index: int) -> None:
+        assert self.pool is not None
+        self.futures[self.pool.submit(analyse_one, self.targets[index])] = index
+
+    def _largest_first(self) -> list[int]:
+        return sorted(self.sizes, key=lambda index: -self.sizes[index])
+
+
+def _pool(jobs: int) -> ProcessPoolExecutor:
+    from concurrent.futures import ProcessPoolExecutor  # noqa: PLC0415 - most runs start no pool
+
+    return ProcessPoolExecutor(max_workers=jobs, mp_context=_context())
 
 
 def _size(path: str) -> int:
@@ -273,16 +316,26 @@ def _size(path: str) -> int:
 
 
 def _context() -> BaseContext:
+    """The workers' start method."""
     import multiprocessing  # noqa: PLC0415 - only when a pool starts
 
     # A fresh server process forks the workers: nothing of this process's state (threads,
     # astroid caches holding files we have since rewritten) leaks into them.
     if sys.platform != "win32" and "forkserver" in multiprocessing.get_all_start_methods():
         context = multiprocessing.get_context("forkserver")
-        # the engine too: every worker analyses, and imports it from the server's memory
-        context.set_forkserver_preload(["pallas_lsp.batch", f"{analysis.__name__}.engine"])
+        # what every worker needs, made once in the server's memory: the engine, and the
+        # state its first analysis builds (`warm`)
+        context.set_forkserver_preload(["pallas_lsp.batch", f"{analysis.__name__}.engine", "pallas_lsp.warm"])
         return context
     return multiprocessing.get_context("spawn")
+
+
+def warm_up() -> None:
+    """One analysis of a small kernel (PLS001's example), so that a worker's first file does
+    not pay for astroid's builtins, the brain's modules and the API's stubs being built."""
+    example = analysis.BY_CODE["PLS001"].INVALID[0].code
+    analyze_source(example, "", select=("PLS",), ignore=(), budget=10.0)
+    collect_garbage()
 
 
 @dataclass
