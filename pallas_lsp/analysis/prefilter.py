@@ -83,6 +83,19 @@ def _triggers(rules: Iterable[Prefiltered]) -> tuple[bytes, ...]:
 _CHECK_TRIGGERS = _triggers(CHECKS)
 
 
+def _present(data: bytes, rules: Iterable[Prefiltered]) -> set[bytes]:
+    """The rules' trigger words that `data` contains, each looked for once, the shorter first:
+    a word that holds one found absent is absent too (`collective_axis`, `collective`)."""
+    absent: list[bytes] = []
+    present = set()
+    for word in sorted({word for rule in rules for word in rule.triggers}, key=len):
+        if any(short in word for short in absent) or word not in data:
+            absent.append(word)
+        else:
+            present.add(word)
+    return present
+
+
 def applicable(rules: list[R], text: str, bindings: Callable[[], Bindings], path: str | None = None,
                tree: Callable[[], ast.AST] | None = None, package: str = "") -> list[R]:
     """The rules of `rules` that could fire in `text`; `bindings()` (the stdlib tree walked
@@ -93,7 +106,8 @@ def applicable(rules: list[R], text: str, bindings: Callable[[], Bindings], path
     file whose trace cannot meet the API: told from the text when it can be, else from
     `tree()` (the stdlib tree, of the module in `package`), else from the walk."""
     data = text.encode("utf-8", "surrogatepass")
-    own = [rule for rule in rules if not rule.triggers or any(word in data for word in rule.triggers)]
+    present = _present(data, rules)
+    own = [rule for rule in rules if not rule.triggers or not present.isdisjoint(rule.triggers)]
     kept = own
     cannot_reach = functools.cache(lambda: cannot_reach_api_from_text(data, package, path) or (
         tree is not None and cannot_reach_api(tree(), text, package, path)))
