@@ -184,3 +184,21 @@ def test_an_import_of_the_analysed_file_stops_replays(tmp_path, traces):
     assert reports[0] == reports[1] and reports[0][2] is None
     assert [trace.replayed for trace in traces] == [0, 0]
     assert not traces[-1].interp.world_clean
+
+
+def test_a_run_that_imports_a_project_module_is_made_every_time(tmp_path, traces):
+    # on replay that module could be the analysed file, whose code the run would run, or have
+    # changed since: such a run is not kept (a stub or library module it loads is loaded again)
+    _write(tmp_path, {"lib.py": """
+        import jax
+
+
+        @jax.named_scope("outer")
+        def outer(x):
+          import other
+          return other.VALUE
+    """, "other.py": "VALUE = 1\n", "kernel.py": KERNEL})
+    reports = [_report(analyze_file(str(tmp_path / "kernel.py"))) for _ in range(2)]
+    assert reports[0] == reports[1] and reports[0][2] is None
+    assert [trace.replayed for trace in traces] == [0, 0]
+    assert _state(traces[0]) == _state(traces[1])

@@ -17,7 +17,7 @@ from ..project import Project
 from ..values import UNKNOWN, Var
 from . import callers, decide, objects, reuse
 from .interp import EntryExhausted, Interpreter, Site
-from .resolver import Resolver
+from .resolver import Resolver, _library_module
 
 __all__ = ["Trace", "Site", "objects"]
 
@@ -229,8 +229,12 @@ class Trace:
         return found[0]
 
     def _fits(self, run: reuse.EscapedRun) -> bool:
-        """Would the run be made whole with the steps left (as it was when kept)?"""
-        return run.steps <= STEPS_PER_ENTRY and self.interp._steps + run.steps <= STEPS_PER_FILE
+        """Would the run be made whole with the steps left (as it was when kept), and load
+        the trees it loaded (a library module's is read again once the reader's cache lets it
+        go; our stubs' are built once)?"""
+        return run.steps <= STEPS_PER_ENTRY and self.interp._steps + run.steps <= STEPS_PER_FILE and all(
+            _library_module(node.pallas_library) is node for node in run.loaded  # type: ignore[attr-defined]
+            if getattr(node, "pallas_library", None))
 
     def _kept_or_recording(self, closure: objects.Closure) -> bool | tuple[Any, ...] | None:
         """True: the closure's run was replayed; a mark: run it and keep the run; None:
@@ -301,6 +305,10 @@ class Trace:
                 return None
         before_run = set(world)
         loaded = tuple(node for node in self._world() if node not in before_run)
+        if not all(getattr(node, "pallas_trace_stub", None) or getattr(node, "pallas_library", None)
+                   for node in loaded):
+            # a project module (on replay it may be the analysed file, or its file changed)
+            return None
         return reuse.EscapedRun(world, recorded, mine, mine_known, interp._steps - steps, loaded, children)
 
     def _apply(self, run: reuse.EscapedRun) -> None:
