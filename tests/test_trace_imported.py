@@ -57,8 +57,8 @@ def _state(trace):
 
 
 def _report(result):
-    return ([(f.code, f.span.path, f.span.line, f.span.col, f.message, f.anchor) for f in result.findings],
-            [(fact.span.line, fact.span.col, fact.markdown) for fact in result.facts], result.error)
+    """Findings (with their fixes and related places), hover facts, error."""
+    return result.findings, [(fact.span, fact.markdown) for fact in result.facts], result.error
 
 
 def _write(directory, files):
