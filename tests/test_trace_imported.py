@@ -129,9 +129,11 @@ def test_a_function_that_writes_its_module_state_is_made_every_time(tmp_path, tr
     reports = [_report(analyze_file(str(tmp_path / "kernel.py"))) for _ in range(2)]
     assert reports[0] == reports[1] and reports[0][2] is None
     first, second = traces
-    # `pure` ran first: kept and replayed; `record` wrote to CALLS, which its module made
-    assert (first.replayed, second.replayed) == (0, 1)
+    # `record` wrote to CALLS, which its module made: no run is kept after it, and none made
+    # before it either (`pure`'s, whose sites could show what was written later)
+    assert (first.replayed, second.replayed) == (0, 0)
     assert _state(first) == _state(second)
+    assert not second.interp.world_clean
 
 
 def test_a_replay_that_needs_a_run_never_made_starts_over(tmp_path, traces):
@@ -201,4 +203,32 @@ def test_a_run_that_imports_a_project_module_is_made_every_time(tmp_path, traces
     reports = [_report(analyze_file(str(tmp_path / "kernel.py"))) for _ in range(2)]
     assert reports[0] == reports[1] and reports[0][2] is None
     assert [trace.replayed for trace in traces] == [0, 0]
+    assert _state(traces[0]) == _state(traces[1])
+
+
+def test_a_closure_writing_to_what_its_run_made_keeps_no_run(tmp_path, traces):
+    # `inner`, let escape by `outer`'s run and run after it, appends to `box`, which that run
+    # made and its sites could show: neither run is kept
+    _write(tmp_path, {"lib.py": """
+        import jax
+
+
+        def make():
+          box = []
+
+          def inner(y):
+            box.append(y)
+          return inner, box
+
+
+        @jax.named_scope("outer")
+        def outer(x):
+          inner, box = make()
+          jax.pure_callback(inner, x)
+          return box
+    """, "kernel.py": KERNEL})
+    reports = [_report(analyze_file(str(tmp_path / "kernel.py"))) for _ in range(2)]
+    assert reports[0] == reports[1] and reports[0][2] is None
+    assert [trace.replayed for trace in traces] == [0, 0]
+    assert traces[0]._tainted and traces[1].interp.world_clean
     assert _state(traces[0]) == _state(traces[1])

@@ -69,6 +69,7 @@ class Trace:
         self._world_ids: set[int] = set()  # what the world reaches (`_pristine`)
         self._world_size = -1  # ... when it had this many modules
         self._checked = 0  # the loose writes found not to touch it
+        self._tainted = False  # a closure a run let escape wrote to what the run made
         self.replayed = 0
         return Interpreter(self.module, Resolver(flow), flow.deadline, flow.cancelled)
 
@@ -115,7 +116,9 @@ class Trace:
             if func not in interp.known_calls:
                 self._entry_unit(func, owner, module, top_poisoned, "deferred")
         self._run_escaped()
-        if self._made:
+        # the runs are kept if nothing the trace did after them wrote to what their sites show:
+        # the world (still pristine), or what they made (a closure they let escape, run later)
+        if self._made and not self._tainted and self._pristine():
             reuse.KEPT_RUNS.keep(self._made)
         reuse.KEPT_RUNS.replayed = self.replayed
 
@@ -280,13 +283,17 @@ class Trace:
                  made: int, steps: int, exhausted: int, loose: int, constructions: int,
                  mine: set[nodes.NodeNG], mine_known: set[nodes.NodeNG]) -> reuse.EscapedRun | None:
         interp = self.interp
-        if self.exhausted != exhausted or interp.construction_sites != constructions or not self._pristine():
+        if not self._pristine():
             return None
         writes = interp.loose_writes[loose:]
         if writes:  # only to what the run made itself
             before = reuse._reachable([closure], self._world_ids) | self._world_ids
             if any(id(write) in before for write in writes):
+                # (what a kept run made that its closures reach: its sites may show it)
+                self._tainted = True
                 return None
+        if self.exhausted != exhausted or interp.construction_sites != constructions:
+            return None
         recorded = interp.sites[sites:]
         if any(node.root() is self.module for node in mine) or any(
                 decide.reported_at(site, self.module) is not None for site in recorded):

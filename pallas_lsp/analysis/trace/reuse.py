@@ -447,8 +447,10 @@ def _reachable(frames: Iterable[Any], known: set[int] | frozenset[int] = frozens
 # own runs (in the later rounds) are kept beside it (`Slot`). The next trace with the same
 # world replays such a run instead of making it, exactly where the run would have been made.
 # A run that wrote to anything it did not make, rebound names (`global`, `nonlocal`), was
-# cut short by the budget, or loaded a module whose top level recorded sites is not kept; a
-# replay that would need a run that was not kept starts the trace over without replays
+# cut short by the budget, or loaded a project module (on replay it may be the analysed file,
+# or changed) is not kept; nor is any run of a trace that, after it, wrote to the world or to
+# what a kept run made (a closure it let escape, run later): the sites show the objects as they
+# end. A replay that would need a run that was not kept starts the trace over without replays
 # (`Restart`).
 
 MAX_WORLDS = 64  # worlds whose runs are kept (each keeps objects of the traces that made them: a
