@@ -232,3 +232,30 @@ def test_a_closure_writing_to_what_its_run_made_keeps_no_run(tmp_path, traces):
     assert [trace.replayed for trace in traces] == [0, 0]
     assert traces[0]._tainted and traces[1].interp.world_clean
     assert _state(traces[0]) == _state(traces[1])
+
+
+def test_a_write_to_the_world_after_a_replay_starts_over(tmp_path, traces):
+    # plain.py keeps `outer`'s run; writes.py replays it, then its own decorated function
+    # writes to the module's list, which the replayed sites could show: it starts over
+    library = """
+        import jax
+
+        CONFIG = [1]
+
+
+        @jax.named_scope("outer")
+        def outer(x):
+          return CONFIG
+    """
+    writes = textwrap.dedent(KERNEL) + (  # `late` runs after the entry points, as `outer` does
+        "\n\ndef setup():\n  @jax.named_scope('late')\n  def late(x):\n    lib.CONFIG.append(x)\n")
+    _write(tmp_path, {"lib.py": library, "plain.py": KERNEL, "writes.py": writes})
+    fresh = _report(analyze_file(str(tmp_path / "writes.py")))
+    assert fresh[2] is None
+    fresh_state = _state(traces[-1])
+    reuse.KEPT_RUNS.clear()
+    assert not analyze_file(str(tmp_path / "plain.py")).error
+    restarts = reuse.KEPT_RUNS.restarts
+    assert _report(analyze_file(str(tmp_path / "writes.py"))) == fresh
+    assert reuse.KEPT_RUNS.restarts == restarts + 1
+    assert _state(traces[-1]) == fresh_state

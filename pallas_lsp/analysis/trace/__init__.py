@@ -70,6 +70,7 @@ class Trace:
         self._world_size = -1  # ... when it had this many modules
         self._checked = 0  # the loose writes found not to touch it
         self._tainted = False  # a closure a run let escape wrote to what the run made
+        self._since: tuple[int, tuple[nodes.Module, ...]] | None = None  # when the first run was kept or replayed
         self.replayed = 0
         return Interpreter(self.module, Resolver(flow), flow.deadline, flow.cancelled)
 
@@ -116,9 +117,15 @@ class Trace:
             if func not in interp.known_calls:
                 self._entry_unit(func, owner, module, top_poisoned, "deferred")
         self._run_escaped()
-        # the runs are kept if nothing the trace did after them wrote to what their sites show:
-        # the world (still pristine), or what they made (a closure they let escape, run later)
-        if self._made and not self._tainted and self._pristine():
+        # Sites show objects as the trace leaves them: kept or replayed runs are what making
+        # them gives only if nothing the trace did after the first of them wrote to what their
+        # sites show: the world (still pristine, and no module's top level run since wrote to
+        # what the world was then), or what they made (a closure they let escape, run later).
+        if self._since is not None and (self._tainted or not self._pristine() or not self._settled()):
+            if self.replayed:
+                raise reuse.Restart()
+            self._made = {}
+        if self._made:
             reuse.KEPT_RUNS.keep(self._made)
         reuse.KEPT_RUNS.replayed = self.replayed
 
@@ -211,6 +218,22 @@ class Trace:
         self._checked = len(loose)
         return True
 
+    def _mark(self) -> None:
+        if self._since is None:
+            self._since = (len(self.interp.construction_writes), self._world())
+
+    def _settled(self) -> bool:
+        """Did no module's top level run since the first kept or replayed run write to what
+        the modules loaded then reach?"""
+        assert self._since is not None
+        interp = self.interp
+        start, world = self._since
+        writes = interp.construction_writes[start:]
+        if not writes:
+            return True
+        ids = reuse._reachable(interp.modules[node].env for node in world)
+        return not any(id(write) in ids for write in writes)
+
     def _top_level_function(self, closure: objects.Closure) -> bool:
         """Did another module's top level define this function (the one closure of its
         node in that module's frame)?"""
@@ -254,6 +277,7 @@ class Trace:
                 self._apply(run)
                 return True
         interp = self.interp
+        self._mark()
         mark = (world, slot[1] if slot is not None else None, len(interp.sites), len(interp.escaped),
                 len(interp.closure_log), interp._steps, self.exhausted, len(interp.loose_writes),
                 interp.construction_sites, interp.executed, interp.known_calls)
@@ -321,6 +345,7 @@ class Trace:
     def _apply(self, run: reuse.EscapedRun) -> None:
         """Replay a kept run where it would have been made."""
         interp = self.interp
+        self._mark()
         start = interp._steps
         for node in run.loaded:
             self._bounded(interp.module, node)

@@ -157,6 +157,7 @@ class Interpreter:
         # their code ran outside their top level, none of their top levels ran inside a branch
         # or loop of the importer or was cut short, and none imported the analysed module).
         self.loose_writes: list[Any] = []
+        self.construction_writes: list[Any] = []  # ... and those made inside such a top level
         self.world_clean = True
         self.constructing = 0  # top levels of other modules running now
         self.construction_sites = 0  # ... which recorded sites (none usually do)
@@ -213,8 +214,7 @@ class Interpreter:
         """A container, instance or namespace is about to change (see `writes`, `loose_writes`)."""
         if self.writes is not None:
             self.writes.append(obj)
-        if not self.constructing:
-            self.loose_writes.append(obj)
+        (self.construction_writes if self.constructing else self.loose_writes).append(obj)
 
     def _names_written(self, node: nodes.Global | nodes.Nonlocal) -> None:
         if self.writes is not None:
