@@ -4,9 +4,8 @@
 entry point: its parameters are inputs, `Free`), then functions handed to code we do not read
 (with unknown arguments; such a run of a function an imported module defined is replayed from
 an earlier trace while the modules' state is as their top levels made it, `reuse.EscapedRun`).
-The result is the list of `Site`s: each evaluation of an API call
-the rules judge, with its bound arguments, the path guard it ran under and the calls that led
-there. Rules ask `sites(kind)` and decide with `decide` (below) and `objects`' helpers.
+The result is the list of `Site`s: each evaluation of an API call the rules judge, with its
+bound arguments, the path guard it ran under and the calls that led there. Rules ask `sites(kind)` and decide with `decide` (below) and `objects`' helpers.
 """
 
 from __future__ import annotations
