@@ -2,9 +2,10 @@
 
 `Trace(module, flow)` runs the module's top level, then every function nobody in it calls (an
 entry point: its parameters are inputs, `Free`), then functions handed to code we do not read
-(with unknown arguments). The result is the list of `Site`s: each evaluation of an API call
-the rules judge, with its bound arguments, the path guard it ran under and the calls that led
-there. Rules ask `sites(kind)` and decide with `decide` (below) and `objects`' helpers.
+(with unknown arguments; such a run of a function an imported module defined is replayed from
+an earlier trace while the modules' state is as their top levels made it, `reuse.EscapedRun`).
+The result is the list of `Site`s: each evaluation of an API call the rules judge, with its
+bound arguments, the path guard it ran under and the calls that led there. Rules ask `sites(kind)` and decide with `decide` (below) and `objects`' helpers.
 """
 
 from __future__ import annotations
@@ -15,9 +16,9 @@ from astroid import nodes
 
 from ..project import Project
 from ..values import UNKNOWN, Var
-from . import callers, objects, reuse
+from . import callers, decide, objects, reuse
 from .interp import EntryExhausted, Interpreter, Site
-from .resolver import Resolver
+from .resolver import Resolver, _library_module
 
 __all__ = ["Trace", "Site", "objects"]
 
@@ -38,15 +39,22 @@ class Trace:
         # `units`: an editor's session keeps each entry point's run for the next trace of the
         # file, and replays those that cannot have changed (`reuse`)
         self._units = units
+        self._replaying = True  # the runs of imported modules' functions kept by other traces
         self.interp = self._interpreter()
         try:
-            try:
-                self._run()
-            except reuse.Diverged:  # a unit run again wrote to what kept ones read
-                assert units is not None
-                self._units = units = units.fresh()
+            while True:  # at most three attempts: each exception below comes once
+                try:
+                    self._run()
+                    break
+                except reuse.Diverged:  # a unit run again wrote to what kept ones read
+                    assert units is not None
+                    self._units = units = units.fresh()
+                except reuse.Restart:  # a replayed run's closure needs a run that was not kept
+                    reuse.KEPT_RUNS.restarts += 1
+                    self._replaying = False
+                    if units is not None:
+                        self._units = units = units.fresh()
                 self.interp = self._interpreter()
-                self._run()
         except BaseException:  # cancelled, out of budget: the next trace may replay what this one had
             if units is not None:
                 units.abandon()
@@ -56,6 +64,15 @@ class Trace:
 
     def _interpreter(self) -> Interpreter:
         flow = self.flow
+        # the bookkeeping of kept runs (`reuse.EscapedRun`), for this attempt at the trace
+        self._made: dict[tuple[tuple[nodes.Module, ...], nodes.NodeNG], reuse.EscapedRun] = {}
+        self._slots: dict[int, tuple[objects.Closure, reuse.Slot]] = {}  # closures kept runs let escape
+        self._world_ids: set[int] = set()  # what the world reaches (`_pristine`)
+        self._world_size = -1  # ... when it had this many modules
+        self._checked = 0  # the loose writes found not to touch it
+        self._tainted = False  # a closure a run let escape wrote to what the run made
+        self._since: tuple[int, tuple[nodes.Module, ...]] | None = None  # when the first run was kept or replayed
+        self.replayed = 0
         return Interpreter(self.module, Resolver(flow), flow.deadline, flow.cancelled)
 
     def sites(self, kind: str) -> list[Site]:
@@ -101,6 +118,17 @@ class Trace:
             if func not in interp.known_calls:
                 self._entry_unit(func, owner, module, top_poisoned, "deferred")
         self._run_escaped()
+        # Sites show objects as the trace leaves them: kept or replayed runs are what making
+        # them gives only if nothing the trace did after the first of them wrote to what their
+        # sites show: the world (still pristine, and no module's top level run since wrote to
+        # what the world was then), or what they made (a closure they let escape, run later).
+        if self._since is not None and (self._tainted or not self._pristine() or not self._settled()):
+            if self.replayed:
+                raise reuse.Restart()
+            self._made = {}
+        if self._made:
+            reuse.KEPT_RUNS.keep(self._made)
+        reuse.KEPT_RUNS.replayed = self.replayed
 
     def _entry_unit(self, func: nodes.FunctionDef, owner: nodes.ClassDef | None, module: objects.ModuleObj,
                     top_poisoned: frozenset[int], kind: str) -> None:
@@ -150,11 +178,196 @@ class Trace:
                 if closure.node in interp.executed or closure.node in seen:
                     continue
                 seen.add(closure.node)
+                if isinstance(closure, reuse.Replay):
+                    self._replay(closure)
+                    continue
+                recording = self._kept_or_recording(closure)
+                if recording is True:
+                    continue  # replayed
                 units = self._units
                 mark = units.start(self) if units is not None else None
                 self._bounded(_run_unknown, interp, closure, free and closure not in escaped)
                 if units is not None and mark is not None:
                     units.finish(self, None, mark, set(), closure.env)
+                if recording:
+                    self._recorded(closure, recording)
+
+    # -- runs of imported modules' functions, kept across analyses (`reuse.EscapedRun`) ----
+
+    def _world(self) -> tuple[nodes.Module, ...]:
+        return tuple(node for node in self.interp.modules if node is not self.module)
+
+    def _pristine(self) -> bool:
+        """Is the state the other modules' top levels made still only theirs: no write
+        since (outside a top level) touched what their frames reach?"""
+        interp = self.interp
+        if not interp.world_clean:
+            return False
+        loose = interp.loose_writes
+        if len(interp.modules) != self._world_size:
+            if not loose:
+                return True
+            self._world_ids = reuse._reachable(
+                module.env for node, module in interp.modules.items() if node is not self.module)
+            self._world_size = len(interp.modules)
+            self._checked = 0
+        ids = self._world_ids
+        for write in loose[self._checked:]:
+            if id(write) in ids:
+                interp.world_clean = False
+                return False
+        self._checked = len(loose)
+        return True
+
+    def _mark(self) -> None:
+        if self._since is None:
+            self._since = (len(self.interp.construction_writes), self._world())
+
+    def _settled(self) -> bool:
+        """Did no module's top level run since the first kept or replayed run write to what
+        the modules loaded then reach?"""
+        assert self._since is not None
+        interp = self.interp
+        start, world = self._since
+        writes = interp.construction_writes[start:]
+        if not writes:
+            return True
+        ids = reuse._reachable(interp.modules[node].env for node in world)
+        return not any(id(write) in ids for write in writes)
+
+    def _top_level_function(self, closure: objects.Closure) -> bool:
+        """Did another module's top level define this function (the one closure of its
+        node in that module's frame)?"""
+        interp = self.interp
+        node = closure.node
+        root = node.root()
+        if root is self.module or closure.stub or closure.env is None:
+            return False
+        module = interp.modules.get(root)
+        if module is None or closure.env is not module.env:
+            return False
+        return sum(made.env is module.env for made in interp.closures.get(node, ())) == 1
+
+    def _twin(self, node: nodes.NodeNG) -> objects.Closure:
+        module = self.interp.modules.get(node.root())
+        found = [made for made in self.interp.closures.get(node, ()) if module is not None and made.env is module.env]
+        if len(found) != 1:
+            raise reuse.Restart()
+        return found[0]
+
+    def _fits(self, run: reuse.EscapedRun) -> bool:
+        """Would the run be made whole with the steps left (as it was when kept), and load
+        the trees it loaded (a library module's is read again once the reader's cache lets it
+        go; our stubs' are built once)?"""
+        return run.steps <= STEPS_PER_ENTRY and self.interp._steps + run.steps <= STEPS_PER_FILE and all(
+            _library_module(node.pallas_library) is node for node in run.loaded  # type: ignore[attr-defined]
+            if getattr(node, "pallas_library", None))
+
+    def _kept_or_recording(self, closure: objects.Closure) -> bool | tuple[Any, ...] | None:
+        """True: the closure's run was replayed; a mark: run it and keep the run; None:
+        just run it."""
+        slot = self._slots.get(id(closure))
+        if slot is None and not self._top_level_function(closure):
+            return None
+        if not self._pristine():
+            return None
+        world = self._world()
+        if slot is None and self._replaying:
+            run = reuse.KEPT_RUNS.get(world, closure.node)
+            if run is not None and self._fits(run):
+                self._apply(run)
+                return True
+        interp = self.interp
+        self._mark()
+        mark = (world, slot[1] if slot is not None else None, len(interp.sites), len(interp.escaped),
+                len(interp.closure_log), interp._steps, self.exhausted, len(interp.loose_writes),
+                interp.construction_sites, interp.executed, interp.known_calls)
+        interp.executed, interp.known_calls = set(), set()
+        return mark
+
+    def _recorded(self, closure: objects.Closure, mark: tuple[Any, ...]) -> None:
+        """Keep the run just made, if its world was pristine and it left nothing but what
+        `EscapedRun` holds."""
+        interp = self.interp
+        (world, slot, sites, escaped, made, steps, exhausted, loose, constructions, executed,
+         known) = mark
+        mine, mine_known = interp.executed, interp.known_calls
+        executed |= mine
+        known |= mine_known
+        interp.executed, interp.known_calls = executed, known
+        run = self._summary(closure, world, sites, escaped, made, steps, exhausted, loose, constructions,
+                            mine, mine_known)
+        if run is None:
+            return
+        if slot is None:
+            self._made[(world, closure.node)] = run
+        else:
+            slot.run = run
+
+    def _summary(self, closure: objects.Closure, world: tuple[nodes.Module, ...], sites: int, escaped: int,
+                 made: int, steps: int, exhausted: int, loose: int, constructions: int,
+                 mine: set[nodes.NodeNG], mine_known: set[nodes.NodeNG]) -> reuse.EscapedRun | None:
+        interp = self.interp
+        if not self._pristine():
+            return None
+        writes = interp.loose_writes[loose:]
+        if writes:  # only to what the run made itself
+            before = reuse._reachable([closure], self._world_ids) | self._world_ids
+            if any(id(write) in before for write in writes):
+                # (what a kept run made that its closures reach: its sites may show it)
+                self._tainted = True
+                return None
+        if self.exhausted != exhausted or interp.construction_sites != constructions:
+            return None
+        recorded = interp.sites[sites:]
+        if any(node.root() is self.module for node in mine) or any(
+                decide.reported_at(site, self.module) is not None for site in recorded):
+            return None  # (it cannot: the world does not reach this file's objects)
+        fresh = {id(made_) for made_ in interp.closure_log[made:]}
+        children: list[reuse.Slot | reuse.Twin] = []
+        for child in interp.escaped[escaped:]:
+            if id(child) in fresh:
+                known_slot = self._slots.get(id(child))
+                if known_slot is None:
+                    known_slot = self._slots[id(child)] = (child, reuse.Slot(child.node))
+                children.append(known_slot[1])
+            elif isinstance(child, objects.Closure) and self._top_level_function(child):
+                children.append(reuse.Twin(child.node))
+            else:
+                return None
+        before_run = set(world)
+        loaded = tuple(node for node in self._world() if node not in before_run)
+        if not all(getattr(node, "pallas_trace_stub", None) or getattr(node, "pallas_library", None)
+                   for node in loaded):
+            # a project module (on replay it may be the analysed file, or its file changed)
+            return None
+        return reuse.EscapedRun(world, recorded, mine, mine_known, interp._steps - steps, loaded, children)
+
+    def _apply(self, run: reuse.EscapedRun) -> None:
+        """Replay a kept run where it would have been made."""
+        interp = self.interp
+        self._mark()
+        start = interp._steps
+        for node in run.loaded:
+            self._bounded(interp.module, node)
+        interp._steps = start + run.steps
+        interp.sites.extend(run.sites)
+        interp.executed |= run.executed
+        interp.known_calls |= run.known
+        replays: dict[int, reuse.Replay] = {}
+        for child in run.children:
+            if isinstance(child, reuse.Twin):
+                interp.escaped.append(self._twin(child.node))
+            else:
+                interp.escaped.append(replays.setdefault(id(child), reuse.Replay(child.node, child)))
+        self.replayed += 1
+
+    def _replay(self, replay: reuse.Replay) -> None:
+        """A closure a replayed run let escape: replay its kept run, or start over."""
+        run = replay.slot.run
+        if run is None or not self._pristine() or run.world != self._world() or not self._fits(run):
+            raise reuse.Restart()
+        self._apply(run)
 
     def _entry(self, func: nodes.FunctionDef, owner: nodes.ClassDef | None, module: objects.ModuleObj,
                free: bool) -> None:

@@ -126,7 +126,7 @@ class Interpreter:
         self.executed: set[nodes.NodeNG] = set()  # function nodes whose body ran
         self.known_calls: set[nodes.NodeNG] = set()  # ... at least once with every argument known
         self.closures: dict[nodes.NodeNG, list[o.Closure]] = {}
-        self.escaped: list[o.Closure] = []
+        self.escaped: list[Any] = []  # closures (`reuse.Replay`s too, while `Trace` replays kept runs)
         self.modules: dict[nodes.Module, o.ModuleObj] = {}
         self.poisoned: set[int] = set()  # containers grown by loops we did not unroll
         self.mutated: set[int] = set()
@@ -149,6 +149,18 @@ class Interpreter:
         # `WRITES_IMPORTED` for an import).
         self.closure_log: list[o.Closure] = []
         self.writes: list[Any] | None = None
+        # What `Trace` needs to replay the runs of imported modules' functions handed to
+        # unread code (`reuse.EscapedRun`): every write made outside the top level of a module
+        # other than the analysed one (`loose_writes`: the state those top levels made is the
+        # same in every analysis while their files are; these are what can change it), and
+        # whether that state is still only theirs (`world_clean`: no `global`/`nonlocal` of
+        # their code ran outside their top level, none of their top levels ran inside a branch
+        # or loop of the importer or was cut short, and none imported the analysed module).
+        self.loose_writes: list[Any] = []
+        self.construction_writes: list[Any] = []  # ... and those made inside such a top level
+        self.world_clean = True
+        self.constructing = 0  # top levels of other modules running now
+        self.construction_sites = 0  # ... which recorded sites (none usually do)
 
     # -- budget ----------------------------------------------------------------------------
 
@@ -171,19 +183,44 @@ class Interpreter:
     def module(self, node: nodes.Module) -> o.ModuleObj:
         found = self.modules.get(node)
         if found is not None:
+            if node is self.root:  # the analysed module imported (by itself, or by a module it imports)
+                self.world_clean = False
             return found
         frame = Frame()
         frame.vars["__name__"] = node.name
         found = self.modules[node] = o.ModuleObj(node, frame)
+        other = node is not self.root
+        if other and (self.loop_depth or self.branch_logs or self.unrolled != 1 or self.meshes):
+            self.world_clean = False  # what its top level makes depends on where it is imported
+        sites = len(self.sites)
         saved = self.guard, self.stack, self.kernels, self.frame
         self.guard, self.stack, self.kernels, self.frame = TRUE, [], [], frame
+        self.constructing += other
         try:
             self.block(node.body, frame)
         except _Signal:
             pass
+        except EntryExhausted:
+            self.world_clean = False  # its state is what the budget let it make
+            raise
         finally:
+            self.constructing -= other
             self.guard, self.stack, self.kernels, self.frame = saved
+            if other and len(self.sites) != sites:
+                self.construction_sites += 1
         return found
+
+    def wrote(self, obj: Any) -> None:
+        """A container, instance or namespace is about to change (see `writes`, `loose_writes`)."""
+        if self.writes is not None:
+            self.writes.append(obj)
+        (self.construction_writes if self.constructing else self.loose_writes).append(obj)
+
+    def _names_written(self, node: nodes.Global | nodes.Nonlocal) -> None:
+        if self.writes is not None:
+            self.writes.append(WRITES_NAMES)
+        if not self.constructing and node.root() is not self.root:
+            self.world_clean = False  # another module's code rebinding its names
 
     # -- statements ------------------------------------------------------------------------
 
@@ -247,12 +284,10 @@ class Interpreter:
             raise _Signal(type(node).__name__)
         elif isinstance(node, nodes.Global):
             frame.declared_global.update(node.names)
-            if self.writes is not None:
-                self.writes.append(WRITES_NAMES)
+            self._names_written(node)
         elif isinstance(node, nodes.Nonlocal):
             frame.declared_nonlocal.update(node.names)
-            if self.writes is not None:
-                self.writes.append(WRITES_NAMES)
+            self._names_written(node)
         elif isinstance(node, nodes.Delete):
             for target in node.targets:
                 if isinstance(target, nodes.DelName):
@@ -406,8 +441,8 @@ class Interpreter:
             self.unpack(target.elts, value, frame)  # type: ignore[arg-type]  # astroid types these as inference results; parsed code holds nodes
         elif isinstance(target, nodes.AssignAttr):
             for guard, obj in split(self.ev(target.expr, frame)):
-                if self.writes is not None and isinstance(obj, (o.Namespace, o.Instance)):
-                    self.writes.append(obj)
+                if isinstance(obj, (o.Namespace, o.Instance)):
+                    self.wrote(obj)
                 if isinstance(obj, o.Namespace):
                     obj.attributes[target.attrname] = value
                 elif isinstance(obj, o.Instance):
@@ -460,8 +495,7 @@ class Interpreter:
     def changing(self, container: Any) -> None:
         """A list or dict is about to change: inside a loop we run only once its contents end
         unknown; inside a branch its contents before are kept, to run the other outcome from."""
-        if self.writes is not None:
-            self.writes.append(container)
+        self.wrote(container)
         if self.loop_depth:
             self.mutated.add(id(container))
         if self.branch_logs:

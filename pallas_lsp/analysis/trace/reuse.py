@@ -390,9 +390,10 @@ def _nodes_in(value: Any, found: dict[int, nodes.NodeNG], seen: set[int], depth:
 
 # -- what the top level made ----------------------------------------------------------------
 
-def _reachable(frames: Iterable[Frame], known: set[int] | frozenset[int] = frozenset()) -> set[int]:
-    """The ids of every object the frames reach (frames, classes, closures' defaults and
-    cases, instances, namespaces, containers), except through those in `known`."""
+def _reachable(frames: Iterable[Any], known: set[int] | frozenset[int] = frozenset()) -> set[int]:
+    """The ids of every object the frames (or other objects: a closure) reach (frames,
+    classes, closures' defaults and cases, instances, namespaces, containers), except
+    through those in `known`."""
     seen: set[int] = set()
     pending: list[Any] = list(frames)
     while pending:
@@ -427,3 +428,110 @@ def _reachable(frames: Iterable[Frame], known: set[int] | frozenset[int] = froze
         elif is_dataclass(value) and not isinstance(value, type):
             pending.extend(getattr(value, item.name, None) for item in fields(value))
     return seen
+
+
+# -- runs of imported modules' functions, kept across analyses -----------------------------
+#
+# After a file's entry points, the trace runs the functions that code it does not read was
+# handed (`jax.jit`, `jax.custom_vjp`, ... in a module the file imports), with unknown
+# arguments: for a kernel importing a large module of its project, most of its analysis. Such a
+# run of a function an imported module defined at its top level sees only that module's state
+# and the state of the modules it reaches (the *world*: what their top levels made), and
+# unknown arguments. While the world is *pristine* (no write since those top levels ran has
+# touched it, `Trace._pristine`), the run is a function of the world's code, which astroid
+# keeps, node for node, while its files are unchanged. The run then cannot reach the analysed
+# file's objects, so it cannot run its code, and what it leaves is all in its `EscapedRun`:
+# the sites it recorded (other files' calls, never reported here, but rules relate sites
+# through the nodes they name: a union another run also builds, a kernel another run applies),
+# the functions it ran, its steps, the modules it loaded and the closures it let escape, whose
+# own runs (in the later rounds) are kept beside it (`Slot`). The next trace with the same
+# world replays such a run instead of making it, exactly where the run would have been made.
+# A run that wrote to anything it did not make, rebound names (`global`, `nonlocal`), was
+# cut short by the budget, or loaded a project module (on replay it may be the analysed file,
+# or changed) is not kept; nor is any run of a trace that, after it, wrote to the world or to
+# what a kept run made (a closure it let escape, run later): the sites show the objects as they
+# end. A replay that would need a run that was not kept starts the trace over without replays
+# (`Restart`).
+
+MAX_WORLDS = 64  # worlds whose runs are kept (each keeps objects of the traces that made them: a
+# 6,215-line module's runs, four worlds as its functions load our stubs, keep 170 KB)
+
+
+@dataclass(eq=False)
+class EscapedRun:
+    world: tuple[nodes.Module, ...]  # the modules loaded when it started, in order
+    sites: list[Site]
+    executed: set[nodes.NodeNG]
+    known: set[nodes.NodeNG]
+    steps: int
+    loaded: tuple[nodes.Module, ...]  # the modules it loaded, in order
+    children: list[Slot | Twin]  # what it let escape, in order
+
+
+@dataclass(eq=False)
+class Slot:
+    """A closure a kept run made and let escape: its own run, once made (None: not kept)."""
+
+    node: nodes.NodeNG
+    run: EscapedRun | None = None
+
+
+@dataclass(frozen=True)
+class Twin:
+    """A function a module's top level defined that a kept run let escape (this trace's twin
+    of it escapes on replay)."""
+
+    node: nodes.NodeNG
+
+
+@dataclass(eq=False)
+class Replay:
+    """In `Interpreter.escaped` on replay: a closure the replayed run made and let escape."""
+
+    node: nodes.NodeNG
+    slot: Slot
+
+
+class Restart(Exception):
+    """A replay needs a run that was not kept: the trace starts over without replays."""
+
+
+class KeptRuns:
+    """The kept runs of imported modules' functions, by world and function node (one per
+    process: the trees of project modules are the process's, `engine._keep_project_modules`)."""
+
+    def __init__(self, max_worlds: int = MAX_WORLDS) -> None:
+        self._worlds: dict[tuple[nodes.Module, ...], dict[nodes.NodeNG, EscapedRun]] = {}
+        self._lock = threading.Lock()
+        self._max_worlds = max_worlds
+        self.replayed = 0  # runs the last trace replayed (for tests and benchmarks)
+        self.restarts = 0  # traces started over, in all
+
+    def get(self, world: tuple[nodes.Module, ...], node: nodes.NodeNG) -> EscapedRun | None:
+        with self._lock:
+            runs = self._worlds.get(world)
+            return runs.get(node) if runs is not None else None
+
+    def keep(self, made: dict[tuple[tuple[nodes.Module, ...], nodes.NodeNG], EscapedRun]) -> None:
+        with self._lock:
+            for (world, node), run in made.items():
+                runs = self._worlds.pop(world, None)
+                if runs is None:
+                    runs = {}
+                    while len(self._worlds) >= self._max_worlds:
+                        del self._worlds[next(iter(self._worlds))]
+                self._worlds[world] = runs  # the most recently used last
+                runs[node] = run
+
+    def drop(self, world: tuple[nodes.Module, ...], node: nodes.NodeNG) -> None:
+        with self._lock:
+            runs = self._worlds.get(world)
+            if runs is not None:
+                runs.pop(node, None)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._worlds.clear()
+
+
+KEPT_RUNS = KeptRuns()

@@ -331,8 +331,7 @@ def call_method(interp: Interpreter, method: Method, args: list[Any], kwargs: di
     if isinstance(obj, o.DictOf):  # `clone.__dict__.update(module.__dict__)`
         target = obj.owner
         if isinstance(target, o.Namespace) and len(args) == 1 and isinstance(args[0], o.DictOf) and not kwargs:
-            if interp.writes is not None:
-                interp.writes.append(target)
+            interp.wrote(target)
             target.fallback = args[0].owner
         return None
     if isinstance(obj, (list, dict)) and name in _MUTATORS:

@@ -1,0 +1,261 @@
+"""The runs of an imported module's functions that a decorator hands to code we do not read
+(`trace.reuse.EscapedRun`): kept across analyses and replayed while their world is pristine,
+with the report, the sites, the steps and the functions run exactly those of making them.
+
+Where the finding comes only from such a run, through state the analysed file wrote into the
+module (`fixtures/registry_module.py`, confirmed by JAX in tests/test_oracle.py), the run is
+made in every analysis."""
+
+import importlib.util
+import textwrap
+from pathlib import Path
+
+import pytest
+from astroid import nodes
+
+from conftest import ROOT
+from pallas_lsp.analysis import analyze_file, analyze_source, context
+from pallas_lsp.analysis.trace import Trace, reuse
+
+FIXTURES = ROOT / "tests" / "fixtures"
+
+
+@pytest.fixture
+def traces(monkeypatch):
+    """Every `Trace` the analyses of the test make, in order (and no runs kept before it)."""
+    made = []
+
+    class Recorded(Trace):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            made.append(self)
+
+    monkeypatch.setattr(context, "Trace", Recorded)
+    reuse.KEPT_RUNS.clear()
+    yield made
+    reuse.KEPT_RUNS.clear()
+
+
+def _where(node):
+    return (node.root().name, node.lineno, node.col_offset) if isinstance(node, nodes.NodeNG) else None
+
+
+def _guard(guard):
+    return sorted((var.label, repr(var.key[0]), value) for var, value in guard)
+
+
+def _sites(trace):
+    """The trace's sites, comparable across analyses (the analysed file's nodes are new each time)."""
+    return [(site.kind, _where(site.node), _guard(site.guard), tuple(_where(node) for node in site.chain),
+             _where(site.kernel), tuple(sorted(site.arguments))) for site in trace.interp.sites]
+
+
+def _state(trace):
+    interp = trace.interp
+    return (_sites(trace), sorted(map(_where, interp.executed)), sorted(map(_where, interp.known_calls)),
+            interp._steps, trace.exhausted)
+
+
+def _report(result):
+    """Findings (with their fixes and related places), hover facts, error."""
+    return result.findings, [(fact.span, fact.markdown) for fact in result.facts], result.error
+
+
+def _write(directory, files):
+    for name, text in files.items():
+        (directory / name).write_text(textwrap.dedent(text))
+
+
+KERNEL = """
+    import jax
+    import jax.numpy as jnp
+    from jax.experimental.pallas import mosaic_gpu as plgpu
+
+    import lib
+
+    OUT = jax.ShapeDtypeStruct((128, 128), jnp.float16)
+
+
+    def body(a_gmem, out_gmem, acc_tmem):
+      del a_gmem, out_gmem, acc_tmem
+
+
+    def case_kernel():
+      kernel = plgpu.kernel(body, out_type=OUT, scratch_types=[plgpu.TMEM((128, 128), jnp.float32)])
+      return kernel, (OUT,)
+"""
+
+
+def test_the_registered_body_is_found_in_every_analysis(traces):
+    path = str(FIXTURES / "registry_module.py")
+    for _ in range(2):
+        assert [(f.code, f.span.line) for f in analyze_file(path).findings] == [("PLS001", 24)]
+        assert traces[-1].replayed == 0  # the file wrote to the registry: the world is its too
+    assert not analyze_file(str(FIXTURES / "registry_module_clean.py")).findings
+
+
+def test_a_large_project_module_is_replayed_as_it_was_run(tmp_path, traces):
+    spec = importlib.util.find_spec("jax")
+    jax_dir = Path(list(spec.submodule_search_locations)[0])
+    parts = ["".join(line for line in path.read_text().splitlines(True) if not line.startswith("from __future__"))
+             for path in sorted((jax_dir / "experimental" / "pallas" / "ops" / "gpu").glob("*.py"))]
+    (tmp_path / "kernels_lib.py").write_text("from __future__ import annotations\n" + "\n".join(parts))
+    text = (jax_dir / "experimental" / "pallas" / "ops" / "gpu" / "blackwell_matmul_mgpu.py").read_text()
+    text += "\n\nimport kernels_lib\n\n\ndef uses_the_library():\n  return kernels_lib.main(None)\n"
+    kernel = str(tmp_path / "kernel.py")
+    made = [analyze_source(text, kernel, want_facts=True) for _ in range(2)]
+    first, second = traces
+    assert first.replayed == 0 and second.replayed > 10  # jit, custom_vjp, named_scope, ... and their closures
+    assert _report(made[0]) == _report(made[1])
+    assert _state(first) == _state(second)
+
+
+def test_a_function_that_writes_its_module_state_is_made_every_time(tmp_path, traces):
+    _write(tmp_path, {"lib.py": """
+        import jax
+
+        CALLS = []
+
+
+        @jax.named_scope("pure")
+        def pure(x):
+          return [x]
+
+
+        @jax.named_scope("record")
+        def record(x):
+          CALLS.append(x)
+    """, "kernel.py": KERNEL})
+    reports = [_report(analyze_file(str(tmp_path / "kernel.py"))) for _ in range(2)]
+    assert reports[0] == reports[1] and reports[0][2] is None
+    first, second = traces
+    # `record` wrote to CALLS, which its module made: no run is kept after it, and none made
+    # before it either (`pure`'s, whose sites could show what was written later)
+    assert (first.replayed, second.replayed) == (0, 0)
+    assert _state(first) == _state(second)
+    assert not second.interp.world_clean
+
+
+def test_a_replay_that_needs_a_run_never_made_starts_over(tmp_path, traces):
+    library = """
+        import jax
+
+
+        def make_inner():
+          def inner(y):
+            return y
+          return inner
+
+
+        @jax.named_scope("outer")
+        def outer(x):
+          return jax.pure_callback(make_inner(), x, x)
+    """
+    calls_inner = textwrap.dedent(KERNEL) + "\n\ndef uses():\n  return lib.make_inner()(1)\n"
+    _write(tmp_path, {"lib.py": library, "calls.py": calls_inner, "plain.py": KERNEL})
+    plain = str(tmp_path / "plain.py")
+    fresh = _report(analyze_file(plain))
+    assert fresh[2] is None
+    fresh_state = _state(traces[-1])
+    reuse.KEPT_RUNS.clear()
+    # calls.py runs `inner` itself, so the closure `outer` lets escape is not run after it:
+    # the kept run of `outer` has no run of it, which plain.py needs
+    assert not analyze_file(str(tmp_path / "calls.py")).error
+    restarts = reuse.KEPT_RUNS.restarts
+    assert _report(analyze_file(plain)) == fresh
+    assert reuse.KEPT_RUNS.restarts == restarts + 1
+    assert _state(traces[-1]) == fresh_state
+    # the trace made again kept its own runs: the next one replays them whole
+    assert _report(analyze_file(plain)) == fresh
+    assert reuse.KEPT_RUNS.restarts == restarts + 1 and traces[-1].replayed == 2
+    assert _state(traces[-1]) == fresh_state
+
+
+def test_an_import_of_the_analysed_file_stops_replays(tmp_path, traces):
+    _write(tmp_path, {"lib.py": """
+        import jax
+
+        import kernel
+
+
+        @jax.named_scope("outer")
+        def outer(x):
+          return kernel.body(x, x, x)
+    """, "kernel.py": KERNEL})
+    reports = [_report(analyze_file(str(tmp_path / "kernel.py"))) for _ in range(2)]
+    assert reports[0] == reports[1] and reports[0][2] is None
+    assert [trace.replayed for trace in traces] == [0, 0]
+    assert not traces[-1].interp.world_clean
+
+
+def test_a_run_that_imports_a_project_module_is_made_every_time(tmp_path, traces):
+    # on replay that module could be the analysed file, whose code the run would run, or have
+    # changed since: such a run is not kept (a stub or library module it loads is loaded again)
+    _write(tmp_path, {"lib.py": """
+        import jax
+
+
+        @jax.named_scope("outer")
+        def outer(x):
+          import other
+          return other.VALUE
+    """, "other.py": "VALUE = 1\n", "kernel.py": KERNEL})
+    reports = [_report(analyze_file(str(tmp_path / "kernel.py"))) for _ in range(2)]
+    assert reports[0] == reports[1] and reports[0][2] is None
+    assert [trace.replayed for trace in traces] == [0, 0]
+    assert _state(traces[0]) == _state(traces[1])
+
+
+def test_a_closure_writing_to_what_its_run_made_keeps_no_run(tmp_path, traces):
+    # `inner`, let escape by `outer`'s run and run after it, appends to `box`, which that run
+    # made and its sites could show: neither run is kept
+    _write(tmp_path, {"lib.py": """
+        import jax
+
+
+        def make():
+          box = []
+
+          def inner(y):
+            box.append(y)
+          return inner, box
+
+
+        @jax.named_scope("outer")
+        def outer(x):
+          inner, box = make()
+          jax.pure_callback(inner, x)
+          return box
+    """, "kernel.py": KERNEL})
+    reports = [_report(analyze_file(str(tmp_path / "kernel.py"))) for _ in range(2)]
+    assert reports[0] == reports[1] and reports[0][2] is None
+    assert [trace.replayed for trace in traces] == [0, 0]
+    assert traces[0]._tainted and traces[1].interp.world_clean
+    assert _state(traces[0]) == _state(traces[1])
+
+
+def test_a_write_to_the_world_after_a_replay_starts_over(tmp_path, traces):
+    # plain.py keeps `outer`'s run; writes.py replays it, then its own decorated function
+    # writes to the module's list, which the replayed sites could show: it starts over
+    library = """
+        import jax
+
+        CONFIG = [1]
+
+
+        @jax.named_scope("outer")
+        def outer(x):
+          return CONFIG
+    """
+    writes = textwrap.dedent(KERNEL) + (  # `late` runs after the entry points, as `outer` does
+        "\n\ndef setup():\n  @jax.named_scope('late')\n  def late(x):\n    lib.CONFIG.append(x)\n")
+    _write(tmp_path, {"lib.py": library, "plain.py": KERNEL, "writes.py": writes})
+    fresh = _report(analyze_file(str(tmp_path / "writes.py")))
+    assert fresh[2] is None
+    fresh_state = _state(traces[-1])
+    reuse.KEPT_RUNS.clear()
+    assert not analyze_file(str(tmp_path / "plain.py")).error
+    restarts = reuse.KEPT_RUNS.restarts
+    assert _report(analyze_file(str(tmp_path / "writes.py"))) == fresh
+    assert reuse.KEPT_RUNS.restarts == restarts + 1
+    assert _state(traces[-1]) == fresh_state
