@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import hashlib
+import importlib.util
 import json
 import os
 import sys
@@ -50,6 +52,25 @@ RECENT = 2.0
 INTERPRETER = f"{sys.implementation.name} {sys.version}"
 
 
+def environment() -> str:
+    """The interpreter, and the installed jax whose kernel building blocks
+    (`jax.experimental.pallas.ops`) the analysis reads from source when a kernel hands them its
+    refs (`installed_jax`)."""
+    return f"{INTERPRETER} jax {installed_jax()}"
+
+
+@functools.lru_cache(maxsize=1)
+def installed_jax() -> str:
+    """Where jax is installed and its `version.py` as it is (size and modification time:
+    installing another jax writes it anew); found without importing jax, once per process."""
+    try:
+        spec = importlib.util.find_spec("jax")
+    except (ImportError, ValueError):
+        spec = None
+    locations = list(spec.submodule_search_locations or ()) if spec is not None else []
+    return repr([[location, _stamp(os.path.join(location, "version.py"))] for location in locations])
+
+
 def directory_for(settings: Settings, override: str | None = None) -> Path:
     """Beside the pyproject.toml that configures the file, else in the working directory."""
     if override:
@@ -60,11 +81,12 @@ def directory_for(settings: Settings, override: str | None = None) -> Path:
 def key(path: str, data: bytes, settings: Settings, kind: str = CHECK) -> str:
     """Everything that can change a verdict, but the project modules the analysis reads
     (their size and modification time are checked on load): the interpreter (its parser
-    decides what a syntax error is), the pallas-lsp version, what the entry records (`kind`),
+    decides what a syntax error is) and jax (`environment`), the pallas-lsp version, what the
+    entry records (`kind`),
     the settings that apply, the file's path and content."""
     chosen = (settings.select, settings.ignored_for(path), settings.budget)
     digest = hashlib.sha256()
-    for part in (INTERPRETER, __version__, kind, os.path.abspath(path), repr(chosen)):
+    for part in (environment(), __version__, kind, os.path.abspath(path), repr(chosen)):
         digest.update(part.encode("utf-8", "surrogatepass") + b"\0")
     digest.update(data)
     return digest.hexdigest()
@@ -148,7 +170,7 @@ class Index:
     ruff's cache, which trusts them too, and keeps a package's entries in one file); any other
     file is looked up by its content as before. A modification time within the last
     `RECENT` seconds is not trusted (git's "racy" entries: a second write in the same tick of a
-    coarse clock keeps both), nor is an index written by another interpreter or version. Two runs
+    coarse clock keeps both), nor is an index written by another interpreter, jax or version. Two runs
     writing at once lose some of each other's rows: a lookup by content then, never a wrong
     verdict."""
 
@@ -160,7 +182,7 @@ class Index:
         self.changed = False
         try:
             document = json.loads(self.file.read_text("utf-8"))
-            if document.get("interpreter") == INTERPRETER and isinstance(document.get("rows"), dict):
+            if document.get("interpreter") == environment() and isinstance(document.get("rows"), dict):
                 self.rows = document["rows"]
         except (OSError, ValueError, AttributeError):
             pass
@@ -190,7 +212,7 @@ class Index:
         try:
             _prepare(self.file.parent.parent)
             self.file.parent.mkdir(parents=True, exist_ok=True)
-            document = {"interpreter": INTERPRETER, "rows": self.rows}
+            document = {"interpreter": environment(), "rows": self.rows}
             _write_atomically(self.file, json.dumps(document, default=_enum_value))
             self.changed = False
         except OSError:

@@ -203,3 +203,28 @@ def test_a_kernel_whose_rules_come_through_its_imports_follows_them(tmp_path, mo
     flaked = flake8(tmp_path, "main.py")
     assert "main.py:6:12: PLS001" in flaked.stdout
     assert lines(flaked) == lines(flake8(tmp_path, "--pallas-no-cache", "main.py"))
+
+
+def test_another_jax_is_a_miss(tmp_path, monkeypatch):
+    """The analysis reads JAX's kernel building blocks from the installed source: an entry is
+    the verdict of one installed jax (its `version.py` as it is), for both frontends."""
+    import importlib.machinery
+    import importlib.util
+
+    from pallas_lsp.analysis import Settings
+
+    package = tmp_path / "jax"
+    package.mkdir()
+    (package / "version.py").write_text('_version = "0.10.2"\n')
+    spec = importlib.machinery.ModuleSpec("jax", None, is_package=True)
+    spec.submodule_search_locations = [str(package)]
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *args: spec if name == "jax" else None)
+    cache.installed_jax.cache_clear()
+    try:
+        before = cache.key("kernel.py", b"x = 1\n", Settings(), cache.FLAKE8)
+        (package / "version.py").write_text('_version = "0.10.30"\n')
+        cache.installed_jax.cache_clear()
+        assert cache.key("kernel.py", b"x = 1\n", Settings(), cache.FLAKE8) != before
+    finally:
+        monkeypatch.undo()
+        cache.installed_jax.cache_clear()
