@@ -110,12 +110,15 @@ def _settle(target: Target) -> tuple[FileReport | None, _Read]:
 
 def _prefiltered(target: Target, read: _Read) -> FileReport:
     """The report of a file the prefilter settles; with a cache, an entry too, valid while the
-    paths the prefilter looked at are unchanged."""
+    paths the prefilter looked at are unchanged (its walk of the file's project imports among
+    them: kept from the byte prefilter's, when that walked them)."""
     report = _report(target, _unused_noqa(target, read.text, []), None, 0)
     if target.cache is not None:
-        key = _cache_key(target, read.text)
+        data = read.text.encode("utf-8", "surrogatepass")
+        key = cache.key(target.path, data, target.settings)
         record = cache.load(Path(target.cache), key) or cache.store(
-            Path(target.cache), key, report.findings, None, 0, tuple(sorted(read.probed)), read.started)
+            Path(target.cache), key, report.findings, None, 0, cache.dependencies(target.path, data, (), read.probed),
+            read.started)
         if record is not None:
             _index(target.cache).put(target.path, read.stamp, target.settings, key, record)
     return report
