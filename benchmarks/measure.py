@@ -43,11 +43,15 @@ def cpu_time(function: Callable[[], object]) -> float:
 
 
 def commands_side_by_side(ours: Sequence[str], base: Sequence[str], repeat: int,
-                          env: dict | None = None) -> tuple[dict, dict]:
-    """CPU (children's user + system, best run) and wall (median) time of two commands."""
+                          env: dict | None = None, before_ours: Callable[[], object] | None = None
+                          ) -> tuple[dict, dict]:
+    """CPU (children's user + system, best run) and wall (median) time of two commands;
+    `before_ours` runs before each run of ours, untimed (to clear a cache, say)."""
     runs: dict[int, list[tuple[float, float]]] = {0: [], 1: []}
     for _ in range(repeat):
         for index, command in enumerate((ours, base)):
+            if index == 0 and before_ours is not None:
+                before_ours()
             runs[index].append(run_command(command, env))
     return tuple({"cpu": min(c for c, _ in runs[i]), "wall": statistics.median(w for _, w in runs[i])}
                  for i in (0, 1))  # type: ignore[return-value]

@@ -8,20 +8,30 @@ comes from `[tool.pallas-lint]` in the file's `pyproject.toml`, overridden by `-
 `--pallas-ignore` and `--pallas-budget`, read through the core's one settings loader: an
 unknown code in those options stops flake8 with the error, as a bad flake8 option does.
 `# noqa` is flake8's own business.
+
+Results are cached as `pallas-lint` caches them (`pallas_lsp.cache`: the same directory, keys
+and dependency checks; an entry of its own kind, holding every finding of the analysis, since
+flake8 applies `# noqa` itself): a file analysed before, unchanged, with unchanged settings and
+unchanged project modules it imports, is answered from `.pallas_lint_cache/` without importing
+astroid. `--pallas-no-cache` turns that off, `--pallas-cache-dir` moves it; standard input is
+never cached.
 """
 
 from __future__ import annotations
 
 import ast
 import logging
+import os
+import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from flake8.exceptions import ExecutionError  # type: ignore[import-untyped]
 
-from pallas_lsp import __version__, analysis
+from pallas_lsp import __version__, analysis, cache
 from pallas_lsp.analysis import (
-    FILE_NOT_ANALYSED, ConfigError, check_selectors, codes, mentions_pallas, not_analysed, resolve,
+    FILE_NOT_ANALYSED, ConfigError, Finding, Settings, check_selectors, codes, mentions_pallas, not_analysed,
+    resolve,
 )
 
 if TYPE_CHECKING:
@@ -43,6 +53,9 @@ class PallasChecker:
     name = "pallas-lsp"
     version = __version__
     overrides: ClassVar[dict[str, Any]] = {}
+    # (cached, the cache directory given): off until flake8 hands its options over, so a checker
+    # made outside flake8 (tests, other tools) writes no cache
+    caching: ClassVar[tuple[bool, str | None]] = (False, None)
 
     def __init__(self, tree: ast.AST, filename: str, lines: list[str]) -> None:
         self.tree = tree  # flake8's parse of `lines`: the analysis does not parse again
@@ -57,6 +70,13 @@ class PallasChecker:
                           help="pallas-lsp code prefixes not to report")
         parser.add_option("--pallas-budget", parse_from_config=True, type=float,
                           help="CPU seconds of analysis per file before giving up on it (default 10)")
+        parser.add_option("--pallas-no-cache", parse_from_config=True, action="store_true", default=False,
+                          help="analyse every file again instead of reusing the results of unchanged files "
+                               f"(kept in {cache.DIRECTORY}/, shared with pallas-lint)")
+        parser.add_option("--pallas-cache-dir", parse_from_config=True, metavar="DIR",
+                          default=os.environ.get("PALLAS_LINT_CACHE_DIR"),
+                          help=f"where results are kept (default: {cache.DIRECTORY}/ beside the pyproject.toml, "
+                               "else in the working directory; env PALLAS_LINT_CACHE_DIR)")
 
     @classmethod
     def parse_options(cls, options: Any) -> None:
@@ -68,6 +88,7 @@ class PallasChecker:
                 if options.pallas_ignore is not None else None,
                 "budget": options.pallas_budget,
             }
+            cls.caching = (not options.pallas_no_cache, options.pallas_cache_dir or None)
             if options.pallas_budget is not None and options.pallas_budget <= 0:
                 raise ConfigError("--pallas-budget: the budget must be a positive number of seconds")
         except ConfigError as error:
@@ -82,21 +103,39 @@ class PallasChecker:
         for finding in findings:
             yield finding.line, finding.col, f"{finding.code} {finding.message}", type(self)
 
-    def _findings(self) -> list:
+    def _findings(self) -> list[Finding]:
+        started = time.time()
         text = "".join(self.lines)
-        if not mentions_pallas(text, path=None if self.filename in _STDIN_NAMES else self.filename):
-            return []
         path = None if self.filename in _STDIN_NAMES else self.filename
+        caching, directory = self.caching
+        probed: set[str] = set()
+        if not mentions_pallas(text, path=path, probed=probed):
+            return []
         try:
             settings = resolve(path, **self.overrides, where="flake8 options")
         except ConfigError as error:
             log.warning("pallas-lsp: %s", error)
             return [not_analysed(f"invalid configuration: {error}")]
+        entry = None
+        if caching and path is not None:  # standard input is never cached
+            where, data = cache.directory_for(settings, directory), text.encode("utf-8", "surrogatepass")
+            entry = cache.key(path, data, settings, cache.FLAKE8)
+            record = cache.load(where, entry)
+            if record is not None:
+                return self._reported(path, settings, cache.findings(record), record["error"])
         tree = self.tree if isinstance(self.tree, ast.Module) else None
         result = analyze_source(text, path, select=settings.select, ignore=settings.ignored_for(path),
                                 budget=settings.budget, tree=tree)
-        if result.error:
-            log.warning("pallas-lsp: %s: not analysed: %s", self.filename, result.error)
+        if entry is not None and path is not None and cache.cacheable(result.error):
+            depends = cache.dependencies(path, data, result.dependencies, probed)
+            cache.store(where, entry, result.findings, result.error, 0, depends, started)
+        return self._reported(path, settings, result.findings, result.error)
+
+    def _reported(self, path: str | None, settings: Settings, findings: list[Finding], error: str | None
+                  ) -> list[Finding]:
+        """What flake8 is given of a verdict, fresh or cached alike."""
+        if error:
+            log.warning("pallas-lsp: %s: not analysed: %s", self.filename, error)
             if settings.enables(FILE_NOT_ANALYSED, path):
-                return [not_analysed(result.error), *result.findings]
-        return [finding.in_analysed_file() for finding in result.findings]  # flake8 reports in this file only
+                return [not_analysed(error), *findings]
+        return [finding.in_analysed_file() for finding in findings]  # flake8 reports in this file only

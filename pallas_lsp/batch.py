@@ -9,6 +9,7 @@ from __future__ import annotations
 import gc
 import os
 import sys
+import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -72,11 +73,13 @@ class _Read:
     text: str = ""
     stamp: list[int] | None = None  # its size and modification time before it was read (with a cache)
     probed: frozenset[str] = frozenset()  # the paths the prefilter's verdict depends on
+    started: float = 0.0  # when it was read (`cache.store`: a dependency changed since is not trusted)
 
 
 def _settle(target: Target) -> tuple[FileReport | None, _Read]:
     """The report of a file that needs no analysis (unreadable, without a trigger word, or
     with its result in the cache), else None; and what was read of it."""
+    started = time.time()
     stamp = cache.stamp(target.path) if target.cache is not None else None
     if target.cache is not None:  # unchanged since its entry was stored: not even read
         found = _index(target.cache).get(target.path, stamp, target.settings)
@@ -95,15 +98,9 @@ def _settle(target: Target) -> tuple[FileReport | None, _Read]:
     probed: set[str] = set()
     # (the words and import statements alone: the workers of a parallel run get the rest)
     passes = mentions_pallas(text, path=target.path, probed=probed) and not settled_from_text(text, target.path)
-    read = _Read(text, stamp, frozenset(probed))
+    read = _Read(text, stamp, frozenset(probed), started)
     if not passes:
-        report = _report(target, _unused_noqa(target, text, []), None, 0)
-        if target.cache is not None:  # an entry too, valid while the paths looked at are unchanged
-            key = _cache_key(target, text)
-            record = cache.load(Path(target.cache), key) or cache.store(
-                Path(target.cache), key, report.findings, None, 0, tuple(sorted(probed)))
-            _index(target.cache).put(target.path, stamp, target.settings, key, record)
-        return report, read
+        return _prefiltered(target, read), read
     if target.cache is not None:
         key = _cache_key(target, text)
         record = cache.load(Path(target.cache), key)
@@ -111,6 +108,22 @@ def _settle(target: Target) -> tuple[FileReport | None, _Read]:
             _index(target.cache).put(target.path, stamp, target.settings, key, record)
             return _cached_report(target, record), read
     return None, read
+
+
+def _prefiltered(target: Target, read: _Read) -> FileReport:
+    """The report of a file the prefilter settles; with a cache, an entry too, valid while the
+    paths the prefilter looked at are unchanged (its walk of the file's project imports among
+    them: kept from the byte prefilter's, when that walked them)."""
+    report = _report(target, _unused_noqa(target, read.text, []), None, 0)
+    if target.cache is not None:
+        data = read.text.encode("utf-8", "surrogatepass")
+        key = cache.key(target.path, data, target.settings)
+        record = cache.load(Path(target.cache), key) or cache.store(
+            Path(target.cache), key, report.findings, None, 0, cache.dependencies(target.path, data, (), read.probed),
+            read.started)
+        if record is not None:
+            _index(target.cache).put(target.path, read.stamp, target.settings, key, record)
+    return report
 
 
 def _cached_report(target: Target, record: dict) -> FileReport:
@@ -208,13 +221,14 @@ def _unused_noqa(target: Target, text: str, findings: list[Finding]) -> list[Fin
 
 def _cached_lint(target: Target, read: _Read) -> FileReport:
     findings, error, silenced, dependencies = _lint(target, read.text)
-    cacheable = error is None or error.startswith(("syntax error", "cannot decode"))
-    if target.cache is not None and cacheable:
+    if target.cache is not None and cache.cacheable(error):
         # what the analysis read, and what the prefilter looked at to let the file through
-        depends = tuple(sorted({*dependencies, *read.probed}))
-        key = _cache_key(target, read.text)
-        record = cache.store(Path(target.cache), key, findings, error, silenced, depends)
-        _index(target.cache).put(target.path, read.stamp, target.settings, key, record)
+        data = read.text.encode("utf-8", "surrogatepass")
+        depends = cache.dependencies(target.path, data, dependencies, read.probed)
+        key = cache.key(target.path, data, target.settings)
+        record = cache.store(Path(target.cache), key, findings, error, silenced, depends, read.started)
+        if record is not None:
+            _index(target.cache).put(target.path, read.stamp, target.settings, key, record)
     return _report(target, findings, error, silenced)
 
 

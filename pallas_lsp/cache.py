@@ -1,5 +1,6 @@
-"""The command line's result cache: a file analysed before, unchanged, with unchanged settings
-and unchanged project modules it imports, is not analysed again (as ruff's `.ruff_cache`).
+"""The result cache of `pallas-lint` and of the flake8 plugin: a file analysed before,
+unchanged, with unchanged settings and unchanged project modules it imports, is not analysed
+again (as ruff's `.ruff_cache`).
 
 Entries are JSON, never pickle: a cache directory inside a repository is not trusted to run
 code. An entry is keyed by the interpreter's version, the file's path, content, the settings that
@@ -9,27 +10,65 @@ trigger word in it or in the project modules it imports) has an entry too, whose
 are every path the prefilter looked at, there or not. `Index` finds a file's entry from its
 size and modification time, without reading the file, and holds a copy of the entry: an
 unchanged tree is one read of the index (as ruff's cache keeps a package's entries in one file).
+
+The frontends share the directory, the keys, the entries and their dependency checks; an entry
+is of one `kind`, part of its key, as each frontend records what it reports: `pallas-lint`
+(`CHECK`) the findings `# noqa` leaves and its PLS100, the flake8 plugin (`FLAKE8`) every
+finding of the analysis, as flake8 applies `# noqa` itself. Writes are atomic (a temporary file
+renamed), so processes writing at once (`-j`) never leave a torn entry; an entry that cannot be
+read back whole is a miss.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import functools
 import hashlib
+import importlib.util
 import json
 import os
 import sys
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from pallas_lsp import __version__
-from pallas_lsp.analysis import Applicability, Edit, Finding, Fix, Related, Settings, Severity, Span
+from pallas_lsp.analysis import Applicability, Edit, Finding, Fix, Related, Settings, Severity, Span, imported_data
 
 DIRECTORY = ".pallas_lint_cache"
+
+# What an entry records (see above).
+CHECK = "check"
+FLAKE8 = "flake8"
+
+# A file modified within this many seconds is not trusted to have its final stamp (git's "racy"
+# entries: a second write in the same tick of a coarse clock keeps both size and time).
+RECENT = 2.0
 
 # Python 3.12 parses what 3.11 calls a syntax error (PEP 695, PEP 701): an entry is the
 # verdict of one interpreter.
 INTERPRETER = f"{sys.implementation.name} {sys.version}"
+
+
+def environment() -> str:
+    """The interpreter, and the installed jax whose kernel building blocks
+    (`jax.experimental.pallas.ops`) the analysis reads from source when a kernel hands them its
+    refs (`installed_jax`)."""
+    return f"{INTERPRETER} jax {installed_jax()}"
+
+
+@functools.lru_cache(maxsize=1)
+def installed_jax() -> str:
+    """Where jax is installed and its `version.py` as it is (size and modification time:
+    installing another jax writes it anew); found without importing jax, once per process."""
+    try:
+        spec = importlib.util.find_spec("jax")
+    except (ImportError, ValueError):
+        spec = None
+    locations = list(spec.submodule_search_locations or ()) if spec is not None else []
+    return repr([[location, _stamp(os.path.join(location, "version.py"))] for location in locations])
 
 
 def directory_for(settings: Settings, override: str | None = None) -> Path:
@@ -39,21 +78,22 @@ def directory_for(settings: Settings, override: str | None = None) -> Path:
     return Path(settings.root or os.getcwd()) / DIRECTORY
 
 
-def key(path: str, data: bytes, settings: Settings) -> str:
+def key(path: str, data: bytes, settings: Settings, kind: str = CHECK) -> str:
     """Everything that can change a verdict, but the project modules the analysis reads
     (their size and modification time are checked on load): the interpreter (its parser
-    decides what a syntax error is), the pallas-lsp version, the settings that apply, the
-    file's path and content."""
+    decides what a syntax error is) and jax (`environment`), the pallas-lsp version, what the
+    entry records (`kind`),
+    the settings that apply, the file's path and content."""
     chosen = (settings.select, settings.ignored_for(path), settings.budget)
     digest = hashlib.sha256()
-    for part in (INTERPRETER, __version__, os.path.abspath(path), repr(chosen)):
+    for part in (environment(), __version__, kind, os.path.abspath(path), repr(chosen)):
         digest.update(part.encode("utf-8", "surrogatepass") + b"\0")
     digest.update(data)
     return digest.hexdigest()
 
 
 def load(directory: Path, entry: str) -> dict | None:
-    """The cached report, or None (missing, unreadable, or a dependency has changed)."""
+    """The cached report, or None (missing, unreadable, not whole, or a dependency has changed)."""
     try:
         return current(json.loads((directory / __version__ / entry[:2] / f"{entry}.json").read_text("utf-8")))
     except (OSError, ValueError):
@@ -61,31 +101,62 @@ def load(directory: Path, entry: str) -> dict | None:
 
 
 def current(record: Any) -> dict | None:
-    """The record, while every project module it depends on is as it was (else None)."""
+    """The record, while every project module it depends on is as it was (else None); a
+    record that is not whole (a findings list that does not read back, no error or count)
+    is None too."""
     try:
-        if all(_stamp(path) == stamp for path, stamp in record["dependencies"]):
-            return record
-    except (KeyError, TypeError, ValueError):
-        pass
-    return None
+        if not all(_stamp(path) == stamp for path, stamp in record["dependencies"]):
+            return None
+        findings(record)
+        if not (record["error"] is None or isinstance(record["error"], str)) or type(record["silenced"]) is not int:
+            return None
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None
+    return record
+
+
+def cacheable(error: str | None) -> bool:
+    """Whether a verdict is the file's own and may be kept: findings, or a reason that the
+    next run would give again (a syntax error, bytes that do not decode), not a budget hit
+    or an internal error."""
+    return error is None or error.startswith(("syntax error", "cannot decode"))
+
+
+def dependencies(path: str, data: bytes, analysed: Iterable[str], probed: Iterable[str]) -> tuple[str, ...]:
+    """What the verdict on the file at `path` (its bytes `data`) depends on besides itself:
+    the project modules the analysis read (`analysed`), the paths the byte prefilter looked at
+    (`probed`), and every path the prefilter's walk of its project imports looks at, there or
+    not (the analysis asks that walk too, before astroid: a helper module given a trigger word
+    may let a rule through). The walk is kept per file by the prefilter, so asking it again
+    costs a check of its stamps."""
+    walked: set[str] = set()
+    imported_data(data, path, probed=walked)
+    return tuple(sorted({*analysed, *probed, *walked}))
 
 
 def store(directory: Path, entry: str, findings: list[Finding], error: str | None, silenced: int,
-          dependencies: tuple[str, ...]) -> dict:
-    """Write an entry (a cache that cannot be written is simply not used); the record written."""
+          dependencies: tuple[str, ...], started: float | None = None) -> dict | None:
+    """Write an entry (a cache that cannot be written is simply not used); the record written,
+    None when it is not to be kept: `started` is when the file was first read for this
+    verdict, and a dependency modified after that, or within `RECENT` seconds before it, may
+    have been read before its last change, which its stamp now shows (not kept: a miss next
+    time, never a stale verdict)."""
+    stamps = {path: _stamp(path) for path in dependencies}
     record = {
         "findings": [dataclasses.asdict(finding) for finding in findings],
         "error": error,
         "silenced": silenced,
-        "dependencies": [[path, _stamp(path)] for path in dependencies],
+        "dependencies": [[path, stamp] for path, stamp in stamps.items()],
     }
+    if started is not None:
+        limit = (started - Index.RECENT) * 1e9
+        if any(stamp is not None and stamp[1] > limit for stamp in stamps.values()):
+            return None
     target = directory / __version__ / entry[:2] / f"{entry}.json"
     try:
         _prepare(directory)
         target.parent.mkdir(parents=True, exist_ok=True)
-        temporary = target.with_suffix(f".{os.getpid()}.tmp")
-        temporary.write_text(json.dumps(record, default=_enum_value), "utf-8")
-        os.replace(temporary, target)
+        _write_atomically(target, json.dumps(record, default=_enum_value))
     except OSError:
         pass
     return record
@@ -99,11 +170,11 @@ class Index:
     ruff's cache, which trusts them too, and keeps a package's entries in one file); any other
     file is looked up by its content as before. A modification time within the last
     `RECENT` seconds is not trusted (git's "racy" entries: a second write in the same tick of a
-    coarse clock keeps both), nor is an index written by another interpreter or version. Two runs
+    coarse clock keeps both), nor is an index written by another interpreter, jax or version. Two runs
     writing at once lose some of each other's rows: a lookup by content then, never a wrong
     verdict."""
 
-    RECENT = 2.0
+    RECENT = RECENT
 
     def __init__(self, directory: Path) -> None:
         self.file = directory / __version__ / "index.json"
@@ -111,7 +182,7 @@ class Index:
         self.changed = False
         try:
             document = json.loads(self.file.read_text("utf-8"))
-            if document.get("interpreter") == INTERPRETER and isinstance(document.get("rows"), dict):
+            if document.get("interpreter") == environment() and isinstance(document.get("rows"), dict):
                 self.rows = document["rows"]
         except (OSError, ValueError, AttributeError):
             pass
@@ -141,10 +212,8 @@ class Index:
         try:
             _prepare(self.file.parent.parent)
             self.file.parent.mkdir(parents=True, exist_ok=True)
-            temporary = self.file.with_suffix(f".{os.getpid()}.tmp")
-            document = {"interpreter": INTERPRETER, "rows": self.rows}
-            temporary.write_text(json.dumps(document, default=_enum_value), "utf-8")
-            os.replace(temporary, self.file)
+            document = {"interpreter": environment(), "rows": self.rows}
+            _write_atomically(self.file, json.dumps(document, default=_enum_value))
             self.changed = False
         except OSError:
             pass
@@ -169,8 +238,21 @@ def _prepare(directory: Path) -> None:
     if (directory / ".gitignore").exists():
         return
     directory.mkdir(parents=True, exist_ok=True)
-    (directory / ".gitignore").write_text("# Automatically created by pallas-lint.\n*\n", "utf-8")
-    (directory / "CACHEDIR.TAG").write_text("Signature: 8a477f597d28d172789f06886806bc55\n", "utf-8")
+    _write_atomically(directory / "CACHEDIR.TAG", "Signature: 8a477f597d28d172789f06886806bc55\n")
+    _write_atomically(directory / ".gitignore", "# Automatically created by pallas-lint.\n*\n")
+
+
+def _write_atomically(target: Path, text: str) -> None:
+    """Write `target` whole or not at all: processes writing the same file at once (flake8's
+    and `pallas-lint`'s `-j`) each write their own temporary file and rename it."""
+    temporary = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+    try:
+        temporary.write_text(text, "utf-8")
+        os.replace(temporary, target)
+    except OSError:
+        with contextlib.suppress(OSError):
+            temporary.unlink()
+        raise
 
 
 def _stamp(path: str) -> list[int] | None:

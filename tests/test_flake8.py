@@ -116,13 +116,15 @@ def test_budget_override_reaches_the_analysis(monkeypatch):
 
     monkeypatch.setattr("flake8_pallas.analyze_source", fake)
     PallasChecker.parse_options(types.SimpleNamespace(pallas_select=None, pallas_ignore=["pls002"],
-                                                      pallas_budget=0.5))
+                                                      pallas_budget=0.5, pallas_no_cache=True,
+                                                      pallas_cache_dir=None))
     try:
         lines = ["plgpu.TMEM((1, 1), f32)\n"]
         tree = ast.parse("".join(lines))
         list(PallasChecker(tree, "x.py", lines).run())
     finally:
         PallasChecker.overrides = {}
+        PallasChecker.caching = (False, None)
     # flake8's tree is handed on: the analysis does not parse the file again
     assert seen == {"select": ("PLS",), "ignore": ("PLS002",), "budget": 0.5, "tree": tree}
 
