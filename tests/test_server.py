@@ -426,3 +426,22 @@ async def test_run_on_save(on_save_client: LanguageClient, example):
     client.text_document_did_save(t.DidSaveTextDocumentParams(t.TextDocumentIdentifier(uri=uri)))
     await _until(lambda: seen[-1].version == 2)
     assert [d.code for d in seen[-1].diagnostics] == ["PLS002"]
+
+
+# -- a file another open file's analysis read -------------------------------------------------
+
+async def test_a_file_an_open_files_analysis_read_is_analysed_from_its_own_text(vscode: LanguageClient, tmp_path):
+    # A's analysis follows its helper module's runner, which imports B inside a function:
+    # opened next, B still gets its own finding on the marked line (JAX-confirmed:
+    # tests/test_engine_projects.py), and again once both are edited (unsaved)
+    from test_engine_projects import PROJECTS, _project
+
+    kernel, a = _project(tmp_path, PROJECTS["imported in a function"])
+    marked = _line_of(kernel.read_text(), "# PLS001")
+    a_uri = open_file(vscode, a)
+    assert await diagnostics(vscode, a_uri) == []
+    uri = open_file(vscode, kernel)
+    assert [(d.code, d.range.start.line) for d in await diagnostics(vscode, uri)] == [("PLS001", marked)]
+    change(vscode, a_uri, 2, a.read_text() + "\n")
+    change(vscode, uri, 2, kernel.read_text() + "\n")
+    assert [(d.code, d.range.start.line) for d in await next_publish(vscode, uri)] == [("PLS001", marked)]

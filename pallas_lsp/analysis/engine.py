@@ -237,6 +237,7 @@ def _analyze(job: _Job, deadline: float) -> list[Finding]:
         warnings.simplefilter("ignore", SyntaxWarning)
         _enter_project(root)
         _drop_changed_modules(manager)
+        _make_way_for(manager, name)
         with brain.requested_modules() as read:
             try:
                 trees = job.session.trees
@@ -311,6 +312,19 @@ def _drop_changed_modules(manager: AstroidManager) -> None:
         if cached is None or cached.file != file or _source_stamp(file) != stamp:
             del _kept[modname]
             manager.astroid_cache.pop(modname, None)
+
+
+def _make_way_for(manager: AstroidManager, name: str) -> None:
+    """The analysed file's tree is the one built from its text, and the one other modules
+    import under its name while it is analysed. astroid caches a built module only if its name
+    is not known yet: a copy an earlier analysis read from the disk (the analysed file imported
+    by a project module, even in a function) would stand in for it wherever a project module
+    imports it, and the trace would follow that copy, whose nodes are not the analysed file's
+    (its findings moved or doubled). That copy goes first. (`jax.*` names are our stubs'.)"""
+    if brain.is_jax_module(name):
+        return
+    _kept.pop(name, None)
+    manager.astroid_cache.pop(name, None)
 
 
 def _source_stamp(path: str) -> object:
