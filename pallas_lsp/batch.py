@@ -282,14 +282,16 @@ class _Workers:
     def __init__(self, targets: list[Target], jobs: int) -> None:
         self.targets, self.jobs = targets, jobs
         self.sizes: dict[int, int] = {}
+        self.total = 0  # their bytes
         self.pool: ProcessPoolExecutor | None = None
         self.futures: dict[Future[FileReport], int] = {}
 
     def add(self, index: int) -> None:
-        self.sizes[index] = _size(self.targets[index].path)
+        self.sizes[index] = size = _size(self.targets[index].path)
+        self.total += size
         if self.pool is not None:
             self._submit(index)
-        elif len(self.sizes) > 1 and sum(self.sizes.values()) >= POOL_MIN_BYTES:
+        elif len(self.sizes) > 1 and self.total >= POOL_MIN_BYTES:
             self.pool = _pool(self.jobs)
             for waiting in self._largest_first():
                 self._submit(waiting)

@@ -149,7 +149,7 @@ def store(directory: Path, entry: str, findings: list[Finding], error: str | Non
         "dependencies": [[path, stamp] for path, stamp in stamps.items()],
     }
     if started is not None:
-        limit = (started - Index.RECENT) * 1e9
+        limit = (started - RECENT) * 1e9
         if any(stamp is not None and stamp[1] > limit for stamp in stamps.values()):
             return None
     target = directory / __version__ / entry[:2] / f"{entry}.json"
@@ -174,7 +174,6 @@ class Index:
     writing at once lose some of each other's rows: a lookup by content then, never a wrong
     verdict."""
 
-    RECENT = RECENT
 
     def __init__(self, directory: Path) -> None:
         self.file = directory / __version__ / "index.json"
@@ -198,7 +197,7 @@ class Index:
         return row[1], row[2] if len(row) == 3 and isinstance(row[2], dict) else None
 
     def put(self, path: str, stamp: list[int] | None, settings: Settings, entry: str, record: dict) -> None:
-        if stamp is None or stamp[1] / 1e9 > time.time() - self.RECENT:
+        if stamp is None or stamp[1] / 1e9 > time.time() - RECENT:
             return
         row = self._row(path, settings)
         if self.rows.get(row) != [stamp, entry, record]:

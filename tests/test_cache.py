@@ -96,7 +96,7 @@ def _count_entry_loads(monkeypatch) -> list[str]:
 
 def test_an_unchanged_file_is_not_even_read(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(cache.Index, "RECENT", 0.0)  # the files were written a moment ago
+    monkeypatch.setattr(cache, "RECENT", 0.0)  # the files were written a moment ago
     (tmp_path / "kernel.py").write_text((TESTS.parent / "examples" / "collective_matmul.py").read_text())
     (tmp_path / "plain.py").write_text("x = 1  # noqa: PLS001\n")
     _run("--output-format", "json", ".")
@@ -116,7 +116,7 @@ def test_a_file_the_prefilter_settled_follows_its_imports(tmp_path, monkeypatch,
     """No trigger word in the file: its verdict depends on the project modules it imports, and
     on those it would import that do not exist yet."""
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(cache.Index, "RECENT", 0.0)
+    monkeypatch.setattr(cache, "RECENT", 0.0)
     kernel = (TESTS.parent / "examples" / "collective_matmul.py").read_text()
     (tmp_path / "main.py").write_text("from helpers import make\nfrom other import build\n\nmake()\nbuild()\n")
     (tmp_path / "helpers.py").write_text("def make():\n    return 1\n")

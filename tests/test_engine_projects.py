@@ -117,11 +117,8 @@ def _marked(path):
 
 # B (the kernel file) and the project modules beside it; A imports B's helper module (and
 # nothing else, unless given)
-_RUN = """
-    @jax.named_scope("run")
-    def run(a):
-      {imports}
-      kernel = plgpu.kernel(
+# a 2-CTA kernel of `body` (the call, indented for a function's body)
+_BUILD = """plgpu.kernel(
           {body},
           out_type=jax.ShapeDtypeStruct((128, 128), jnp.float16),
           cluster=(2,),
@@ -132,7 +129,12 @@ _RUN = """
               plgpu.TMEM((128, 256), jnp.float32),
               plgpu.Barrier(orders_tensor_core=True),
           ],
-      )
+      )"""
+_RUN = """
+    @jax.named_scope("run")
+    def run(a):
+      {imports}
+      kernel = """ + _BUILD + """
       return kernel(a)
 """
 _HEAD = """
@@ -181,18 +183,7 @@ PROJECTS = {
         "kernel_b.py": _kernel("""
 
     def make_kernel():
-      return plgpu.kernel(
-          body,
-          out_type=jax.ShapeDtypeStruct((128, 128), jnp.float16),
-          cluster=(2,),
-          cluster_names=("x",),
-          scratch_types=[
-              plgpu.SMEM((128, 64), jnp.float16),
-              plgpu.SMEM((64, 128), jnp.float16),
-              plgpu.TMEM((128, 256), jnp.float32),
-              plgpu.Barrier(orders_tensor_core=True),
-          ],
-      )
+      return """ + _BUILD.format(body="body") + """
 
 
     def case_b():

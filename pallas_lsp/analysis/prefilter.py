@@ -603,8 +603,13 @@ def _in_comment(data: bytes, at: int) -> bool:
     """Is offset `at` in a comment or a string, told from its line alone? So it is when a `#`
     is before it on its line and no quote: if the line starts in code, the `#` starts a
     comment; if it starts inside a string, nothing on the line before `at` can close it."""
-    start = max(data.rfind(b"\n", 0, at), data.rfind(b"\r", 0, at)) + 1
+    start = _line_start(data, at)
     return data.find(b"#", start, at) >= 0 and not _QUOTE.search(data, start, at)
+
+
+def _line_start(data: bytes, at: int) -> int:
+    """Where the physical line holding offset `at` starts (`\r\n`, `\r` and `\n` end lines)."""
+    return max(data.rfind(b"\n", 0, at), data.rfind(b"\r", 0, at)) + 1
 
 
 _NOT_A_STATEMENT: Any = object()
@@ -621,7 +626,7 @@ def _import_at(data: bytes, at: int) -> Any:
     `from` clause and holds no `;` or `:` and the line does not continue the one before it
     with a backslash (a comment, a docstring's prose, `x.import`); a `;`, a `:`, a backslash,
     non-ASCII text before it are not known."""
-    start = max(data.rfind(b"\n", 0, at), data.rfind(b"\r", 0, at)) + 1
+    start = _line_start(data, at)
     before = start - 1
     if before > 0 and data[before] == ord("\n") and data[before - 1] == ord("\r"):
         before -= 1
