@@ -1,10 +1,12 @@
 """What a fresh process does before it analyses (`README.md`, Speed, pre-commit) changes no
 result: astroid's builtins are the tree astroid builds itself, the API's signature stubs are
-the trees astroid's transforms would leave, and a `pallas-lint check` of one file loads only
-what it uses."""
+the trees astroid's transforms would leave, a `pallas-lint check` of one file loads only
+what it uses, and the modules astroid reads, built without its transforms, give the findings
+they give with them."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -93,3 +95,94 @@ def test_a_check_of_one_file_loads_only_what_it_uses(tmp_path):
     loaded = set(done.stdout.split()[-1000:]) if done.stdout else set()
     assert {"astroid", "pallas_lsp.analysis.engine"} <= loaded  # it analysed the file
     assert not loaded & {"tempfile", "tomllib", "difflib"}  # (logging imports traceback)
+
+
+# Analyses of every fixture and of a project whose helper module holds a dataclass and an enum,
+# printed as findings, with astroid's transforms skipped (as we build) or applied to the modules
+# astroid reads (as astroid would), and the stdlib modules astroid built meanwhile.
+_FINDINGS = r"""
+import glob, json, os, sys
+import astroid
+from astroid.manager import AstroidManager
+from pallas_lsp.analysis import analyze_source, brain
+from pallas_lsp.analysis.trace import resolver
+if sys.argv[1] == "transformed":
+    brain._without_transforms = lambda builder: None
+    parse = astroid.parse
+    resolver.astroid.parse = lambda *args, apply_transforms=True, **kwargs: parse(*args, **kwargs)
+found = {}
+for path in sorted(glob.glob(os.path.join(sys.argv[2], "**", "*.py"), recursive=True)):
+    with open(path, encoding="utf-8") as file:
+        result = analyze_source(file.read(), path)
+    found[path] = [[f.code, f.span.line, f.span.col, f.message] for f in result.findings] + [result.error]
+stdlib = sorted(name for name in AstroidManager().astroid_cache if name in ("enum", "dataclasses", "typing"))
+print(json.dumps([found, stdlib]))
+"""
+
+_HELPER = """\
+import dataclasses
+import enum
+
+
+class Mode(enum.Enum):
+    SINGLE = 1
+    PAIR = 2
+
+
+@dataclasses.dataclass(frozen=True)
+class Config:
+    mode: Mode = Mode.SINGLE
+    collective: bool = False
+"""
+
+_KERNEL = """\
+import jax
+import jax.numpy as jnp
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import mosaic_gpu as plgpu
+
+from helpers import Config
+
+CONFIG = Config()
+
+
+def matmul(a, b):
+    def kernel(a_gmem, b_gmem, out_gmem, a_smem, b_smem, acc_tmem, barrier):
+        plgpu.tcgen05_mma(acc_tmem, a_smem, b_smem, barrier, collective_axis="x")
+
+    return plgpu.kernel(
+        kernel,
+        out_type=jax.ShapeDtypeStruct((128, 128), jnp.float32),
+        cluster=(2,),
+        cluster_names=("x",),
+        scratch_types=[
+            plgpu.SMEM((128, 64), jnp.float16),
+            plgpu.SMEM((64, 128), jnp.float16),
+            plgpu.TMEM((128, 256), jnp.float32, collective=CONFIG.collective),
+            plgpu.Barrier(orders_tensor_core=True),
+        ],
+    )(a, b)
+"""
+
+
+def test_modules_astroid_reads_are_built_without_its_transforms(tmp_path):
+    """The trace runs a module's code itself, classes and dataclasses by its own rules: the
+    findings are the same whether astroid's transforms ran on the modules it read or not, and
+    without them astroid builds no stdlib module for their predicates."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "helpers.py").write_text(_HELPER, encoding="utf-8")
+    (project / "kernel.py").write_text(_KERNEL, encoding="utf-8")
+
+    def run(mode: str, directory) -> list:
+        done = subprocess.run([sys.executable, "-c", _FINDINGS, mode, str(directory)], capture_output=True,
+                              text=True, cwd=ROOT, check=True)
+        return json.loads(done.stdout)
+
+    ours, built = run("ours", project)
+    transformed, built_transformed = run("transformed", project)
+    assert ours == transformed
+    # JAX 0.10.2 and 0.12 raise "Accumulator Ref must be collective if collective_axis is set."
+    assert [code for code, *_ in ours[str(project / "kernel.py")][:-1]] == ["PLS001"]
+    assert built == [] and "dataclasses" in built_transformed
+    assert run("ours", ROOT / "tests" / "fixtures")[0] == run("transformed", ROOT / "tests" / "fixtures")[0]

@@ -238,8 +238,21 @@ def _stub_imports(original: _ModuleFromName) -> _ModuleFromName:
 _FileBuild = Callable[[AstroidBuilder, str, str | None], nodes.Module]
 
 
+def _without_transforms(builder: AstroidBuilder) -> None:
+    """Build a module astroid reads from a file (a project module the trace imports, a stdlib
+    module astroid's own lookups reach) without astroid's transforms, as the analysed file is.
+    The trace runs a module's code itself (its classes, dataclasses and enums by its own
+    rules) and reads none of what the transforms add; their predicates, though, infer every
+    class's bases and decorators, and so build the modules those come from: a tokamax kernel
+    whose project module is decorated with `pydantic.dataclasses.dataclass` had astroid build
+    pydantic, typing, enum, re and 40 more in its first analysis (2.2 s of 2.3 s)."""
+    if hasattr(builder, "_apply_transforms"):  # astroid 4's flag; another astroid only builds slower
+        builder._apply_transforms = False
+
+
 def _overlay_files(original: _FileBuild) -> _FileBuild:
     def file_build(self: AstroidBuilder, path: str, modname: str | None = None) -> nodes.Module:
+        _without_transforms(self)
         text = overlay_text(path) if path else None
         stamp = ("overlay", hash(text)) if text is not None else _file_stamp(path)
         failed = _unbuildable.get((path, modname))

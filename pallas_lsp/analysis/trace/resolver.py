@@ -137,7 +137,8 @@ def _library_module(modname: str) -> nodes.Module | None:
     try:
         with open(path, encoding="utf-8") as file:
             text = file.read()
-        tree = astroid.parse(text, module_name=f"<pallas-lsp library {modname}>", path=path)
+        # (without astroid's transforms, as project modules are: `brain._without_transforms`)
+        tree = astroid.parse(text, module_name=f"<pallas-lsp library {modname}>", path=path, apply_transforms=False)
     except (OSError, UnicodeDecodeError, SyntaxError, astroid.AstroidError, RecursionError, ValueError):
         return None
     tree.pallas_library = modname  # type: ignore[attr-defined]  # our marker on astroid's tree; read by getattr
