@@ -5,7 +5,7 @@ sequences over the fixtures, generated corpus programs and real kernels (the ins
 package's, and JAX's and tokamax's repositories when $PALLAS_REALCODE_JAX /
 $PALLAS_REALCODE_TOKAMAX name them). The edits are the kinds that move reused trees and
 invalidate them: comment lines and statements inserted anywhere, lines deleted (sometimes
-leaving a syntax error), attribute assignments and `global` declarations, definitions moved,
+leaving a syntax error), attribute assignments, `global` declarations and `:=`, definitions moved,
 duplicated and renamed, and undo to an earlier version.
 """
 
@@ -56,7 +56,7 @@ def _edit(text: str, rng: random.Random, step: int, history: list[str]) -> str:
     starts = [(line, column) for line, column in _statement_starts(tree)
               if line <= len(lines) and lines[line - 1][:column].isspace() or column == 0]
     kind = rng.choice(["comment", "statement", "statement", "attribute", "global", "delete",
-                       "move", "duplicate", "rename", "undo"])
+                       "move", "duplicate", "rename", "undo", "walrus", "walrus default"])
     definitions = [s for s in tree.body if isinstance(s, (ast.FunctionDef, ast.ClassDef))]
     if kind == "undo" and history:
         return history[rng.randrange(len(history))]
@@ -87,6 +87,9 @@ def _edit(text: str, rng: random.Random, step: int, history: list[str]) -> str:
         "statement": f"{indent}edit_{step} = {step}\n",
         "attribute": f"{indent}{rng.choice(['self', 'edit_target', 'jax'])}.edit_{step} = {step}\n",
         "global": f"{indent}global edit_{step}\n",
+        "walrus": f"{indent}edit_{step} = (walrus_{step} := {step})\n",  # binds where it stands
+        # ... binds around the definition
+        "walrus default": f"{indent}def edit_{step}(x=(walrus_{step} := {step})):\n{indent}    return x\n",
     }.get(kind)
     if new is None:  # delete a line
         index = rng.randrange(len(lines))
@@ -319,7 +322,32 @@ def user():
 '''
 
 
-@pytest.mark.parametrize("name", ["self_attributes", "family_kernels.py", "closure_nested.py"])
+# `:=` binding in its own function, in a comprehension (the function's), in the class body, and
+# in the scope around a definition (a default value: `inner`'s in `outer`, `top`'s in the module)
+_WALRUSES = '''
+def body_walrus(values):
+    if (n := len(values)) > 2:
+        return n
+    return [y for x in values if (y := x)]
+
+
+def outer():
+    def inner(x=(bound := 3)):
+        return x
+    return inner, bound
+
+
+def top(x=(module_level := 4)):
+    return x
+
+
+class Config:
+    size = (width := 8)
+'''
+_SOURCES = {"self_attributes": _CLASS_WITH_SELF_ATTRIBUTES, "walruses": _WALRUSES}
+
+
+@pytest.mark.parametrize("name", ["self_attributes", "walruses", "family_kernels.py", "closure_nested.py"])
 def test_reused_trees_equal_fresh_trees_over_edit_sequences(name: str) -> None:
     """Node for node, after every edit of a random sequence: what astroid's post-build step
     records (`self.x = ...` on its class) stays right when only some definitions are rebuilt."""
@@ -328,7 +356,7 @@ def test_reused_trees_equal_fresh_trees_over_edit_sequences(name: str) -> None:
     from pallas_lsp.analysis import brain, engine
 
     brain.install()
-    text = _CLASS_WITH_SELF_ATTRIBUTES if name == "self_attributes" else (TESTS / "fixtures" / name).read_text()
+    text = _SOURCES[name] if name in _SOURCES else (TESTS / "fixtures" / name).read_text()
     rng = random.Random(3)
     manager = AstroidManager()
     memo = TreeMemo()
@@ -342,6 +370,26 @@ def test_reused_trees_equal_fresh_trees_over_edit_sequences(name: str) -> None:
         except SyntaxError:
             continue
         assert _dump(memo.build(manager, text, "m", "m.py", engine._parse(text))) == expected, f"edit {step}:\n{text}"
+
+
+def test_a_walrus_binding_inside_its_definition_leaves_it_reusable() -> None:
+    """`:=` in a function's body binds in that function: the function is kept while its text
+    is; one in a default value binds around the definition, which is built again each time
+    (the definition around it, holding both, is kept)."""
+    from astroid.manager import AstroidManager
+
+    from pallas_lsp.analysis import brain, engine
+
+    brain.install()
+    manager = AstroidManager()
+    memo = TreeMemo()
+    edited = _WALRUSES + "\n# an edit\n"
+    first = memo.build(manager, _WALRUSES, "m", "m.py", engine._parse(_WALRUSES))
+    second = memo.build(manager, edited, "m", "m.py", engine._parse(edited))
+    assert _dump(second) == _dump(brain.build(manager, edited, "m", "m.py", engine._parse(edited)))
+    kept = {node.name for node in second.body if any(node is old for old in first.body)}
+    assert kept == {"body_walrus", "outer", "Config"}  # `inner` binds in `outer`, `top` in the module
+    assert "bound" in second.body[1].locals and "module_level" in second.locals
 
 
 def test_a_method_recording_on_its_class_is_built_again_with_the_class() -> None:

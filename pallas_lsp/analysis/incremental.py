@@ -10,7 +10,10 @@ rebuilds that kernel and the definitions around it, not their unchanged neighbou
 A reused subtree must be the tree a fresh build would make. Its text fixes its stdlib tree, and
 so its astroid tree, except where astroid's build reaches outside the statement; those
 statements are never kept:
-- `global` declarations and `:=` in decorators or defaults bind names in the module;
+- `global` declarations bind names in the module;
+- a `:=` whose target astroid binds in a scope around the definition (as a default value or
+  an annotation of its own parameters: `def f(x=(n := 4))` binds `n` where `f` is defined) is
+  not kept, since a kept one would not bind it again (`:=` binding inside the definition is);
 - `# type:` comments are read or not depending on the rest of the file (`engine._parse`);
 - an attribute assignment (`obj.attr = ...`) that astroid's post-build step records on a node
   outside its own definition (or on something it cannot follow): neither definition is kept,
@@ -104,7 +107,7 @@ class TreeMemo:
         return module
 
 
-_NOT_SELF_CONTAINED = re.compile(r"\bglobal\b|:=|#\s*type:")  # see the module's docstring
+_NOT_SELF_CONTAINED = re.compile(r"\bglobal\b|#\s*type:")  # see the module's docstring
 
 
 def _segments(text: str, tree: ast.Module) -> dict[ast.stmt, tuple[str, int]]:
@@ -184,6 +187,8 @@ class _Builder(AstroidBuilder):
         module = brain.module_of_tree(rebuilder, self._tree, modname, path)
         self.definitions = set(_definitions(module))
         self.units = {node for node in self.definitions if _end(node) in self._ends}
+        for walrus in rebuilder.walruses:
+            self._taint_reaching(walrus, walrus.frame())
         return module, rebuilder
 
     def _post_build(self, module: nodes.Module, rebuilder: TreeRebuilder, encoding: str) -> nodes.Module:
@@ -193,6 +198,12 @@ class _Builder(AstroidBuilder):
             return super()._post_build(module, rebuilder, encoding)
         finally:
             brain.release(rebuilder)
+
+    def _taint_reaching(self, node: nodes.NodeNG, binds_in: nodes.NodeNG) -> None:
+        """`node` binds a name in the scope `binds_in`: a definition holding `node` but not
+        that scope is not self-contained."""
+        theirs = self._units_of(binds_in)
+        self.tainted.update(unit for unit in self._units_of(node) if unit not in theirs)
 
     def delayed_assattr(self, node: nodes.AssignAttr) -> None:
         mine = self._units_of(node)
@@ -249,6 +260,12 @@ class _Rebuilder(TreeRebuilder):
         super().__init__(manager, data)
         self._reuse = reuse
         self._reused = reused
+        self.walruses: list[nodes.NamedExpr] = []  # built here, not in a reused subtree
+
+    def visit_namedexpr(self, node: ast.NamedExpr, parent: nodes.NodeNG) -> nodes.NamedExpr:
+        built = super().visit_namedexpr(node, parent)
+        self.walruses.append(built)
+        return built
 
     def visit(self, node: Any, parent: nodes.NodeNG) -> Any:
         found = self._reuse.get(node) if isinstance(node, _DEFINITIONS) else None
