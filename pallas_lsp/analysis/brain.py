@@ -179,6 +179,7 @@ def forget_inferences() -> None:
             model.context = None  # type: ignore[attr-defined]  # set by some models only (ClassModel)
 
 
+@functools.cache  # astroid's classes are all defined once it is imported
 def _object_models() -> tuple[ObjectModel, ...]:
     """The object models astroid's node and proxy classes hold as `special_attributes`."""
     from astroid import bases, objects  # noqa: F401 - their classes hold models too

@@ -8,6 +8,8 @@ parsing. In order:
 3. the text's import statements: can the trace meet an object of the Pallas API at all (step 5),
    told from the imports found in the text and the names they bind, without parsing the
    file (`cannot_reach_api_from_text`)? Half of the jax package's files with words settle here.
+   Where the text cannot tell, the import statements of the tree are asked (`cannot_reach_api`),
+   unless those of the text already bring in what may hold the API (a project module).
 4. stdlib AST: does it use an identifier where the analysis would see an API call? That is,
    as the name of a called function, a keyword argument of a call, the function given to
    `functools.partial`, a decorator, an import, or an attribute read anywhere (an alias such
@@ -109,8 +111,7 @@ def applicable(rules: list[R], text: str, bindings: Callable[[], Bindings], path
     present = _present(data, rules)
     own = [rule for rule in rules if not rule.triggers or not present.isdisjoint(rule.triggers)]
     kept = own
-    cannot_reach = functools.cache(lambda: cannot_reach_api_from_text(data, package, path) or (
-        tree is not None and cannot_reach_api(tree(), text, package, path)))
+    cannot_reach = functools.cache(lambda: _cannot_reach(data, text, package, path, tree))
     if own and all(rule.identifiers for rule in own):
         words = _whole_words(text, frozenset().union(*(rule.identifiers for rule in own)))
         kept = [rule for rule in own if rule.identifiers & words]
@@ -522,6 +523,17 @@ def _near_paths(paths: set[str | None]) -> bool:
     return any(path is None or _is_jax(path) and _near_api(path) for path in paths)
 
 
+def _cannot_reach(data: bytes, text: str, package: str, path: str | None,
+                  tree: Callable[[], ast.AST] | None) -> bool:
+    """Told from the text when it can be, else from the tree. The text's import statements
+    (a real one among them: `_import_at` finds every one) bringing in what may hold the API
+    tells that the tree's do too: the tree is not asked (`reaches_api` decides on the walk)."""
+    verdict = _text_verdict(data, package, path)
+    if verdict is not None:
+        return verdict
+    return tree is not None and cannot_reach_api(tree(), text, package, path)
+
+
 def cannot_reach_api(tree: ast.AST, text: str, package: str, path: str | None) -> bool:
     """`not reaches_api(...)`, told without walking every node: from the import statements
     and the occurrences in the text of the names they bind to a path near the API. A
@@ -553,7 +565,7 @@ def cannot_reach_api(tree: ast.AST, text: str, package: str, path: str | None) -
         judged.add(id(around))
         return _uses_reach_api(_header_bindings(around, package), near, found.imports)
 
-    return _settled(data, [(node, statements.span(node)) for node in imports], package, path, reaches)
+    return _settled(data, [(node, statements.span(node)) for node in imports], package, path, reaches) is True
 
 
 def cannot_reach_api_from_text(data: bytes, package: str, path: str | None) -> bool:
@@ -562,6 +574,12 @@ def cannot_reach_api_from_text(data: bytes, package: str, path: str | None) -> b
     walking its statement is not known (False). Every real import statement has the word
     `import` where a statement or its `from` clause starts a line (`_import_at`); text that
     only looks like one (in a docstring) binds more names, which can only keep the file."""
+    return _text_verdict(data, package, path) is True
+
+
+def _text_verdict(data: bytes, package: str, path: str | None) -> bool | None:
+    """`cannot_reach_api_from_text`, and False where the import statements found bring in
+    what may hold the API (None: not known)."""
     spans = []
     at = data.find(b"import")
     while at >= 0:
@@ -569,13 +587,13 @@ def cannot_reach_api_from_text(data: bytes, package: str, path: str | None) -> b
         if not (at and data[at - 1] in _WORD_BYTES or end < len(data) and data[end] in _WORD_BYTES):
             span = _import_at(data, at)
             if span is None:
-                return False
+                return None
             if span is not _NOT_A_STATEMENT:
                 spans.append(span)
         at = data.find(b"import", end)
     statements = _parsed(data, spans)
     if statements is None:
-        return False
+        return None
     return _settled(data, statements, package, path, lambda at, found, near: not _in_comment(data, at))
 
 
@@ -656,10 +674,11 @@ def _import_at(data: bytes, at: int) -> Any:
 
 
 def _settled(data: bytes, imports: list[tuple[ast.Import | ast.ImportFrom, tuple[int, int]]], package: str,
-             path: str | None, reaches: Callable[[int, Bindings, set[str]], bool]) -> bool:
+             path: str | None, reaches: Callable[[int, Bindings, set[str]], bool]) -> bool | None:
     """Can the trace not meet the API, judged from the file's import statements (with their
     spans) and the occurrences of the names they bind near it? `reaches(at, ...)` judges an
-    occurrence that may be such a name read (True: it may reach)."""
+    occurrence that may be such a name read (True: it may reach). False: the imports bring
+    in what may hold it; None: an occurrence may reach it, or the text is not known."""
     found = Bindings()
     for statement, _ in imports:
         found._note(statement, package)
@@ -678,9 +697,9 @@ def _settled(data: bytes, imports: list[tuple[ast.Import | ast.ImportFrom, tuple
             try:
                 normalized = unicodedata.normalize("NFKC", data[start:end].decode("utf-8"))
             except UnicodeDecodeError:
-                return False
+                return None
             if any(name in normalized for name in near):
-                return False
+                return None
     spans = sorted(span for _, span in imports)
     span_starts = [start for start, _ in spans]
     names = set(near)
@@ -690,7 +709,7 @@ def _settled(data: bytes, imports: list[tuple[ast.Import | ast.ImportFrom, tuple
         while at >= 0:
             end = at + len(word)
             if _occurrence_may_reach(data, at, end, paths, spans, span_starts) and reaches(at, found, names):
-                return False
+                return None
             at = data.find(word, end)
     return True
 
