@@ -510,3 +510,21 @@ def test_a_changed_project_module_replays_nothing(tmp_path: Path) -> None:
     got = _outcome(text, str(kernel), session)
     assert traces.replayed == 0
     assert got == _outcome(text, str(kernel), Session()) != before  # `case_even`'s cluster is odd now
+
+
+def test_the_marks_found_in_one_search_are_those_each_definition_holds() -> None:
+    """`incremental._Marks` (one search of the text) answers as a search of each span's own
+    text does, `global` and `# type:` comments split over lines included."""
+    from pallas_lsp.analysis import incremental
+
+    texts = [path.read_text(encoding="utf-8") for path in sorted((TESTS / "fixtures").glob("*.py"))]
+    texts += ["def f():\n    global x\n    x = 1\n", "x = 1  #\n  type: int\n",
+              "globals()\nglobal_x = 1\n#type: ignore\n"]
+    rng = random.Random(5)
+    for text in texts:
+        lines, marks = text.split("\n"), incremental._Marks(text)
+        for _ in range(200):
+            first = rng.randrange(1, len(lines) + 1)
+            last = rng.randrange(first, len(lines) + 1)
+            own = bool(incremental._NOT_SELF_CONTAINED.search("\n".join(lines[first - 1:last])))
+            assert marks.within(first, last) == own, (first, last, text[:80])

@@ -31,6 +31,7 @@ a second one running concurrently builds the whole tree.
 from __future__ import annotations
 
 import ast
+import bisect
 import functools
 import re
 import threading
@@ -114,12 +115,35 @@ def _segments(text: str, tree: ast.Module) -> dict[ast.stmt, tuple[str, int]]:
     """The definitions that may be kept (those in the body of the module or of a definition
     there, at any depth): their source text and first line."""
     found: dict[ast.stmt, tuple[str, int]] = {}
-    _scan(tree.body, 0, text.split("\n"), found, {})
+    _scan(tree.body, 0, text.split("\n"), found, {}, _Marks(text))
     return found
 
 
+class _Marks:
+    """Where `_NOT_SELF_CONTAINED` matches in the text, as (first line, last line): found in
+    one search, not once in the text of each definition around them."""
+
+    def __init__(self, text: str) -> None:
+        self.spans: list[tuple[int, int]] = []
+        line, counted = 1, 0
+        for match in _NOT_SELF_CONTAINED.finditer(text):
+            line += text.count("\n", counted, match.start())
+            self.spans.append((line, line + text.count("\n", match.start(), match.end())))
+            counted = match.start()
+        self.firsts = [first for first, _ in self.spans]
+
+    def within(self, first: int, last: int) -> bool:
+        """Does a match lie within lines `first`..`last`?"""
+        index = bisect.bisect_left(self.firsts, first)
+        while index < len(self.spans) and self.spans[index][0] <= last:
+            if self.spans[index][1] <= last:
+                return True
+            index += 1
+        return False
+
+
 def _scan(body: list[ast.stmt], column: int, lines: list[str], found: dict[ast.stmt, tuple[str, int]],
-          seen: dict[str, ast.stmt | None]) -> None:
+          seen: dict[str, ast.stmt | None], marks: _Marks) -> None:
     """`_segments` of one body, inner definitions first. (A module-level function: a nested
     recursive one is a reference cycle, and what it holds, `found` and through it most of
     the stdlib tree, would wait for the cyclic collector.)"""
@@ -128,12 +152,14 @@ def _scan(body: list[ast.stmt], column: int, lines: list[str], found: dict[ast.s
         first, last = spans[index]
         if not isinstance(statement, _DEFINITIONS):
             continue
-        _scan(statement.body, statement.body[0].col_offset, lines, found, seen)
+        _scan(statement.body, statement.body[0].col_offset, lines, found, seen, marks)
         if statement.col_offset != column or (index and spans[index - 1][1] >= first) or (
                 index + 1 < len(body) and spans[index + 1][0] <= last):
             continue  # shares a line with another statement
+        if marks.within(first, last):
+            continue
         key = "\n".join(lines[first - 1:last])
-        if _NOT_SELF_CONTAINED.search(key) or not key.startswith(" " * column):
+        if not key.startswith(" " * column):
             continue
         if key in seen:  # the same text twice: neither is kept
             other = seen[key]
