@@ -34,6 +34,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("pallas_lsp.server")
 
+# Seconds without an analysis queued or running before the full collection that new astroid
+# modules call for runs (`core.Session.collect_young`): not while someone types.
+IDLE_COLLECTION_DELAY = 0.5
+
 
 @dataclass
 class Analysis:
@@ -72,6 +76,8 @@ class Scheduler:
         # The collector runs once an analysis is published (see `_analyse`), not inside `lint`;
         # each open file's astroid tree is kept for its next analysis (`analysis.incremental`).
         self.astroid = core.Session(collect_after_analysis=False, keep_trees=True)
+        self._in_flight = 0  # analyses on the worker thread (one cancelled may still run there)
+        self._owed: asyncio.TimerHandle | None = None  # the full collection waiting for a quiet moment
         # unit key -> (its own documents, every document its analysis says something about)
         self.shown: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
         self.revisions: dict[str, int] = {}  # uri -> how often another unit changed what it says there
@@ -154,12 +160,36 @@ class Scheduler:
                 result = core.Result(error=f"invalid configuration: {error}")
             else:
                 result = await loop.run_in_executor(
-                    self.executor, lambda: core.lint(snapshot.text, snapshot.path, settings, cancel=cancel,
-                                                     overlays=overlays, want_facts=True, session=self.astroid))
+                    self.executor, lambda: self._lint(snapshot, settings, cancel, overlays))
             self._take(unit, snapshot, not_analysed_result(result, settings, snapshot.path), cancel, generation,
                        open_versions)
-        finally:  # also when this task is cancelled: the collector must not stay off
-            self.astroid.resume_collection()  # the garbage of the analysis, now that nobody waits
+        finally:  # also when this task is cancelled: the collector must not stay off for good
+            if self.astroid.collect_young():  # the garbage of the analysis, now that nobody waits
+                self._collect_when_idle()
+
+    def _lint(self, snapshot: Snapshot, settings: core.Settings, cancel: threading.Event,
+              overlays: dict[str, str]) -> core.Result:
+        """On the worker thread."""
+        self._in_flight += 1  # (one worker: no other thread changes it meanwhile)
+        try:
+            return core.lint(snapshot.text, snapshot.path, settings, cancel=cancel, overlays=overlays,
+                             want_facts=True, session=self.astroid)
+        finally:
+            self._in_flight -= 1
+
+    def _collect_when_idle(self) -> None:
+        """Run the owed full collection once no analysis has been queued or running for
+        IDLE_COLLECTION_DELAY seconds."""
+        if self._owed is not None:
+            self._owed.cancel()
+        self._owed = asyncio.get_running_loop().call_later(IDLE_COLLECTION_DELAY, self._collect_if_idle)
+
+    def _collect_if_idle(self) -> None:
+        self._owed = None
+        if self._in_flight or any(unit.task is not None and not unit.task.done() for unit in self.units.values()):
+            self._collect_when_idle()  # an analysis's own end schedules it again too
+            return
+        self.astroid.resume_collection()
 
     def _take(self, unit: Unit, snapshot: Snapshot, result: core.Result, cancel: threading.Event,
               generation: int, open_versions: dict[str, int | None]) -> None:
