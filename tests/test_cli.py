@@ -271,6 +271,25 @@ def test_jobs_give_the_same_output(tree, run, monkeypatch):
     assert remaining == sum(parsed(run("check", "-j", "2")[1]).values())
 
 
+def test_a_pool_that_takes_no_file_fails_the_run(monkeypatch):
+    """The pool is handed its files on a thread of its own: what stops it stops the run."""
+    class Broken:
+        def submit(self, *args: object) -> None:
+            raise RuntimeError("no worker could start")
+
+        def shutdown(self, **options: object) -> None:
+            pass
+
+    monkeypatch.setattr(batch, "POOL_MIN_BYTES", 0)
+    monkeypatch.setattr(batch, "_pool", lambda jobs: Broken())
+    workers = batch._Workers([types.SimpleNamespace(path=__file__)] * 2, 2)  # type: ignore[list-item]
+    workers.add(0)
+    workers.add(1)
+    with pytest.raises(RuntimeError, match="no worker could start"):
+        list(workers.reports())
+    workers.close()
+
+
 # -- fixes -----------------------------------------------------------------------------------
 
 
