@@ -343,6 +343,16 @@ def build(manager: AstroidManager, text: str, modname: str, path: str | None, tr
     return _Preparsed(tree, manager, apply_transforms=False).string_build(text, modname, path)
 
 
+class Rebuilder(TreeRebuilder):
+    """astroid's rebuilder of the analysed file's tree, without the `position` of each
+    definition (where its keyword and name are: astroid tokenizes every `def` and `class`
+    header again for it, a sixth of the rebuild; pylint reads it for message ranges, and
+    nothing of ours does)."""
+
+    def _get_position_info(self, node: Any, parent: nodes.NodeNG) -> None:
+        return None
+
+
 class _Preparsed(AstroidBuilder):
     """astroid parses inside `_data_build`; this builder rebuilds the tree it was given instead.
     The rest mirrors astroid 4's `_data_build` (module file and package flag)."""
@@ -352,7 +362,7 @@ class _Preparsed(AstroidBuilder):
         self._tree = tree
 
     def _data_build(self, data: str, modname: str, path: str | None) -> tuple[nodes.Module, TreeRebuilder]:
-        rebuilder = TreeRebuilder(self._manager, data)
+        rebuilder = Rebuilder(self._manager, data)
         return module_of_tree(rebuilder, self._tree, modname, path), rebuilder
 
     def _post_build(self, module: nodes.Module, rebuilder: TreeRebuilder, encoding: str) -> nodes.Module:

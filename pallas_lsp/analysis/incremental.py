@@ -43,6 +43,8 @@ from astroid.builder import AstroidBuilder
 from astroid.manager import AstroidManager
 from astroid.rebuilder import TreeRebuilder
 
+from .brain import Rebuilder
+
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _Definition = nodes.FunctionDef | nodes.ClassDef  # (an async def is a FunctionDef too)
 
@@ -280,7 +282,7 @@ def _targets(node: nodes.AssignAttr) -> Iterator[nodes.NodeNG | None]:
         yield None
 
 
-class _Rebuilder(TreeRebuilder):
+class _Rebuilder(Rebuilder):
     def __init__(self, manager: AstroidManager, data: str, reuse: dict[ast.stmt, tuple[_Definition, int]],
                  reused: list[_Definition]) -> None:
         super().__init__(manager, data)
