@@ -186,3 +186,32 @@ def test_modules_astroid_reads_are_built_without_its_transforms(tmp_path):
     assert [code for code, *_ in ours[str(project / "kernel.py")][:-1]] == ["PLS001"]
     assert built == [] and "dataclasses" in built_transformed
     assert run("ours", ROOT / "tests" / "fixtures")[0] == run("transformed", ROOT / "tests" / "fixtures")[0]
+
+
+def _astroid_tree(path) -> list:
+    """A file's tree as astroid's own rebuilder makes it and as ours does (`brain.Rebuilder`:
+    the definitions' keyword positions left out, the commonest nodes made directly)."""
+    import ast as stdlib_ast
+
+    from astroid.rebuilder import TreeRebuilder
+
+    from pallas_lsp.analysis import brain
+
+    text = path.read_text(encoding="utf-8")
+    shapes = []
+    for rebuilder in (TreeRebuilder, brain.Rebuilder):
+        module = rebuilder(AstroidManager(), text).visit_module(stdlib_ast.parse(text), "m", str(path), False)
+        for node in module.nodes_of_class((astroid.nodes.FunctionDef, astroid.nodes.ClassDef)):
+            node.position = None
+        shapes.append(brain._shape(module))
+    return shapes
+
+
+def test_our_rebuilder_makes_astroids_trees():
+    from pallas_lsp.analysis import brain
+
+    files = sorted((ROOT / "tests" / "fixtures").rglob("*.py")) + sorted((ROOT / "pallas_lsp").rglob("*.py"))
+    assert brain._fast_nodes_agree()
+    for path in files:
+        theirs, ours = _astroid_tree(path)
+        assert theirs == ours, path
