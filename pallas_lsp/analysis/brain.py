@@ -12,7 +12,10 @@ astroid offers failed-import hooks but no hook that runs *before* the file-syste
 An editor knows texts that are not on disk yet: `overlaid({path: text})` makes astroid build
 those files from the given text (`AstroidBuilder.file_build` is wrapped for that).
 
-The analysed file is parsed once: `build` hands astroid the stdlib tree the prefilter read.
+The analysed file is parsed once: `build` hands astroid the stdlib tree the prefilter read,
+which `Rebuilder` turns into astroid's tree. Every module astroid reads from a file is built
+without astroid's transforms (`_without_transforms`), as the analysed file is: the trace runs
+their code itself.
 
 While `memoized_lookups()` is active, `node.lookup(name)` answers are remembered: rules and
 astroid's inference ask the same names of the same nodes again and again.
