@@ -33,7 +33,7 @@ import functools
 import os
 import threading
 import warnings
-from typing import Any, Callable, Iterator, Mapping, TypeGuard
+from typing import Any, Callable, Iterator, Mapping, TypeGuard, TypeVar
 
 from astroid import nodes, raw_building
 from astroid.builder import AstroidBuilder
@@ -371,34 +371,28 @@ class Rebuilder(TreeRebuilder):
         if not self._fast or type(node.ctx) is not ast.Load:
             return super().visit_name(node, parent)
         made = _new(nodes.Name)
-        made.__dict__.update(name=node.id, lineno=node.lineno, col_offset=node.col_offset, parent=parent,
-                             end_lineno=node.end_lineno, end_col_offset=node.end_col_offset, position=None)
-        return made
+        made.name = node.id
+        return _placed(made, node, parent)
 
     def visit_constant(self, node: ast.Constant, parent: nodes.NodeNG) -> nodes.Const:
         if not self._fast:
             return super().visit_constant(node, parent)
         made = _new(nodes.Const)
-        made.__dict__.update(value=node.value, kind=node.kind, lineno=node.lineno, col_offset=node.col_offset,
-                             parent=parent, end_lineno=node.end_lineno, end_col_offset=node.end_col_offset,
-                             position=None)
-        return made
+        made.value, made.kind = node.value, node.kind
+        return _placed(made, node, parent)
 
     def visit_attribute(self, node: ast.Attribute, parent: nodes.NodeNG) -> Any:
         if not self._fast or type(node.ctx) is not ast.Load:
             return super().visit_attribute(node, parent)
         made = _new(nodes.Attribute)
-        made.__dict__.update(attrname=node.attr, lineno=node.lineno, col_offset=node.col_offset, parent=parent,
-                             end_lineno=node.end_lineno, end_col_offset=node.end_col_offset, position=None)
-        made.expr = self.visit(node.value, made)
+        made.attrname = node.attr
+        _placed(made, node, parent).expr = self.visit(node.value, made)
         return made
 
     def visit_call(self, node: ast.Call, parent: nodes.NodeNG) -> nodes.Call:
         if not self._fast:
             return super().visit_call(node, parent)
-        made = _new(nodes.Call)
-        made.__dict__.update(lineno=node.lineno, col_offset=node.col_offset, parent=parent,
-                             end_lineno=node.end_lineno, end_col_offset=node.end_col_offset, position=None)
+        made = _placed(_new(nodes.Call), node, parent)
         visit = self.visit
         made.func = visit(node.func, made)
         made.args = [visit(child, made) for child in node.args]
@@ -409,10 +403,20 @@ class Rebuilder(TreeRebuilder):
         if not self._fast:
             return super().visit_keyword(node, parent)
         made = _new(nodes.Keyword)
-        made.__dict__.update(arg=node.arg, lineno=node.lineno, col_offset=node.col_offset, parent=parent,
-                             end_lineno=node.end_lineno, end_col_offset=node.end_col_offset, position=None)
-        made.value = self.visit(node.value, made)
+        made.arg = node.arg
+        _placed(made, node, parent).value = self.visit(node.value, made)
         return made
+
+
+_N = TypeVar("_N", bound=nodes.NodeNG)
+
+
+def _placed(made: _N, node: Any, parent: nodes.NodeNG) -> _N:
+    """`made` (its own attributes set) given what `NodeNG.__init__` sets, in its order: the
+    place of the stdlib `node`, and `parent`. Its children are the caller's to add."""
+    made.__dict__.update(lineno=node.lineno, col_offset=node.col_offset, parent=parent,
+                         end_lineno=node.end_lineno, end_col_offset=node.end_col_offset, position=None)
+    return made
 
 
 _new = object.__new__

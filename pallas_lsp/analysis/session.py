@@ -75,9 +75,8 @@ class Session:
         keeps trees unfreezes first: the trees it kept then and has let go of since would
         otherwise never be collected."""
         global _frozen_modules
-        modules = len(AstroidManager().astroid_cache)
-        if modules > _frozen_modules:
-            _frozen_modules = modules
+        if _astroid_grew():
+            _frozen_modules = len(AstroidManager().astroid_cache)
             if self.trees is not None:
                 gc.unfreeze()
             gc.collect()
@@ -93,11 +92,16 @@ class Session:
         until the host calls it (a language server, once nobody is typing: the full
         collection after a file's first analysis walks everything astroid made, 60-70 ms, and
         the first keystroke after opening the file waited for it)."""
-        if len(AstroidManager().astroid_cache) > _frozen_modules:
+        if _astroid_grew():
             gc.collect(0)
             return True
         self.resume_collection()
         return False
+
+
+def _astroid_grew() -> bool:
+    """Has astroid read modules since what survived was last frozen?"""
+    return len(AstroidManager().astroid_cache) > _frozen_modules
 
 
 DEFAULT_SESSION = Session()
