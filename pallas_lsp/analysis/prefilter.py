@@ -166,12 +166,13 @@ def imported_data(data: bytes, path: str, depth: int = 2, probed: set[str] | Non
     `depth` levels down (jax's own modules are not the project's). `probed` gets every path
     looked at (a package's `__init__.py`, each candidate module file), found or not.
 
-    The answer is kept for the same file, text and depth while every directory the walk
-    looked into and every file it read are unchanged (a directory's modification time
-    changes whenever an entry is added, removed or renamed): then the walk would find the
-    same. Each analysis of a small tokamax kernel spent 1.5 ms trying 150 candidate paths
-    of its imports; checking the 60 stamps takes a tenth of that."""
-    key = (os.path.abspath(path), depth, data)
+    The answer is kept for the same file, import statements and depth while every directory
+    the walk looked into and every file it read are unchanged (a directory's modification
+    time changes whenever an entry is added, removed or renamed): then the walk would find
+    the same, since it reads nothing else of `data`. Each analysis of a small tokamax kernel
+    spent 1.5 ms trying 150 candidate paths of its imports; checking the 60 stamps takes a
+    tenth of that, and an editor's keystroke that changes no import keeps the answer."""
+    key = (os.path.abspath(path), depth, tuple(match.group() for match in _imports(data)))
     kept = _imported.get(key)
     if kept is not None and kept.unchanged():
         if probed is not None:
@@ -271,7 +272,8 @@ class _Walk:
         return True
 
 
-_imported: dict[tuple[str, int, bytes], _Walk] = {}  # (file, depth, its bytes) -> the last walk
+# (file, depth, its import statements as `_imports` finds them) -> the last walk
+_imported: dict[tuple[str, int, tuple[bytes, ...]], _Walk] = {}
 
 # directory -> (its modification time then, the names of its files; None when it cannot be
 # listed or holds symbolic links, whose targets may change while the directory does not):
@@ -1006,14 +1008,24 @@ class Bindings:
 
 
 def _child_fields(kind: type[ast.AST]) -> tuple[str, ...]:
-    """The fields that may hold nodes (`ctx` holds only Load/Store/Del)."""
+    """The fields that may hold nodes the walk notes or goes into: not those of Python's
+    grammar that hold an identifier, a string, a number or a flag, nor an operator or a
+    context (a node with nothing below it that binds or calls nothing)."""
     found = _FIELDS.get(kind)
     if found is None:
-        found = _FIELDS[kind] = tuple(name for name in kind._fields if name != "ctx")
+        found = _FIELDS[kind] = tuple(name for name in kind._fields if name not in _LEAF_FIELDS
+                                      and (kind.__name__, name) not in _LEAF_FIELDS_OF)
     return found
 
 
 _FIELDS: dict[type[ast.AST], tuple[str, ...]] = {}
+# (In every node class of the grammar: `name` and `arg` are identifiers wherever they occur.)
+_LEAF_FIELDS = frozenset({
+    "ctx", "op", "ops", "id", "attr", "name", "arg", "asname", "module", "level", "conversion", "is_async",
+    "kind", "simple", "type_comment", "tag", "lineno", "rest", "kwd_attrs", "n", "s",
+})
+_LEAF_FIELDS_OF = frozenset({("Constant", "value"), ("MatchSingleton", "value"), ("Global", "names"),
+                             ("Nonlocal", "names")})
 # The node kinds `Bindings._note` reads (exact types: the parser makes no subclasses).
 _NOTED = frozenset({
     ast.Call, ast.Attribute, ast.Name, ast.arg, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import,
