@@ -150,6 +150,58 @@ def test_the_import_scan_finds_what_the_regular_expression_finds():
         assert [m.span() for m in prefilter._imports(data)] == [m.span() for m in prefilter._IMPORT.finditer(data)]
 
 
+def test_the_walk_notes_what_a_walk_of_every_field_notes():
+    """`Bindings.walk` skips the fields that hold no node (`_child_fields`): what it notes must
+    be what noting every node `ast.walk` reaches notes (parents first, as the walk goes), over
+    the fixtures, the package's own sources and every kind of statement and expression."""
+    sample = textwrap.dedent("""
+        import a.b as c, d
+        from .e import (f as g, h)
+        from i import *
+        global j
+        @k(l=m, *n, **o)
+        async def p(q: r = s, /, *t: u, v=w, **x) -> y:
+            nonlocal z
+            async with aa() as (bb, cc):
+                await dd[ee:ff:gg]
+            async for hh in ii:
+                yield jj if kk else ll
+            del mm.nn
+            return [oo for pp in qq if rr], {ss: tt for uu, *vv in ww}, {xx async for yy in zz}
+        class A(B, metaclass=C):
+            D: E = F
+            G += H or I and not J
+        try:
+            K = lambda L, *M, N=O: f"{P!r:>{Q}}" < R <= S
+        except (T, U) as V:
+            raise W from X
+        else:
+            assert Y, Z
+        finally:
+            while AA: break
+        match BB:
+            case {"k": CC, **DD} if EE: pass
+            case FF(GG, HH=[II, *JJ]) | KK.LL as MM: pass
+            case None | 1 | -2j: pass
+        print(NN := OO, ...)
+    """)
+    texts = [sample] + [path.read_text() for path in sorted(
+        [*(ROOT / "pallas_lsp").rglob("*.py"), *(ROOT / "tests" / "fixtures").rglob("*.py")])]
+
+    def state(found):
+        return (sorted(map(id, found.calls)), sorted(map(id, found.attributes)), sorted(map(id, found.decorators)),
+                found.imports, sorted(found.aliased_imports, key=repr), found.rebound, found.loaded,
+                found.star_import, found.star_paths, sorted(found.modules, key=repr), found.bare)
+
+    for text in texts:
+        tree = ast.parse(text)
+        every = prefilter.Bindings()
+        for node in ast.walk(tree):
+            if type(node) in prefilter._NOTED:
+                every._note(node, "pkg")
+        assert state(prefilter.Bindings.of(tree, "pkg")) == state(every)
+
+
 def test_an_identifier_only_an_imported_helper_uses_keeps_the_rule(tmp_path):
     # The file mentions PLS013's trigger ("collective", in a keyword dict it spreads) and the
     # helper module makes the TMEM without ever writing "collective" (its **opts).
