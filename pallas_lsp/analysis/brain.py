@@ -30,6 +30,7 @@ import ast
 import contextlib
 import contextvars
 import functools
+import inspect
 import os
 import threading
 import warnings
@@ -481,8 +482,9 @@ class _Preparsed(AstroidBuilder):
         super().__init__(*args, **kwargs)
         self._tree = tree
 
-    def _data_build(self, data: str, modname: str, path: str | None) -> tuple[nodes.Module, TreeRebuilder]:
-        rebuilder = Rebuilder(self._manager, data)
+    def _data_build(self, data: str, modname: str, path: str | None,
+                    is_stub: bool | None = None) -> tuple[nodes.Module, TreeRebuilder]:
+        rebuilder = Rebuilder(self._manager, data, **stub_flag(path, is_stub))
         return module_of_tree(rebuilder, self._tree, modname, path), rebuilder
 
     def _post_build(self, module: nodes.Module, rebuilder: TreeRebuilder, encoding: str) -> nodes.Module:
@@ -500,6 +502,18 @@ def release(rebuilder: TreeRebuilder) -> None:
     meths = getattr(rebuilder, "_visit_meths", None)
     if isinstance(meths, dict):
         meths.clear()
+
+
+# astroid 4.4 builds `.pyi` files as stubs: its `_data_build` takes `is_stub` (None: told from
+# the path) and hands it to the rebuilder, which older astroid 4 releases do not take.
+_REBUILDER_TAKES_STUB = "is_stub" in inspect.signature(TreeRebuilder.__init__).parameters
+
+
+def stub_flag(path: str | None, is_stub: bool | None) -> dict[str, bool]:
+    """The rebuilder's `is_stub` keyword as astroid's `_data_build` gives it, where it takes one."""
+    if not _REBUILDER_TAKES_STUB:
+        return {}
+    return {"is_stub": is_stub if is_stub is not None else path is not None and path.endswith(".pyi")}
 
 
 def module_of_tree(rebuilder: TreeRebuilder, tree: ast.Module, modname: str, path: str | None) -> nodes.Module:

@@ -208,10 +208,11 @@ class _Builder(AstroidBuilder):
         self.units: set[_Definition] = set()  # ... those of `_segments`' definitions
         self.tainted: set[nodes.NodeNG] = set()
 
-    def _data_build(self, data: str, modname: str, path: str | None) -> tuple[nodes.Module, TreeRebuilder]:
+    def _data_build(self, data: str, modname: str, path: str | None,
+                    is_stub: bool | None = None) -> tuple[nodes.Module, TreeRebuilder]:
         from . import brain
 
-        rebuilder = _Rebuilder(self._manager, data, self._reuse, self.reused)
+        rebuilder = _Rebuilder(self._manager, data, self._reuse, self.reused, **brain.stub_flag(path, is_stub))
         module = brain.module_of_tree(rebuilder, self._tree, modname, path)
         self.definitions = set(_definitions(module))
         self.units = {node for node in self.definitions if _end(node) in self._ends}
@@ -284,8 +285,8 @@ def _targets(node: nodes.AssignAttr) -> Iterator[nodes.NodeNG | None]:
 
 class _Rebuilder(Rebuilder):
     def __init__(self, manager: AstroidManager, data: str, reuse: dict[ast.stmt, tuple[_Definition, int]],
-                 reused: list[_Definition]) -> None:
-        super().__init__(manager, data)
+                 reused: list[_Definition], **flags: bool) -> None:
+        super().__init__(manager, data, **flags)
         self._reuse = reuse
         self._reused = reused
         self.walruses: list[nodes.NamedExpr] = []  # built here, not in a reused subtree
