@@ -351,6 +351,9 @@ class Instance:
     cls: ClassObj
     attributes: dict[str, Any] = field(default_factory=dict)
     free: Free | None = None  # an entry's `self`: attributes nobody set are inputs
+    # Made by an `__init__` we do not read (a library base's, or one a class decorator we do not
+    # know wrote) from the call's arguments: its annotated fields are not the class's defaults
+    init_unread: bool = False
 
 
 @dataclass(frozen=True, eq=False)

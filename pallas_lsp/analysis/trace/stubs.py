@@ -153,7 +153,18 @@ def library_call(callee: Any) -> Any:
     if qname.endswith("()"):
         return UNKNOWN
     made = api.api_value(qname, called=True)
-    return made if made is not None else UNKNOWN
+    if made is not None:
+        return made
+    if isinstance(callee, o.Library) and _makes_dataclasses(qname):
+        return o.Library(qname + "()")  # `pydantic.dataclasses.dataclass(frozen=True)`: a class decorator
+    return UNKNOWN
+
+
+def _makes_dataclasses(qname: str) -> bool:
+    """Is this library function a dataclass transform (`pydantic.dataclasses.dataclass`,
+    `attrs.define`, `attrs.frozen`, `flax.struct.dataclass`, `chex.dataclass`), applied to a
+    class directly or called with options first?"""
+    return qname.removesuffix("()").rpartition(".")[2] in ("dataclass", "define", "frozen")
 
 
 def attribute(interp: Interpreter, obj: Any, name: str) -> Any:  # noqa: C901 - one branch per object kind
@@ -270,6 +281,8 @@ def class_attribute(cls: o.ClassObj, name: str) -> Any:
 def instance_attribute(interp: Interpreter, instance: o.Instance, name: str) -> Any:
     if name in instance.attributes:
         return instance.attributes[name]
+    if instance.init_unread and _annotated(instance.cls, name):
+        return UNKNOWN  # a field that init set from the arguments, its default or not at all
     found = class_attribute(instance.cls, name)
     if isinstance(found, Property):
         return interp.invoke(found.func, [instance], {}, found.func.node)
@@ -757,8 +770,7 @@ def _replace(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any
     if len(args) != 1 or not isinstance(args[0], o.Instance):
         return UNKNOWN
     original = args[0]
-    copy = o.Instance(original.cls, {**original.attributes, **kwargs}, original.free)
-    return copy
+    return o.Instance(original.cls, {**original.attributes, **kwargs}, original.free, original.init_unread)
 
 
 NATIVE: dict[str, Callable[..., Any]] = {
@@ -884,7 +896,7 @@ def class_decorator(interp: Interpreter, wrapper: Any, cls: Any) -> Any:
     if isinstance(wrapper, o.Partial) and isinstance(wrapper.func, o.Native) and \
             wrapper.func.qname == "dataclasses.dataclass" and isinstance(cls, o.ClassObj):
         return o.ClassObj(cls.node, cls.env, cls.bases, dataclass=True)
-    if isinstance(wrapper, o.Library) and wrapper.qname.rpartition(".")[2] in ("dataclass", "define", "frozen"):
+    if isinstance(wrapper, o.Library) and _makes_dataclasses(wrapper.qname):
         if isinstance(cls, o.ClassObj):
             return o.ClassObj(cls.node, cls.env, cls.bases, dataclass=True)
     return cls  # most class decorators (registries, ...) return the class
@@ -906,6 +918,13 @@ def _fields(cls: o.ClassObj) -> list[tuple[str, Any]]:
                     default = default.default if default.has_default else _NOT_FOUND
                 found[name] = default
     return list(found.items())
+
+
+def _annotated(cls: o.ClassObj, name: str) -> bool:
+    """Is `name` annotated in the body of the class or of a base (a field, to the libraries
+    that make `__init__` from the annotations)?"""
+    return any(isinstance(statement, nodes.AnnAssign) and isinstance(statement.target, nodes.AssignName)
+               and statement.target.name == name for klass in cls.mro() for statement in klass.node.body)
 
 
 def _is_named_tuple(cls: o.ClassObj) -> bool:
@@ -933,7 +952,10 @@ def instantiate(interp: Interpreter, cls: o.ClassObj, args: list[Any], kwargs: d
     init = class_attribute(cls, "__init__")
     if isinstance(init, o.Closure):
         interp.run(init, [instance] + args, kwargs, node)
-    elif init is not _NOT_FOUND or any(not isinstance(base, o.ClassObj) for base in cls.bases):
+    elif args or kwargs:
+        # An `__init__` we do not read takes them: a library base's (`pydantic.BaseModel`), or
+        # one a class decorator we do not know wrote (`attr.s`); `object.__init__` takes none
         for value in list(args) + list(kwargs.values()):
             interp.escape(value)
+        instance.init_unread = True
     return instance
