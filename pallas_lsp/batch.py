@@ -246,6 +246,29 @@ def analyse(targets: list[Target], jobs: int = 1, progress: Progress | None = No
     reports = list(_analyse(targets, jobs, progress or (lambda done: None)))
     for index in _INDEXES.values():
         index.save()
+    return _without_repeats(reports)
+
+
+def _without_repeats(reports: list[FileReport]) -> list[FileReport]:
+    """Each finding once, as the server publishes them: a helper module's finding that its own
+    analysis and its importers' analyses all report is kept in the module's own report, else
+    in the first importer's (the others' copies differ only in the call they are reached from)."""
+    def place(report: FileReport, finding: Finding) -> tuple[object, ...]:
+        span = finding.span
+        return (os.path.abspath(span.path or report.path), finding.code, finding.message,
+                span.line, span.col, span.end_line, span.end_col)
+
+    seen = {place(report, finding) for report in reports for finding in report.findings if finding.span.path is None}
+    for report in reports:
+        kept = []
+        for finding in report.findings:
+            if finding.span.path is not None:
+                where = place(report, finding)
+                if where in seen:
+                    continue
+                seen.add(where)
+            kept.append(finding)
+        report.findings = kept
     return reports
 
 

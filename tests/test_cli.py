@@ -323,6 +323,26 @@ def test_fix_with_unsafe_fixes_reanalyses_clean(tree, run):
         compile(path.read_bytes(), str(path), "exec")
 
 
+def test_a_helper_modules_finding_is_reported_once_by_its_own_and_its_importers_analyses(tmp_path, run,
+                                                                                        monkeypatch):
+    """The helper's kernel is PLS019's first INVALID example (JAX raises there, whoever calls
+    it: `test_oracle` traces it); its own analysis and each importer's find it in the helper,
+    with the same message. One run reports it once, as the server publishes it, whatever the
+    processes (it was reported four times)."""
+    from pallas_lsp.analysis.rules import BY_CODE
+
+    monkeypatch.chdir(tmp_path)
+    helper = BY_CODE["PLS019"].INVALID[0].code
+    (tmp_path / "kern.py").write_text(helper)
+    line = next(number for number, text in enumerate(helper.splitlines(), 1) if text.endswith("# PLS019"))
+    for importer in ("a_user.py", "b_user.py", "z_user.py"):
+        (tmp_path / importer).write_text("import kern\n\n\ndef run(x):\n  return kern.accumulator(x)\n")
+    for jobs in ("1", "2"):
+        code, out, _ = run("check", "--no-cache", "-j", jobs, "--output-format", "json", ".")
+        found = [(Path(f["filename"]).name, f["location"]["row"], f["code"]) for f in json.loads(out)]
+        assert code == 1 and found == [("kern.py", line, "PLS019")], found
+
+
 def test_fix_edits_the_helper_module_that_holds_the_allocation(tree, run):
     helper = tree / "helpers" / "mma.py"
     original = helper.read_text()
