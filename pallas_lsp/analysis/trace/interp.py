@@ -99,7 +99,11 @@ class EntryExhausted(Exception):
 
 
 class _Signal(Exception):
-    """A path that ends: `return`, `raise`, `break`, `continue`."""
+    """A path that ends: `return`, `raise`, `break`, `continue` (its args: the statement's
+    kind; none when the outcomes of an `if` all ended, in different ways)."""
+
+
+_RAISED = ("Raise",)  # the args of a `_Signal` that an exception raised
 
 
 @dataclass
@@ -142,6 +146,9 @@ class Interpreter:
         self._opaque: dict[Any, Any] = {}  # `objects.opaque_var`'s answers for this analysis
         self._active: dict[nodes.NodeNG, int] = {}
         self._steps = 0
+        # Did the function `run` last ran raise on every path? (`call` ends the caller's path
+        # then: the code after a call that always raises never runs)
+        self.raised = False
         self.entry_limit = float("inf")  # `Trace` gives each entry point a number of steps
         # What `trace.reuse` needs to keep an entry point's run for the next analysis: every
         # closure made, in order, and (while it watches, a list) the objects written to
@@ -256,7 +263,7 @@ class Interpreter:
             value = self.ev(node.value, frame) if node.value is not None else None
             if self.calls:
                 self.calls[-1].returns.append((self.guard, value))
-            raise _Signal()
+            raise _Signal("Return")
         elif isinstance(node, (nodes.FunctionDef, nodes.AsyncFunctionDef)):
             native = self.stubs.stub_function(node)
             frame.assign(node.name, native if native is not None else self.define_function(
@@ -276,8 +283,14 @@ class Interpreter:
             self.block(node.body, frame)
         elif isinstance(node, nodes.Try):
             try:
-                self.block(node.body, frame)
-                self.block(node.orelse, frame)
+                try:
+                    self.block(node.body, frame)
+                except _Signal as signal:
+                    if signal.args != _RAISED or not node.handlers:
+                        raise
+                    self._handled(node, frame)
+                else:
+                    self.block(node.orelse, frame)
             finally:
                 self.block(node.finalbody, frame)
         elif isinstance(node, (nodes.Raise, nodes.Break, nodes.Continue)):
@@ -295,6 +308,20 @@ class Interpreter:
         elif isinstance(node, nodes.Match):
             self.opaque_loop(node, None, frame, bodies=[case.body for case in node.cases])
         # pass, assert, type aliases: nothing to follow
+
+    def _handled(self, node: nodes.Try, frame: Frame) -> None:
+        """The `try` body raised: a handler runs (its exception's type we do not know: the
+        only one, or one of several, which the way they end is not decided by)."""
+        if len(node.handlers) == 1:
+            handler = node.handlers[0]
+            if handler.name is not None:
+                self.assign(handler.name, UNKNOWN, frame)
+            self.block(handler.body, frame)
+            return
+        for handler in node.handlers:
+            if handler.name is not None:
+                self.assign(handler.name, UNKNOWN, frame)
+        self.opaque_loop(node, None, frame, bodies=[handler.body for handler in node.handlers])
 
     def _aug_current(self, target: nodes.AssignAttr | nodes.Subscript, frame: Frame) -> Any:
         if isinstance(target, nodes.AssignAttr):
@@ -319,6 +346,7 @@ class Interpreter:
         live: list[tuple[Guard, dict[str, Any]]] = []
         changed: dict[int, tuple[Any, Any]] = {}  # containers the outcomes changed, with their state before
         ended: list[tuple[Guard, dict[int, Any]]] = []  # per live outcome: those containers' contents after
+        endings: set[tuple[Any, ...]] = set()  # how the outcomes that ended did
         for guard, taken in outcomes:
             frame.vars = dict(before)
             self.guard = guard
@@ -328,8 +356,8 @@ class Interpreter:
                 self.block(body if taken else orelse, frame)
                 live.append((guard, frame.vars))
                 alive = True
-            except _Signal:
-                pass
+            except _Signal as signal:
+                endings.add(signal.args)
             finally:
                 log = self.branch_logs.pop()
             for key, (container, old) in log.items():
@@ -341,7 +369,7 @@ class Interpreter:
         self.guard = saved
         if not live:
             frame.vars = before
-            raise _Signal()
+            raise _Signal(*(next(iter(endings)) if len(endings) == 1 else ()))
         self._join_containers(changed, ended)
         if len(live) == 1:
             self.guard, frame.vars = live[0]
@@ -850,6 +878,7 @@ class Interpreter:
             self.escape(callee)
             return UNKNOWN
         results = []
+        raised = False
         saved = self.guard
         try:
             for guard, target in split(callee):
@@ -857,12 +886,20 @@ class Interpreter:
                 if both is None:
                     continue
                 self.guard = both
+                self.raised = False
                 if tail is None:
-                    results.append((both, self.invoke(target, args, kwargs, node)))
+                    value = self.invoke(target, args, kwargs, node)
                 else:
-                    results.append((both, self.invoke_spread(target, args, tail, kwargs, node)))
+                    value = self.invoke_spread(target, args, tail, kwargs, node)
+                if self.raised:  # a function of the analysed code raised on every path
+                    raised = True
+                    continue
+                results.append((both, value))
         finally:
             self.guard = saved
+            self.raised = False
+        if raised and not results:
+            raise _Signal(*_RAISED)
         return guarded(results) if results else UNKNOWN
 
     def call_arguments(self, elts: list[nodes.NodeNG], frame: Frame) -> tuple[list[Any], list[Any] | None]:
@@ -987,6 +1024,7 @@ class Interpreter:
             preset: dict[str, Any] | None = None) -> Any:
         """Call a function of the analysed code (or a stub) with these arguments."""
         func = closure.node
+        self.raised = False
         depth = self._active.get(func, 0)
         if (depth >= 1 and not closure.stub) or depth >= MAX_DEPTH or len(self.stack) > MAX_DEPTH:
             return UNKNOWN  # recursion: kernels do not recurse, and following it explodes
@@ -1000,7 +1038,8 @@ class Interpreter:
         key = _memo_key(func, closure.env, bound, self.guard, anchor, self.kernel_run(),
                         self._free_values(func, closure.env))
         if key is not None and key in self._memo:
-            return self._memo[key]
+            result, self.raised = self._memo[key]
+            return result
         self.executed.add(func)
         if not any(value is UNKNOWN for value in bound.values()):
             self.known_calls.add(func)
@@ -1012,6 +1051,7 @@ class Interpreter:
         self.calls.append(_Call())
         saved_guard, saved_frame = self.guard, self.frame
         self.frame = frame
+        raised = False
         try:
             if isinstance(func, nodes.Lambda):
                 result = self.ev(func.body, frame)
@@ -1022,14 +1062,17 @@ class Interpreter:
                 except _Signal:
                     pass
                 returns = self.calls[-1].returns
-                result = UNKNOWN if self._is_generator(func) else (guarded(returns) if returns else None)
+                generator = self._is_generator(func)  # (its body runs when it is iterated)
+                raised = not returns and not generator
+                result = UNKNOWN if generator else (guarded(returns) if returns else None)
         finally:
             self.calls.pop()
             self._active[func] = depth
             self.stack = saved_stack
             self.guard, self.frame = saved_guard, saved_frame
         if key is not None:
-            self._memo[key] = result
+            self._memo[key] = (result, raised)
+        self.raised = raised
         return result
 
     def _free_values(self, func: nodes.FunctionDef | nodes.Lambda, env: Frame | None) -> tuple[Any, ...]:
