@@ -2,6 +2,7 @@
 
     python benchmarks/realcode.py [--jax REPO] [--tokamax REPO] [--python PY ...]
                                   [--linter-only] [--timing] [--kinds K,...] [--json FILE]
+                                  [--lint-python PY ...]
 
 Sources (see `tests/real_kernels/sources.py`): JAX's git repository (`--jax`, or
 $PALLAS_REALCODE_JAX: a bare mirror or a checkout) for its GPU ops, `tests/pallas/` and the
@@ -9,7 +10,9 @@ tutorials in `docs/pallas/gpu/`; tokamax's (`--tokamax`, $PALLAS_REALCODE_TOKAMA
 them, the installed `jax` and `tokamax` packages.
 
 1. Every file, unmodified: any finding is listed (a false positive unless JAX raises there
-   too, as in JAX's own tests of its error messages).
+   too, as in JAX's own tests of its error messages); with `--lint-python PY`, also as that
+   interpreter's linter sees them (Python 3.12 parses tokamax's modules in 3.12 syntax, so the
+   trace resolves their values: its findings there are new ground).
 2. Mutants (`tests/real_kernels/mutate.py`: a `collective` flag dropped or flipped, a RefUnion
    member flipped, a barrier without `orders_tensor_core`, `packed` beside `layout`, `packed`
    dropped, the cluster dropped or made one block) of every file a harness can trace
@@ -33,7 +36,9 @@ import io
 import json
 import os
 import pstats
+import subprocess
 import sys
+import tempfile
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -78,6 +83,45 @@ def collect(args) -> list[Source]:
     if args.only:
         sources = [s for s in sources if any(part in s.label for part in args.only)]
     return sources
+
+
+# ----------------------------------------------------------------------------- unmodified code
+
+def unmodified(sources: list[Source]) -> tuple[list[tuple[Source, tuple]], list[tuple[Source, str]]]:
+    """Every finding on the files as they are, and the Blackwell files not analysed."""
+    findings, errors = [], []
+    for source in sources:
+        found, error = lint(source)
+        if error and source.blackwell:
+            errors.append((source, error))
+        findings += [(source, f) for f in found]
+    return findings, errors
+
+
+def unmodified_under(python: str, args: argparse.Namespace, here: list[tuple[Source, tuple]]) -> None:
+    """The unmodified files linted by `python` (this script again, in a child that writes JSON):
+    its findings, those this interpreter did not make marked new, and the files it could not
+    analyse."""
+    sources = [f"--jax={args.jax}"] if args.jax else []
+    sources += [f"--tokamax={args.tokamax}"] if args.tokamax else []
+    sources += [f"--only={only}" for only in args.only or []]
+    with tempfile.TemporaryDirectory() as directory:
+        out = Path(directory) / "unmodified.json"
+        done = subprocess.run([python, __file__, *sources, "--unmodified-json", str(out)],
+                              capture_output=True, text=True, check=False)
+        if done.returncode != 0 or not out.exists():
+            print(f"\n## Unmodified code under {python}: failed\n\n```\n{done.stderr[-2000:]}\n```")
+            return
+        data = json.loads(out.read_text())
+    ours = {(s.label, *f) for s, f in here}
+    found = [tuple(item) for item in data["findings"]]
+    print(f"\n## Unmodified code under {python}: {len(found)} findings, "
+          f"{sum(item not in ours for item in found)} not found here\n")
+    for label, path, line, code, msg in found:
+        new = "" if (label, path, line, code, msg) in ours else " (new)"
+        print(f"- `{label}:{line}`{(' (in ' + path + ')') if path else ''} {code} {msg}{new}")
+    for label, error in data["errors"]:
+        print(f"- `{label}`: not analysed: {error}")
 
 
 # ----------------------------------------------------------------------------- timing
@@ -228,6 +272,10 @@ def main(argv=None) -> int:
     parser.add_argument("--json", help="write the results as JSON here")
     parser.add_argument("--record", help="write the JAX results behind this run's verdicts here (for the CI test: "
                                          "tests/real_kernels/recorded.json, from the installed packages)")
+    parser.add_argument("--lint-python", action="append", default=[], metavar="PY",
+                        help="lint the unmodified files under this interpreter too (repeatable): another Python "
+                             "parses other files (tokamax's modules in 3.12 syntax), so the trace resolves more")
+    parser.add_argument("--unmodified-json", help=argparse.SUPPRESS)  # --lint-python's child: write and stop
     args = parser.parse_args(argv)
 
     sources = collect(args)
@@ -239,19 +287,19 @@ def main(argv=None) -> int:
 
     # 1. unmodified code
     started = time.perf_counter()
-    clean_findings = []
-    errors = []
-    for source in sources:
-        found, error = lint(source)
-        if error and source.blackwell:
-            errors.append((source, error))
-        clean_findings += [(source, f) for f in found]
+    clean_findings, errors = unmodified(sources)
+    if args.unmodified_json:
+        Path(args.unmodified_json).write_text(json.dumps({
+            "findings": [(s.label, *f) for s, f in clean_findings], "errors": [(s.label, e) for s, e in errors]}))
+        return 0
     print(f"\n## Unmodified code: {len(clean_findings)} findings ({time.perf_counter() - started:.1f} s)\n")
     cache = VerdictCache(Path(args.cache))
     for source, (path, line, code, msg) in clean_findings:
         print(f"- `{source.label}:{line}`{(' (in ' + path + ')') if path else ''} {code} {msg}")
     for source, error in errors:
         print(f"- `{source.label}`: not analysed: {error}")
+    for python in args.lint_python:
+        unmodified_under(python, args, clean_findings)
 
     # 2. mutants
     kinds = tuple(k for k in args.kinds.split(",") if k)
