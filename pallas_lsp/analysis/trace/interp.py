@@ -434,10 +434,11 @@ class Interpreter:
         finally:
             self.unrolled //= max(len(items), 1)
 
-    def opaque_loop(self, node: nodes.For | nodes.While | nodes.Match, target: nodes.NodeNG | None, frame: Frame,
-                    bodies: list[list[nodes.NodeNG]] | None = None) -> None:
+    def opaque_loop(self, node: nodes.For | nodes.While | nodes.Match | nodes.Try, target: nodes.NodeNG | None,
+                    frame: Frame, bodies: list[list[nodes.NodeNG]] | None = None) -> None:
         """A loop we cannot unroll: its body runs once on unknown items, to see the calls in
-        it; whatever it rebinds or grows is unknown afterwards."""
+        it; whatever it rebinds or grows is unknown afterwards. (`bodies`: a match's cases or
+        a try's handlers, one of which runs.)"""
         before = dict(frame.vars)
         self.loop_depth += 1
         try:
