@@ -307,7 +307,21 @@ class Interpreter:
                     frame.vars.pop(target.name, None)
         elif isinstance(node, nodes.Match):
             self.opaque_loop(node, None, frame, bodies=[case.body for case in node.cases])
-        # pass, assert, type aliases: nothing to follow
+        elif isinstance(node, nodes.Assert):
+            self._asserted(node.test, frame)
+        # pass, type aliases: nothing to follow
+
+    def _asserted(self, test: nodes.NodeNG, frame: Frame) -> None:
+        """`assert test`: where the test is false, AssertionError ends the path (the path goes on
+        under the guard that makes it true). A test we cannot decide tells nothing."""
+        outcomes = self.truth(self.ev(test, frame))
+        if any(truth is UNKNOWN for _, truth in outcomes):
+            return
+        held = [guard for guard, truth in outcomes if truth]
+        if not held:
+            raise _Signal(*_RAISED)
+        if len(held) == 1:
+            self.guard = held[0]
 
     def _handled(self, node: nodes.Try, frame: Frame) -> None:
         """The `try` body raised: a handler runs (its exception's type we do not know: the
