@@ -593,7 +593,8 @@ class Interpreter:
     def define_class(self, node: nodes.ClassDef, frame: Frame) -> Any:
         bases = tuple(self.ev(base, frame) for base in node.bases)  # type: ignore[arg-type]  # astroid types these as inference results; parsed code holds nodes
         body = Frame(frame)
-        cls = o.ClassObj(node, body, bases)
+        model = any(self.stubs.is_model_base(base) for base in bases)  # its fields are its __init__'s
+        cls = o.ClassObj(node, body, bases, dataclass=model, keyword_only=model)
         saved = self.calls
         self.calls = []
         try:

@@ -337,7 +337,8 @@ class ClassObj:
     node: nodes.ClassDef
     env: Frame  # the class body's namespace
     bases: tuple[Any, ...]
-    dataclass: bool = False
+    dataclass: bool = False  # its `__init__` takes its annotated fields (a dataclass transform, a model base)
+    keyword_only: bool = False  # ... by keyword only (`pydantic.BaseModel`'s)
 
     def mro(self) -> Iterator[ClassObj]:
         yield self

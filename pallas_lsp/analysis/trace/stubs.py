@@ -160,6 +160,18 @@ def library_call(callee: Any) -> Any:
     return UNKNOWN
 
 
+# Library base classes whose subclasses' `__init__` takes their annotated fields, by keyword.
+MODEL_BASES = frozenset({"pydantic.BaseModel", "pydantic.main.BaseModel"})
+
+
+def is_model_base(base: Any) -> bool:
+    """Does subclassing `base` make a model: a class whose annotated fields its `__init__` takes
+    by keyword (`pydantic.BaseModel`, or a model class of the analysed code)?"""
+    if isinstance(base, o.ClassObj):
+        return base.keyword_only
+    return isinstance(base, o.Library) and base.qname in MODEL_BASES
+
+
 def _makes_dataclasses(qname: str) -> bool:
     """Is this library function a dataclass transform (`pydantic.dataclasses.dataclass`,
     `attrs.define`, `attrs.frozen`, `flax.struct.dataclass`, `chex.dataclass`), applied to a
@@ -936,8 +948,8 @@ def instantiate(interp: Interpreter, cls: o.ClassObj, args: list[Any], kwargs: d
     instance = o.Instance(cls)
     if cls.dataclass or _is_named_tuple(cls):
         fields = _fields(cls)
-        if len(args) > len(fields):
-            return UNKNOWN
+        if len(args) > len(fields) or (args and cls.keyword_only):
+            return UNKNOWN  # a TypeError
         for (name, _), value in zip(fields, args):
             instance.attributes[name] = value
         for name, value in kwargs.items():
@@ -953,8 +965,8 @@ def instantiate(interp: Interpreter, cls: o.ClassObj, args: list[Any], kwargs: d
     if isinstance(init, o.Closure):
         interp.run(init, [instance] + args, kwargs, node)
     elif args or kwargs:
-        # An `__init__` we do not read takes them: a library base's (`pydantic.BaseModel`), or
-        # one a class decorator we do not know wrote (`attr.s`); `object.__init__` takes none
+        # An `__init__` we do not read takes them: a library base's, or one a class decorator
+        # we do not know wrote (`attr.s`); `object.__init__` takes none
         for value in list(args) + list(kwargs.values()):
             interp.escape(value)
         instance.init_unread = True
