@@ -174,9 +174,10 @@ def is_model_base(base: Any) -> bool:
 
 def _makes_dataclasses(qname: str) -> bool:
     """Is this library function a dataclass transform (`pydantic.dataclasses.dataclass`,
-    `attrs.define`, `attrs.frozen`, `flax.struct.dataclass`, `chex.dataclass`), applied to a
-    class directly or called with options first?"""
-    return qname.removesuffix("()").rpartition(".")[2] in ("dataclass", "define", "frozen")
+    `attrs.define`, `attrs.frozen`, `attr.s`, `flax.struct.dataclass`, `chex.dataclass`),
+    applied to a class directly or called with options first?"""
+    name = qname.removesuffix("()")
+    return name.rpartition(".")[2] in ("dataclass", "define", "frozen", "mutable") or name in ("attr.s", "attr.attrs")
 
 
 def attribute(interp: Interpreter, obj: Any, name: str) -> Any:  # noqa: C901 - one branch per object kind
@@ -966,7 +967,7 @@ def instantiate(interp: Interpreter, cls: o.ClassObj, args: list[Any], kwargs: d
         interp.run(init, [instance] + args, kwargs, node)
     elif args or kwargs:
         # An `__init__` we do not read takes them: a library base's, or one a class decorator
-        # we do not know wrote (`attr.s`); `object.__init__` takes none
+        # we do not know wrote; `object.__init__` takes none
         for value in list(args) + list(kwargs.values()):
             interp.escape(value)
         instance.init_unread = True
