@@ -10,9 +10,10 @@ bound to the body's last parameters), `functools.partial`, dataclasses.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import astroid
 from astroid import nodes
@@ -765,8 +766,7 @@ def _run_one_body(interp: Interpreter, node: nodes.NodeNG, body: Any, scratch: A
 
 def _dataclass(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
     if len(args) == 1 and isinstance(args[0], o.ClassObj):
-        cls = args[0]
-        return o.ClassObj(cls.node, cls.env, cls.bases, dataclass=True)
+        return _as_dataclass(args[0])
     return o.Partial(o.Native(qname), (), ())
 
 
@@ -904,15 +904,21 @@ LIBRARY_CALLS: dict[str, Callable[..., Any]] = {
 
 
 def class_decorator(interp: Interpreter, wrapper: Any, cls: Any) -> Any:
-    if isinstance(wrapper, o.Native) and wrapper.qname == "dataclasses.dataclass" and isinstance(cls, o.ClassObj):
-        return o.ClassObj(cls.node, cls.env, cls.bases, dataclass=True)
+    if not isinstance(cls, o.ClassObj):
+        return cls
+    if isinstance(wrapper, o.Native) and wrapper.qname == "dataclasses.dataclass":
+        return _as_dataclass(cls)
     if isinstance(wrapper, o.Partial) and isinstance(wrapper.func, o.Native) and \
-            wrapper.func.qname == "dataclasses.dataclass" and isinstance(cls, o.ClassObj):
-        return o.ClassObj(cls.node, cls.env, cls.bases, dataclass=True)
+            wrapper.func.qname == "dataclasses.dataclass":
+        return _as_dataclass(cls)
     if isinstance(wrapper, o.Library) and _makes_dataclasses(wrapper.qname):
-        if isinstance(cls, o.ClassObj):
-            return o.ClassObj(cls.node, cls.env, cls.bases, dataclass=True)
+        return _as_dataclass(cls)
     return cls  # most class decorators (registries, ...) return the class
+
+
+def _as_dataclass(cls: o.ClassObj) -> o.ClassObj:
+    """The class a dataclass transform makes of `cls`: its `__init__` takes its fields."""
+    return dataclasses.replace(cls, dataclass=True)
 
 
 def _fields(cls: o.ClassObj) -> list[tuple[str, Any]]:
@@ -921,23 +927,27 @@ def _fields(cls: o.ClassObj) -> list[tuple[str, Any]]:
     for klass in reversed(list(cls.mro())):
         if not (klass.dataclass or _is_named_tuple(klass)):
             continue
-        for statement in klass.node.body:
-            if isinstance(statement, nodes.AnnAssign) and isinstance(statement.target, nodes.AssignName):
-                name = statement.target.name
-                if "ClassVar" in statement.annotation.as_string():
-                    continue
-                default = klass.env.vars.get(name, _NOT_FOUND) if statement.value is not None else _NOT_FOUND
-                if isinstance(default, o.FieldSpec):
-                    default = default.default if default.has_default else _NOT_FOUND
-                found[name] = default
+        for name, statement in _field_statements(klass):
+            default = klass.env.vars.get(name, _NOT_FOUND) if statement.value is not None else _NOT_FOUND
+            if isinstance(default, o.FieldSpec):
+                default = default.default if default.has_default else _NOT_FOUND
+            found[name] = default
     return list(found.items())
 
 
+def _field_statements(klass: o.ClassObj) -> Iterator[tuple[str, nodes.AnnAssign]]:
+    """The annotated names of a class body, `ClassVar`s aside: what dataclass transforms and
+    model bases make `__init__`'s fields of."""
+    for statement in klass.node.body:
+        if isinstance(statement, nodes.AnnAssign) and isinstance(statement.target, nodes.AssignName) \
+                and "ClassVar" not in statement.annotation.as_string():
+            yield statement.target.name, statement
+
+
 def _annotated(cls: o.ClassObj, name: str) -> bool:
-    """Is `name` annotated in the body of the class or of a base (a field, to the libraries
-    that make `__init__` from the annotations)?"""
-    return any(isinstance(statement, nodes.AnnAssign) and isinstance(statement.target, nodes.AssignName)
-               and statement.target.name == name for klass in cls.mro() for statement in klass.node.body)
+    """Is `name` a field of the class or of a base, to the libraries that make `__init__` from
+    the annotations?"""
+    return any(field == name for klass in cls.mro() for field, _ in _field_statements(klass))
 
 
 def _is_named_tuple(cls: o.ClassObj) -> bool:
