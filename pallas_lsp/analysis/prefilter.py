@@ -356,6 +356,8 @@ def _project_files(data: bytes, path: str, walk: _Walk) -> Iterator[str]:
     assert root is not None
     installed = os.path.basename(root) in ("site-packages", "dist-packages")
     own_top = os.path.relpath(path, root).split(os.sep)[0]
+    if installed and own_top == "jax":
+        return  # each import is passed over below: jax's own, or another installed package
     for match in _imports(data):
         if match["dots"] and own_top == "jax":
             continue  # a module of jax's own, as an absolute import of it is
