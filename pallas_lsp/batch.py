@@ -35,6 +35,9 @@ if TYPE_CHECKING:
 # Below this much text to analyse, starting worker processes (each imports astroid and builds
 # its builtins and our stubs: about 0.3 s) costs more than it saves.
 POOL_MIN_BYTES = 256 * 1024
+# With this many files still to settle when the first one to analyse is found, the server that
+# forks the workers is started then, not once the pool pays (`_Workers.add`).
+EARLY_SERVER_FILES = 64
 
 # Fixes are applied in rounds: apply what does not overlap, analyse again, repeat.
 MAX_FIX_ROUNDS = 4
@@ -324,6 +327,8 @@ class _Workers:
             self._queue.put(index)
         elif len(self.sizes) > 1 and self.total >= POOL_MIN_BYTES:
             self._start()
+        elif len(self.sizes) == 1 and len(self.targets) - index > EARLY_SERVER_FILES:
+            _start_server()
 
     def reports(self) -> Iterator[tuple[int, FileReport]]:
         if self.pool is None:
@@ -374,6 +379,19 @@ def _pool(jobs: int) -> ProcessPoolExecutor:
     from concurrent.futures import ProcessPoolExecutor  # noqa: PLC0415 - most runs start no pool
 
     return ProcessPoolExecutor(max_workers=jobs, mp_context=_context())
+
+
+def _start_server() -> None:
+    """Start the server that forks the workers (it imports the engine and warms it up, 0.15 s
+    on another core) while this process goes on settling files: a run with many files to
+    settle that has found one to analyse will most likely find enough for a pool. The jax
+    package's first such file comes at a fifth of the settling, the pool's bytes at two
+    thirds; if the pool never starts, the server waits unused until this process ends."""
+    context = _context()
+    if context.get_start_method() == "forkserver":
+        from multiprocessing import forkserver  # noqa: PLC0415 - only when a pool may start
+
+        forkserver.ensure_running()
 
 
 def _size(path: str) -> int:

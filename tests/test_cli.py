@@ -271,6 +271,20 @@ def test_jobs_give_the_same_output(tree, run, monkeypatch):
     assert remaining == sum(parsed(run("check", "-j", "2")[1]).values())
 
 
+def test_the_server_started_early_serves_no_pool_when_none_pays(tree, run, monkeypatch):
+    """The server that forks the workers starts at the first file to analyse when many are
+    left to settle; a run that then finds too little for a pool analyses in this process."""
+    started = []
+    start = batch._start_server
+    monkeypatch.setattr(batch, "_start_server", lambda: (started.append(True), start()))
+    monkeypatch.setattr(batch, "EARLY_SERVER_FILES", 0)
+    monkeypatch.setattr(batch, "POOL_MIN_BYTES", 1 << 40)
+    serial = run("check", "--output-format", "json", "-j", "1", "--no-cache")
+    parallel = run("check", "--output-format", "json", "-j", "2", "--no-cache")
+    assert parallel == serial
+    assert started == [True]
+
+
 def test_a_pool_that_takes_no_file_fails_the_run(monkeypatch):
     """The pool is handed its files on a thread of its own: what stops it stops the run."""
     class Broken:
