@@ -483,19 +483,13 @@ class Interpreter:
         elif isinstance(target, (nodes.Tuple, nodes.List)):
             self.unpack(target.elts, value, frame)  # type: ignore[arg-type]  # astroid types these as inference results; parsed code holds nodes
         elif isinstance(target, nodes.AssignAttr):
-            for guard, obj in split(self.ev(target.expr, frame)):
-                if isinstance(obj, (o.Namespace, o.Instance)):
-                    self.wrote(obj)
-                if isinstance(obj, o.Namespace):
-                    obj.attributes[target.attrname] = value
-                elif isinstance(obj, o.Instance):
-                    previous = obj.attributes.get(target.attrname, _MISSING)
-                    obj.attributes[target.attrname] = value if guard == TRUE or previous is _MISSING else (
-                        guarded([(guard, value), (TRUE, previous)]))
+            self.set_attribute(self.ev(target.expr, frame), target.attrname, value)
         elif isinstance(target, nodes.Subscript):
             container = self.ev(target.value, frame)
             key = self.ev(target.slice, frame)
-            if isinstance(container, dict) and isinstance(key, _PRIMITIVE):
+            if isinstance(container, o.DictOf):  # `obj.__dict__["name"] = value`
+                self.set_attribute(container.owner, key, value)
+            elif isinstance(container, dict) and isinstance(key, _PRIMITIVE):
                 self.changing(container)
                 container[key] = value
             elif isinstance(container, list) and isinstance(key, int) and -len(container) <= key < len(container):
@@ -503,6 +497,25 @@ class Interpreter:
                 container[key] = value
         elif isinstance(target, nodes.Starred):
             self.assign(target.value, value, frame)
+
+    def set_attribute(self, target: Any, name: Any, value: Any) -> None:
+        """`target.<name> = value`, however it is spelled (`setattr`, `object.__setattr__`,
+        `vars(target)[name] = value`): a name we do not know may have been any attribute."""
+        for guard, obj in split(target):
+            if not isinstance(obj, (o.Namespace, o.Instance)):
+                continue
+            self.wrote(obj)
+            if not isinstance(name, str):
+                for known in obj.attributes:
+                    obj.attributes[known] = UNKNOWN
+                if isinstance(obj, o.Instance):
+                    obj.opaque = True
+            elif isinstance(obj, o.Namespace):
+                obj.attributes[name] = value
+            else:
+                previous = obj.attributes.get(name, _MISSING)
+                obj.attributes[name] = value if guard == TRUE or previous is _MISSING else (
+                    guarded([(guard, value), (TRUE, previous)]))
 
     def unpack(self, targets: list[nodes.NodeNG], value: Any, frame: Frame) -> None:
         star = next((i for i, t in enumerate(targets) if isinstance(t, nodes.Starred)), None)

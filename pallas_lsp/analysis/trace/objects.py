@@ -355,6 +355,9 @@ class Instance:
     # Made by an `__init__` we do not read (a library base's, or one a class decorator we do not
     # know wrote) from the call's arguments: its annotated fields are not the class's defaults
     init_unread: bool = False
+    # Written to under a name we do not know (`setattr(obj, name, value)`): any attribute it
+    # holds, rather than its class, may be anything
+    opaque: bool = False
 
 
 @dataclass(frozen=True, eq=False)

@@ -216,6 +216,8 @@ def attribute(interp: Interpreter, obj: Any, name: str) -> Any:  # noqa: C901 - 
         return Method(obj, name)
     if isinstance(obj, o.Native) and obj.qname.startswith("<python>"):
         return UNKNOWN
+    if isinstance(obj, o.Native) and obj.qname == "builtins.object" and name == "__setattr__":
+        return o.Native("builtins.setattr")  # `object.__setattr__(self, name, value)`: a frozen dataclass's
     return UNKNOWN
 
 
@@ -251,6 +253,8 @@ def item(interp: Interpreter, obj: Any, key: Any) -> Any:  # noqa: C901
         return _group(obj.ref, key)
     if isinstance(obj, o.Free):
         return obj.item(key) if isinstance(key, (str, int, bool)) else UNKNOWN
+    if isinstance(obj, o.DictOf) and isinstance(obj.owner, (o.Instance, o.Namespace)):
+        return obj.owner.attributes.get(key, UNKNOWN) if isinstance(key, str) else UNKNOWN  # `vars(obj)["name"]`
     if isinstance(obj, (o.Alloc, o.Barrier, o.View, o.Operand)):
         return o.View(obj)  # a 3-D TMEM `acc[1]`-style read keeps the allocation
     return UNKNOWN
@@ -298,6 +302,8 @@ def instance_attribute(interp: Interpreter, instance: o.Instance, name: str) -> 
     if instance.init_unread and _annotated(instance.cls, name):
         return UNKNOWN  # a field that init set from the arguments, its default or not at all
     found = class_attribute(instance.cls, name)
+    if instance.opaque and not isinstance(found, (Property, StaticMethod, ClassMethod, o.Closure)):
+        return UNKNOWN  # set under a name we do not know, it would be the instance's own
     if isinstance(found, Property):
         return interp.invoke(found.func, [instance], {}, found.func.node)
     if isinstance(found, StaticMethod):
@@ -355,11 +361,13 @@ _CONTAINER_METHODS = frozenset({"append", "extend", "insert", "get", "items", "k
 
 def call_method(interp: Interpreter, method: Method, args: list[Any], kwargs: dict[str, Any]) -> Any:  # noqa: C901
     obj, name = method.obj, method.name
-    if isinstance(obj, o.DictOf):  # `clone.__dict__.update(module.__dict__)`
+    if isinstance(obj, o.DictOf):  # `clone.__dict__.update(module.__dict__)`, `vars(config).update(...)`
         target = obj.owner
         if isinstance(target, o.Namespace) and len(args) == 1 and isinstance(args[0], o.DictOf) and not kwargs:
             interp.wrote(target)
             target.fallback = args[0].owner
+        elif name == "update":
+            _update_attributes(interp, target, args, kwargs)
         return None
     if isinstance(obj, (list, dict)) and name in _MUTATORS:
         interp.changing(obj)
@@ -402,6 +410,29 @@ def call_method(interp: Interpreter, method: Method, args: list[Any], kwargs: di
             return obj.setdefault(args[0], args[1] if len(args) > 1 else None)
         if name == "pop" and args and isinstance(args[0], (str, int)):
             return obj.pop(args[0], args[1] if len(args) > 1 else UNKNOWN)
+    return UNKNOWN
+
+
+def _update_attributes(interp: Interpreter, target: Any, args: list[Any], kwargs: dict[str, Any]) -> None:
+    """`target.__dict__.update(...)`: each name given set, or any when they are not known."""
+    given = args[0] if len(args) == 1 else {} if not args else UNKNOWN
+    if not isinstance(given, dict):
+        interp.set_attribute(target, UNKNOWN, UNKNOWN)
+        return
+    for name, value in {**given, **kwargs}.items():
+        interp.set_attribute(target, name, value)
+
+
+def _b_setattr(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    if len(args) == 3 and not kwargs:
+        interp.set_attribute(*args)
+    return None
+
+
+def _b_vars(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """`vars(obj)`: its `__dict__` (the object's own attributes)."""
+    if len(args) == 1 and not kwargs and isinstance(args[0], (o.Namespace, o.Library, o.ModuleObj, o.Instance)):
+        return o.DictOf(args[0])
     return UNKNOWN
 
 
@@ -535,6 +566,8 @@ BUILTIN_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "builtins.int": _numeric(int),
     "builtins.bool": _numeric(bool),
     "builtins.getattr": _b_getattr,
+    "builtins.setattr": _b_setattr,
+    "builtins.vars": _b_vars,
     "builtins.isinstance": _b_isinstance,
     "builtins.super": _b_super,
     "builtins.print": lambda interp, args, kwargs: None,
