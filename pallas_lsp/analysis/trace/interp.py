@@ -35,6 +35,8 @@ MAX_DEPTH = 40  # nested calls
 MAX_UNROLL = 32  # iterations of a Python loop over known values
 MAX_NESTED_UNROLL = 8  # ... of the loops nested in an unrolled one, multiplied
 _MISSING: Any = object()
+# What a class's attribute written under a name we cannot tell may have been (its methods stay)
+_DATA = (int, float, str, bytes, tuple, list, dict, set, type(None), o.Instance)
 WRITES_NAMES: Any = object()  # in `Interpreter.writes`: a `global` or `nonlocal` ran
 WRITES_IMPORTED: Any = object()  # ... an import ran
 _PRIMITIVE = (bool, int, float, complex, str, bytes, type(None))
@@ -502,19 +504,22 @@ class Interpreter:
         """`target.<name> = value`, however it is spelled (`setattr`, `object.__setattr__`,
         `vars(target)[name] = value`): a name we do not know may have been any attribute."""
         for guard, obj in split(target):
-            if not isinstance(obj, (o.Namespace, o.Instance)):
+            if not isinstance(obj, (o.Namespace, o.Instance, o.ClassObj)):
                 continue
             self.wrote(obj)
+            # a class's attributes are its body's names (`Config.block_m = 128`, `cls.x = ...`)
+            held = obj.env.vars if isinstance(obj, o.ClassObj) else obj.attributes
             if not isinstance(name, str):
-                for known in obj.attributes:
-                    obj.attributes[known] = UNKNOWN
+                for known, old in held.items():
+                    if not isinstance(obj, o.ClassObj) or isinstance(old, _DATA):
+                        held[known] = UNKNOWN
                 if isinstance(obj, o.Instance):
                     obj.opaque = True
             elif isinstance(obj, o.Namespace):
-                obj.attributes[name] = value
+                held[name] = value
             else:
-                previous = obj.attributes.get(name, _MISSING)
-                obj.attributes[name] = value if guard == TRUE or previous is _MISSING else (
+                previous = held.get(name, _MISSING)
+                held[name] = value if guard == TRUE or previous is _MISSING else (
                     guarded([(guard, value), (TRUE, previous)]))
 
     def unpack(self, targets: list[nodes.NodeNG], value: Any, frame: Frame) -> None:
@@ -623,7 +628,15 @@ class Interpreter:
         value: Any = cls
         for decorator in reversed(node.decorators.nodes if node.decorators else []):
             wrapper = self.ev(decorator, frame)
-            value = self.stubs.class_decorator(self, wrapper, value)
+            if not _runs_code(wrapper):
+                value = self.stubs.class_decorator(self, wrapper, value)
+                continue
+            saved = self.stack  # a decorator of the analysed code: it gets the class, its result is bound
+            self.stack = self.stack + [decorator]
+            try:
+                value = self.invoke(wrapper, [value], {}, decorator)
+            finally:
+                self.stack = saved
         return value
 
     # -- expressions -----------------------------------------------------------------------
@@ -1353,6 +1366,13 @@ class _Identity:
 
     def __hash__(self) -> int:
         return id(self.value)
+
+
+def _runs_code(callee: Any) -> bool:
+    """Is calling `callee` running a function of the analysed code (or of a module it imports)?"""
+    if isinstance(callee, (o.Bound, o.Partial)):
+        return _runs_code(callee.func)
+    return isinstance(callee, o.Closure) and not callee.stub
 
 
 def _by_identity(value: Any) -> Any:

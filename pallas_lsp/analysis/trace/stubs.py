@@ -429,6 +429,13 @@ def _b_setattr(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> 
     return None
 
 
+def _b_type(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """`type(obj)`: an instance's class (`type(self).block_m = 128`)."""
+    if len(args) == 1 and not kwargs and isinstance(args[0], o.Instance):
+        return args[0].cls
+    return UNKNOWN
+
+
 def _b_vars(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
     """`vars(obj)`: its `__dict__` (the object's own attributes)."""
     if len(args) == 1 and not kwargs and isinstance(args[0], (o.Namespace, o.Library, o.ModuleObj, o.Instance)):
@@ -568,6 +575,7 @@ BUILTIN_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "builtins.getattr": _b_getattr,
     "builtins.setattr": _b_setattr,
     "builtins.vars": _b_vars,
+    "builtins.type": _b_type,
     "builtins.isinstance": _b_isinstance,
     "builtins.super": _b_super,
     "builtins.print": lambda interp, args, kwargs: None,
