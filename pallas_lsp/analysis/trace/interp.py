@@ -631,12 +631,12 @@ class Interpreter:
             if not _runs_code(wrapper):
                 value = self.stubs.class_decorator(self, wrapper, value)
                 continue
-            saved = self.stack  # a decorator of the analysed code: it gets the class, its result is bound
-            self.stack = self.stack + [decorator]
+            stack = self.stack  # a decorator of the analysed code: it gets the class, its result is bound
+            self.stack = stack + [decorator]
             try:
                 value = self.invoke(wrapper, [value], {}, decorator)
             finally:
-                self.stack = saved
+                self.stack = stack
         return value
 
     # -- expressions -----------------------------------------------------------------------
