@@ -580,6 +580,9 @@ class Interpreter:
             if isinstance(wrapper, o.Parameters):  # the test method runs once per case
                 object.__setattr__(closure, "parameters", getattr(closure, "parameters", ()) + (wrapper,))
                 continue
+            if isinstance(wrapper, o.Library) and wrapper.qname in _ABSTRACT:
+                object.__setattr__(closure, "abstract", True)  # a subclass's override is what runs
+                continue
             if _is_unknown_callable(wrapper):
                 self.escape(value)
                 continue  # an unknown decorator (jit, parameterized, ...): calls still run the body
@@ -874,9 +877,23 @@ class Interpreter:
         return result
 
     def attribute(self, value: Any, name: str) -> Any:
+        """`value.<name>`; a property whose getter raises on every path raises here."""
         if type(value) is not o.Guarded:
-            return self.stubs.attribute(self, value, name)
-        return self.lift(lambda obj: self.stubs.attribute(self, obj, name), value)
+            self.raised = False
+            found = self.stubs.attribute(self, value, name)
+            if self.raised:
+                self.raised = False
+                raise _Signal(*_RAISED)
+            return found
+        return self.lift(lambda obj: self._attribute_or_unknown(obj, name), value)
+
+    def _attribute_or_unknown(self, obj: Any, name: str) -> Any:
+        self.raised = False
+        found = self.stubs.attribute(self, obj, name)
+        if self.raised:  # (on one of the alternatives)
+            self.raised = False
+            return UNKNOWN
+        return found
 
     def item(self, value: Any, index: Any) -> Any:
         if type(value) is not o.Guarded and type(index) is not o.Guarded:
@@ -1320,6 +1337,9 @@ def _compare(op: str, left: Any, right: Any) -> Any:
         except TypeError:
             return UNKNOWN
     return UNKNOWN
+
+
+_ABSTRACT = frozenset({"abc.abstractmethod", "abc.abstractproperty"})
 
 
 def _is_unknown_callable(value: Any) -> bool:

@@ -304,6 +304,8 @@ def instance_attribute(interp: Interpreter, instance: o.Instance, name: str) -> 
     found = class_attribute(instance.cls, name)
     if instance.opaque and not isinstance(found, (Property, StaticMethod, ClassMethod, o.Closure)):
         return UNKNOWN  # set under a name we do not know, it would be the instance's own
+    if instance.free is not None and getattr(getattr(found, "func", found), "abstract", False):
+        return UNKNOWN  # an entry's `self` is an instance of a subclass, whose override runs
     if isinstance(found, Property):
         return interp.invoke(found.func, [instance], {}, found.func.node)
     if isinstance(found, StaticMethod):
