@@ -368,10 +368,11 @@ class ModuleObj:
 
 @dataclass(frozen=True)
 class FieldSpec:
-    """`dataclasses.field(default=...)`."""
+    """`dataclasses.field(default=..., init=...)`."""
 
     default: Any
     has_default: bool
+    init: bool = True  # False: not a parameter of `__init__`, which sets the default (if any)
 
 
 @dataclass(eq=False)

@@ -814,12 +814,15 @@ def _dataclass(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[A
 
 
 def _field(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    init = kwargs.get("init", True)
+    if not isinstance(init, bool):
+        return UNKNOWN
     if "default" in kwargs:
-        return o.FieldSpec(kwargs["default"], True)
+        return o.FieldSpec(kwargs["default"], True, init)
     if "default_factory" in kwargs:
         made = interp.invoke(kwargs["default_factory"], [], {}, node)
-        return o.FieldSpec(made, True)
-    return o.FieldSpec(UNKNOWN, False)
+        return o.FieldSpec(made, True, init)
+    return o.FieldSpec(UNKNOWN, False, init)
 
 
 def _replace(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
@@ -964,18 +967,29 @@ def _as_dataclass(cls: o.ClassObj) -> o.ClassObj:
     return dataclasses.replace(cls, dataclass=True)
 
 
-def _fields(cls: o.ClassObj) -> list[tuple[str, Any]]:
-    """A dataclass's fields in order (bases first), with their defaults (or _NOT_FOUND)."""
-    found: dict[str, Any] = {}
+@dataclasses.dataclass(frozen=True)
+class _Field:
+    name: str
+    default: Any  # or _NOT_FOUND
+    init: bool = True  # a parameter of `__init__` (`field(init=False)`: not)
+    init_only: bool = False  # `InitVar[...]`: a parameter handed to `__post_init__`, never stored
+
+
+def _fields(cls: o.ClassObj) -> list[_Field]:
+    """A dataclass's fields in order (bases first), with their defaults."""
+    found: dict[str, _Field] = {}
     for klass in reversed(list(cls.mro())):
         if not (klass.dataclass or _is_named_tuple(klass)):
             continue
         for name, statement in _field_statements(klass):
             default = klass.env.vars.get(name, _NOT_FOUND) if statement.value is not None else _NOT_FOUND
+            init = True
             if isinstance(default, o.FieldSpec):
+                init = default.init
                 default = default.default if default.has_default else _NOT_FOUND
-            found[name] = default
-    return list(found.items())
+            # (a field a subclass declares again keeps its place)
+            found[name] = _Field(name, default, init, "InitVar" in statement.annotation.as_string())
+    return list(found.values())
 
 
 def _field_statements(klass: o.ClassObj) -> Iterator[tuple[str, nodes.AnnAssign]]:
@@ -1002,18 +1016,21 @@ def instantiate(interp: Interpreter, cls: o.ClassObj, args: list[Any], kwargs: d
     instance = o.Instance(cls)
     if cls.dataclass or _is_named_tuple(cls):
         fields = _fields(cls)
-        if len(args) > len(fields) or (args and cls.keyword_only):
+        parameters = [field for field in fields if field.init]
+        if len(args) > len(parameters) or (args and cls.keyword_only) or \
+                not set(kwargs) <= {field.name for field in parameters}:
             return UNKNOWN  # a TypeError
-        for (name, _), value in zip(fields, args):
-            instance.attributes[name] = value
-        for name, value in kwargs.items():
-            instance.attributes[name] = value
-        for name, default in fields:
-            if name not in instance.attributes:
-                instance.attributes[name] = UNKNOWN if default is _NOT_FOUND else default
+        given = {**{field.name: value for field, value in zip(parameters, args)}, **kwargs}
+        init_only = []
+        for field in fields:
+            value = given.get(field.name, UNKNOWN if field.default is _NOT_FOUND else field.default)
+            if field.init_only:
+                init_only.append(value)
+            else:  # (an `init=False` field without a default is unset until `__post_init__` sets it)
+                instance.attributes[field.name] = value
         post_init = class_attribute(cls, "__post_init__")
         if isinstance(post_init, o.Closure):
-            interp.run(post_init, [instance], {}, node)
+            interp.run(post_init, [instance, *init_only], {}, node)
         return instance
     init = class_attribute(cls, "__init__")
     if isinstance(init, o.Closure):
