@@ -615,7 +615,8 @@ class Interpreter:
         bases = tuple(self.ev(base, frame) for base in node.bases)  # type: ignore[arg-type]  # astroid types these as inference results; parsed code holds nodes
         body = Frame(frame)
         model = any(self.stubs.is_model_base(base) for base in bases)  # its fields are its __init__'s
-        cls = o.ClassObj(node, body, bases, dataclass=model, keyword_only=model)
+        cls = o.ClassObj(node, body, bases, dataclass=model, keyword_only=model,
+                         enum=self.stubs.makes_enum(bases))
         saved = self.calls
         self.calls = []
         try:
@@ -628,6 +629,8 @@ class Interpreter:
             pass
         finally:
             self.calls = saved
+        if cls.enum:
+            self.stubs.make_members(cls)
         value: Any = cls
         for decorator in reversed(node.decorators.nodes if node.decorators else []):
             wrapper = self.ev(decorator, frame)
@@ -910,6 +913,8 @@ class Interpreter:
             return list(value) if len(value) <= MAX_UNROLL else UNKNOWN
         if isinstance(value, dict):
             return list(value)
+        if isinstance(value, o.ClassObj) and value.enum:
+            return self.stubs.enum_members(value)
         if isinstance(value, o.Union):
             return [self.item(value, index) for index in range(len(value.groups))]
         if isinstance(value, o.Member) and isinstance(value.ref, o.Union):
@@ -1309,6 +1314,9 @@ def _fold(function: Any, *operands: Any) -> Any:
 
 
 def _compare(op: str, left: Any, right: Any) -> Any:
+    member = _member_compare(op, left, right)
+    if member is not None:
+        return member
     if op in ("is", "is not"):
         for subject, other in ((left, right), (right, left)):
             if other is None:
@@ -1337,6 +1345,21 @@ def _compare(op: str, left: Any, right: Any) -> Any:
         except TypeError:
             return UNKNOWN
     return UNKNOWN
+
+
+def _member_compare(op: str, left: Any, right: Any) -> Any:
+    """An enum member compared: it is itself, and equal to nothing else (a plain `Enum`'s
+    member is not its value). None: no member is compared."""
+    if not (_is_member(left) or _is_member(right)):
+        return None
+    if op not in ("is", "is not", "==", "!=") or not all(
+            _is_member(side) or isinstance(side, _PRIMITIVE) for side in (left, right)):
+        return UNKNOWN
+    return (left is right) == (op in ("is", "=="))
+
+
+def _is_member(value: Any) -> bool:
+    return isinstance(value, o.Instance) and value.cls.enum
 
 
 _ABSTRACT = frozenset({"abc.abstractmethod", "abc.abstractproperty"})

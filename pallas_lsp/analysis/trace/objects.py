@@ -339,6 +339,9 @@ class ClassObj:
     bases: tuple[Any, ...]
     dataclass: bool = False  # its `__init__` takes its annotated fields (a dataclass transform, a model base)
     keyword_only: bool = False  # ... by keyword only (`pydantic.BaseModel`'s)
+    # An `enum.Enum` (or `Flag`) whose members are not their values: its body's names are
+    # `Instance`s, each with its `name` and `value` (`stubs.make_members`)
+    enum: bool = False
 
     def mro(self) -> Iterator[ClassObj]:
         yield self

@@ -253,6 +253,9 @@ def item(interp: Interpreter, obj: Any, key: Any) -> Any:  # noqa: C901
         return _group(obj.ref, key)
     if isinstance(obj, o.Free):
         return obj.item(key) if isinstance(key, (str, int, bool)) else UNKNOWN
+    if isinstance(obj, o.ClassObj) and obj.enum:  # `Mode["PAIR"]`
+        found = obj.env.vars.get(key) if isinstance(key, str) else None
+        return found if isinstance(found, o.Instance) and found.cls is obj else UNKNOWN
     if isinstance(obj, o.DictOf) and isinstance(obj.owner, (o.Instance, o.Namespace)):
         return obj.owner.attributes.get(key, UNKNOWN) if isinstance(key, str) else UNKNOWN  # `vars(obj)["name"]`
     if isinstance(obj, (o.Alloc, o.Barrier, o.View, o.Operand)):
@@ -1007,12 +1010,65 @@ def _annotated(cls: o.ClassObj, name: str) -> bool:
     return any(field == name for klass in cls.mro() for field, _ in _field_statements(klass))
 
 
+# Enum bases whose members are objects of their own (not their values: `IntEnum`, `StrEnum`,
+# `IntFlag` and a mixed-in `int` or `str` make members that are values, as the trace keeps them)
+_ENUMS = frozenset({"enum.Enum", "enum.Flag"})
+_VALUE_TYPES = frozenset({"enum.IntEnum", "enum.StrEnum", "enum.IntFlag", "enum.ReprEnum", "builtins.int",
+                          "builtins.str", "builtins.float"})
+
+
+def makes_enum(bases: tuple[Any, ...]) -> bool:
+    """Does a class with these bases make enum members that are objects of their own?"""
+    names = {base.qname for base in bases if isinstance(base, (o.Library, o.Native))}
+    if names & _VALUE_TYPES or any(base is UNKNOWN for base in bases):
+        return False
+    return bool(names & _ENUMS) or any(isinstance(base, o.ClassObj) and base.enum for base in bases)
+
+
+def make_members(cls: o.ClassObj) -> None:
+    """Turn an enum class body's names into its members (a name whose value an earlier one has
+    is an alias of it): what `enum.EnumType` does with the body."""
+    made: list[o.Instance] = []
+    names = cls.env.vars
+    for name, value in list(names.items()):
+        if name.startswith("_") and name.endswith("_") or isinstance(
+                value, (o.Closure, o.ClassObj, o.Library, o.Native, Property, StaticMethod, ClassMethod)):
+            continue  # dunder and sunder names, methods, nested classes: not members
+        alias = next((member for member in made if _same_value(member.attributes["value"], value)), None)
+        if alias is None:
+            alias = o.Instance(cls, {"name": name, "value": value, "_name_": name, "_value_": value})
+            made.append(alias)
+        names[name] = alias
+
+
+def _same_value(one: Any, other: Any) -> bool:
+    return isinstance(one, (bool, int, float, str, bytes, type(None))) and type(one) is type(other) and one == other
+
+
+def enum_members(cls: o.ClassObj) -> list[o.Instance]:
+    """An enum's members in their order, aliases aside (`for mode in Mode`)."""
+    found: list[o.Instance] = []
+    for value in cls.env.vars.values():
+        if isinstance(value, o.Instance) and value.cls is cls and value not in found:
+            found.append(value)
+    return found
+
+
+def _member_of(cls: o.ClassObj, value: Any) -> Any:
+    """`Mode(value)`: the member with that value (or the member itself); UNKNOWN when none is."""
+    if isinstance(value, o.Instance) and value.cls is cls:
+        return value
+    return next((member for member in enum_members(cls) if _same_value(member.attributes["value"], value)), UNKNOWN)
+
+
 def _is_named_tuple(cls: o.ClassObj) -> bool:
     return any(isinstance(base, o.Library) and base.qname.endswith("NamedTuple") for base in cls.bases)
 
 
 def instantiate(interp: Interpreter, cls: o.ClassObj, args: list[Any], kwargs: dict[str, Any],
                 node: nodes.NodeNG) -> Any:
+    if cls.enum:
+        return _member_of(cls, args[0]) if len(args) == 1 and not kwargs else UNKNOWN
     instance = o.Instance(cls)
     if cls.dataclass or _is_named_tuple(cls):
         fields = _fields(cls)
