@@ -111,6 +111,7 @@ _RAISED = ("Raise",)  # the args of a `_Signal` that an exception raised
 @dataclass
 class _Call:
     returns: list[tuple[Guard, Any]] = field(default_factory=list)  # (guard, value)
+    function: nodes.NodeNG | None = None  # the function running (what `super()` needs of it)
 
 
 class Interpreter:
@@ -1112,7 +1113,7 @@ class Interpreter:
         if pushed:
             self.stack = self.stack + [node]
         self._active[func] = depth + 1
-        self.calls.append(_Call())
+        self.calls.append(_Call(function=func))
         saved_guard, saved_frame = self.guard, self.frame
         self.frame = frame
         raised = False

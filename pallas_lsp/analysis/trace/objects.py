@@ -297,6 +297,15 @@ class Bound:
     self_value: Any
 
 
+@dataclass(frozen=True, eq=False)
+class Super:
+    """`super()` in a method of `klass`: its attributes are those of the classes after it in
+    the MRO of `self_value` (an instance, or a class for a classmethod)."""
+
+    klass: ClassObj
+    self_value: Any
+
+
 @dataclass(frozen=True)
 class Partial:
     """`functools.partial(func, *args, **keywords)`."""

@@ -192,6 +192,8 @@ def attribute(interp: Interpreter, obj: Any, name: str) -> Any:  # noqa: C901 - 
         return attribute(interp, obj.fallback, name) if obj.fallback is not None else UNKNOWN
     if isinstance(obj, o.Free):
         return obj.attribute(name)
+    if isinstance(obj, o.Super):
+        return _super_attribute(interp, obj, name)
     if isinstance(obj, o.Library):
         return resolve(f"{obj.qname}.{name}")
     if isinstance(obj, api.ApiValue) and not obj.qualified.endswith("()"):
@@ -559,7 +561,46 @@ def _b_isinstance(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) 
 
 
 def _b_super(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
-    return UNKNOWN
+    """`super()` in a method, as Python's `__class__` cell and first argument make it, or
+    `super(Class, obj)`."""
+    if kwargs or len(args) not in (0, 2):
+        return UNKNOWN
+    if args:
+        klass, self_value = args
+    else:
+        function = interp.calls[-1].function if interp.calls else None
+        if not isinstance(function, nodes.FunctionDef) or not isinstance(function.parent, nodes.ClassDef):
+            return UNKNOWN
+        positional = (function.args.posonlyargs or []) + (function.args.args or [])
+        self_value = interp.frame.lookup(positional[0].name) if positional and interp.frame else UNKNOWN
+        owner = self_value.cls if isinstance(self_value, o.Instance) else self_value
+        if not isinstance(owner, o.ClassObj):
+            return UNKNOWN
+        klass = next((k for k in owner.mro() if k.node is function.parent), None)
+    if not isinstance(klass, o.ClassObj) or not isinstance(self_value, (o.Instance, o.ClassObj)):
+        return UNKNOWN
+    return o.Super(klass, self_value)
+
+
+def _super_attribute(interp: Interpreter, proxy: o.Super, name: str) -> Any:
+    owner = proxy.self_value.cls if isinstance(proxy.self_value, o.Instance) else proxy.self_value
+    order = list(owner.mro())
+    if proxy.klass not in order:
+        return UNKNOWN
+    for klass in order[order.index(proxy.klass) + 1:]:
+        found = klass.env.vars.get(name, _NOT_FOUND)
+        if found is _NOT_FOUND:
+            continue
+        if isinstance(found, o.Closure):
+            return o.Bound(found, proxy.self_value)
+        if isinstance(found, ClassMethod):
+            return o.Bound(found.func, owner)
+        if isinstance(found, StaticMethod):
+            return found.func
+        if isinstance(found, Property):
+            return interp.invoke(found.func, [proxy.self_value], {}, found.func.node)
+        return found
+    return UNKNOWN  # `object`'s, or a library base's
 
 
 BUILTIN_FUNCTIONS: dict[str, Callable[..., Any]] = {
