@@ -349,7 +349,8 @@ def fails_tracing_first(pick: Picker, run: KernelRun, plain: list[Allocation]) -
     """Does a collective MMA of this run use one of the `plain` (non-collective) TMEM
     allocations as accumulator or LHS? JAX then stops at trace time (PLS001), before lowering
     could see anything about the kernel's allocations."""
-    allocs = {allocation.ref.node for allocation in plain if isinstance(allocation.ref, o.Alloc)}
+    # (the allocations themselves: one helper's `plgpu.TMEM(...)` call makes both kinds)
+    allocs = {id(allocation.ref) for allocation in plain if isinstance(allocation.ref, o.Alloc)}
     for site in run.members:
         if site.kind != "mma" or not pick.holds(site.guard):
             continue
@@ -357,8 +358,8 @@ def fails_tracing_first(pick: Picker, run: KernelRun, plain: list[Allocation]) -
             continue
         for name in ("acc", "a"):
             operand = o.base_ref(pick.pick(site.arguments.get(name)))
-            if isinstance(operand, o.Alloc) and operand.node in allocs and not checked_before(pick, run, site, name,
-                                                                                          operand):
+            if isinstance(operand, o.Alloc) and id(operand) in allocs and not checked_before(pick, run, site, name,
+                                                                                         operand):
                 return True
     return False
 
@@ -379,7 +380,7 @@ def checked_before(pick: Picker, run: KernelRun, site: Site, name: str, alloc: o
         if earlier.kind != "mma" or earlier.node is not site.node or not pick.holds(earlier.guard):
             continue
         ref = o.base_ref(pick.pick(earlier.arguments.get(name)))
-        if (isinstance(ref, o.Alloc) and ref.node is not alloc.node and ref.space == "TMEM"
+        if (isinstance(ref, o.Alloc) and ref is not alloc and ref.space == "TMEM"
                 and pick.flag(ref.collective) is True and _aval_key(pick, ref) == key):
             return True
     return False
