@@ -254,7 +254,13 @@ class Interpreter:
             current = self.name(node.target.name, frame) if isinstance(node.target, nodes.AssignName) else UNKNOWN
             if isinstance(node.target, (nodes.AssignAttr, nodes.Subscript)):
                 current = self._aug_current(node.target, frame)
-            value = self.binary(node.op.rstrip("="), current, self.ev(node.value, frame))
+            right = self.ev(node.value, frame)
+            if type(current) is dict and node.op == "|=" and type(right) is dict:
+                self.changing(current)  # `dict.__ior__` updates the dict itself
+                current.update(right)
+                value = current
+            else:
+                value = self.binary(node.op.rstrip("="), current, right)
             self.assign(node.target, value, frame)
         elif isinstance(node, nodes.If):
             self.branch(node.test, node.body, node.orelse, frame)
@@ -1252,7 +1258,31 @@ _EXPRESSIONS: dict[type, Callable[[Interpreter, Any, Frame], Any]] = {
     nodes.Subscript: lambda self, node, frame: self.item(self.ev(node.value, frame), self.ev(node.slice, frame)),
     nodes.Compare: Interpreter.compare,
     nodes.BinOp: lambda self, node, frame: self.binary(node.op, self.ev(node.left, frame), self.ev(node.right, frame)),
+    nodes.JoinedStr: lambda self, node, frame: self.lift(
+        lambda *parts: _formatted(parts), *[self.ev(part, frame) for part in node.values]),
+    nodes.FormattedValue: lambda self, node, frame: self.lift(
+        lambda value, spec: _format_value(value, node.conversion, spec),
+        self.ev(node.value, frame), self.ev(node.format_spec, frame) if node.format_spec is not None else ""),
 }
+
+
+def _formatted(parts: tuple[Any, ...]) -> Any:
+    """An f-string of known parts (each formatted by `_format_value`)."""
+    return "".join(parts) if all(isinstance(part, str) for part in parts) else UNKNOWN
+
+
+_CONVERSIONS: dict[int, Callable[[Any], str]] = {ord("r"): repr, ord("s"): str, ord("a"): ascii}
+
+
+def _format_value(value: Any, conversion: int, spec: Any) -> Any:
+    """`{value!conversion:spec}` of a plain value, as Python formats it."""
+    if not isinstance(value, (bool, int, float, str, type(None))) or not isinstance(spec, str):
+        return UNKNOWN
+    converted = _CONVERSIONS.get(conversion)
+    try:
+        return format(converted(value) if converted is not None else value, spec)
+    except (TypeError, ValueError):
+        return UNKNOWN
 
 
 def _restore(container: Any, contents: Any) -> None:
@@ -1301,10 +1331,7 @@ def _fold(function: Any, *operands: Any) -> Any:
         length, number = operands
         return o.TailLength(length.tail, length.offset + (number if function is operator.add else -number))
     if function is None or not all(_foldable(operand) for operand in operands):
-        if function is operator.add and all(isinstance(x, (tuple, list)) for x in operands) and \
-                type(operands[0]) is type(operands[1]):
-            return operands[0] + operands[1]  # refs concatenated: (a_smem,) + scratch
-        return UNKNOWN
+        return _combined(function, *operands)
     try:
         result = function(*operands)
     except (TypeError, ValueError, ArithmeticError, OverflowError):
@@ -1312,6 +1339,24 @@ def _fold(function: Any, *operands: Any) -> Any:
     if isinstance(result, (int, float)) and abs(result) > 1 << 64:
         return UNKNOWN
     return result
+
+
+def _combined(function: Any, left: Any, right: Any) -> Any:
+    """Containers of objects (refs, specs) joined as Python joins them: concatenated
+    (`(a_smem,) + scratch`), repeated (`[spec] * 2`: the same object twice), or two dicts'
+    union (`base | {"collective": False}`: the right one's entries win)."""
+    if function is operator.add and isinstance(left, tuple) and isinstance(right, tuple):
+        return left + right
+    if function is operator.add and isinstance(left, list) and isinstance(right, list):
+        return left + right
+    if function is operator.mul:
+        sequence, count = (left, right) if isinstance(left, (tuple, list)) else (right, left)
+        if isinstance(sequence, (tuple, list)) and isinstance(count, int) and not isinstance(count, bool) \
+                and len(sequence) * max(count, 0) <= MAX_UNROLL * 4:
+            return sequence * count
+    if function is operator.or_ and type(left) is dict and type(right) is dict:
+        return {**left, **right}
+    return UNKNOWN
 
 
 def _compare(op: str, left: Any, right: Any) -> Any:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import itertools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
@@ -391,6 +392,9 @@ def call_method(interp: Interpreter, method: Method, args: list[Any], kwargs: di
             obj.insert(args[0], args[1])
         elif name == "copy":
             return list(obj)
+        elif name == "pop" and len(args) <= 1 and all(isinstance(a, int) and not isinstance(a, bool) for a in args) \
+                and id(obj) not in interp.poisoned and obj and -len(obj) <= (args[0] if args else -1) < len(obj):
+            return obj.pop(*args)
         else:
             interp.poisoned.add(id(obj))
             return UNKNOWN
@@ -531,6 +535,56 @@ def _numeric(function: Callable[..., Any]) -> Callable[..., Any]:
     return call
 
 
+def _b_sorted(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """`sorted` of plain values of one type (the keys of a dict of scratch, names, sizes)."""
+    items = interp.iterate(args[0]) if len(args) == 1 else UNKNOWN
+    reverse = kwargs.pop("reverse", False) if set(kwargs) <= {"reverse"} else UNKNOWN
+    if items is UNKNOWN or not isinstance(reverse, bool) or not (
+            all(isinstance(item, (int, float)) for item in items) or all(isinstance(item, str) for item in items)):
+        return UNKNOWN  # (numbers, bools among them, or strings: what compares)
+    return sorted(items, reverse=reverse)
+
+
+def _map(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """`map(function, *iterables)`, run as the list it yields."""
+    columns = [interp.iterate(arg) for arg in args[1:]]
+    if kwargs or not columns or any(column is UNKNOWN for column in columns):
+        return UNKNOWN
+    return [interp.invoke(args[0], list(row), {}, node) for row in zip(*columns)]
+
+
+def _i_product(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """`itertools.product(*iterables, repeat=n)`, as the list of tuples it yields."""
+    pools = [interp.iterate(arg) for arg in args]
+    repeat = kwargs.get("repeat", 1)
+    if set(kwargs) - {"repeat"} or any(pool is UNKNOWN for pool in pools) or not isinstance(repeat, int):
+        return UNKNOWN
+    pools = pools * repeat
+    size = 1
+    for pool in pools:
+        size *= len(pool)
+    return list(itertools.product(*pools)) if size <= MAX_ITEMS else UNKNOWN
+
+
+def _i_chain(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """`itertools.chain(*iterables)` (and `chain.from_iterable(iterables)`)."""
+    if qname.endswith("from_iterable"):
+        outer = interp.iterate(args[0]) if len(args) == 1 else UNKNOWN
+        args = UNKNOWN if outer is UNKNOWN else list(outer)
+    if kwargs or args is UNKNOWN:
+        return UNKNOWN
+    found: list[Any] = []
+    for arg in args:
+        items = interp.iterate(arg)
+        if items is UNKNOWN:
+            return UNKNOWN
+        found.extend(items)
+    return found
+
+
+MAX_ITEMS = 4096  # items a combinatoric iterator may yield and still be followed
+
+
 def _b_getattr(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
     if len(args) not in (2, 3) or not isinstance(args[1], str):
         return UNKNOWN
@@ -612,7 +666,7 @@ BUILTIN_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "builtins.zip": _b_zip,
     "builtins.enumerate": _b_enumerate,
     "builtins.reversed": _b_reversed,
-    "builtins.sorted": lambda interp, args, kwargs: UNKNOWN,
+    "builtins.sorted": _b_sorted,
     "builtins.min": _numeric(min),
     "builtins.max": _numeric(max),
     "builtins.abs": _numeric(abs),
@@ -628,7 +682,8 @@ BUILTIN_FUNCTIONS: dict[str, Callable[..., Any]] = {
 }
 BUILTINS: dict[str, Any] = {
     name.rpartition(".")[2]: o.Native(name)
-    for name in [*BUILTIN_FUNCTIONS, *METHOD_DECORATORS, "builtins.str", "builtins.float", "builtins.object"]
+    for name in [*BUILTIN_FUNCTIONS, *METHOD_DECORATORS, "builtins.str", "builtins.float", "builtins.object",
+                 "builtins.map"]
 }
 BUILTINS["True"], BUILTINS["False"], BUILTINS["None"] = True, False, None
 
@@ -893,6 +948,10 @@ NATIVE: dict[str, Callable[..., Any]] = {
     f"{PL}.core_map#apply": _core_map_apply,
     f"{PL}.run_scoped": _run_scoped,
     "functools.partial": _partial,
+    "builtins.map": _map,
+    "itertools.product": _i_product,
+    "itertools.chain": _i_chain,
+    "itertools.chain.from_iterable": _i_chain,
     "functools.wraps": lambda interp, qname, node, args, kwargs: o.Native("<identity>"),
     "<identity>": lambda interp, qname, node, args, kwargs: args[0] if len(args) == 1 else UNKNOWN,
     "dataclasses.dataclass": _dataclass,
