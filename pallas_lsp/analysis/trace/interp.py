@@ -267,7 +267,7 @@ class Interpreter:
         elif isinstance(node, nodes.For):
             self.for_loop(node, frame)
         elif isinstance(node, nodes.While):
-            self.opaque_loop(node, None, frame)
+            self.while_loop(node, frame)
         elif isinstance(node, nodes.Return):
             value = self.ev(node.value, frame) if node.value is not None else None
             if self.calls:
@@ -456,6 +456,26 @@ class Interpreter:
             self.block(node.orelse, frame)
         finally:
             self.unrolled //= max(len(items), 1)
+
+    def while_loop(self, node: nodes.While, frame: Frame) -> None:
+        """A `while` whose test is decided before every iteration (a counter, a worklist of
+        known items) runs as Python runs it, up to MAX_UNROLL iterations; from the first test
+        it cannot decide on, the rest of it is an `opaque_loop`."""
+        for _ in range(MAX_UNROLL + 1):
+            outcomes = self.truth_of(node.test, frame)
+            if len(outcomes) != 1 or outcomes[0][0] != self.guard:
+                break
+            if not outcomes[0][1]:
+                self.block(node.orelse, frame)
+                return
+            try:
+                self.block(node.body, frame)
+            except _Signal as signal:
+                if signal.args == ("Break",):
+                    return
+                if signal.args != ("Continue",):
+                    raise
+        self.opaque_loop(node, None, frame)
 
     def opaque_loop(self, node: nodes.For | nodes.While | nodes.Match | nodes.Try, target: nodes.NodeNG | None,
                     frame: Frame, bodies: list[list[nodes.NodeNG]] | None = None) -> None:
@@ -922,6 +942,9 @@ class Interpreter:
             return list(value)
         if isinstance(value, o.ClassObj) and value.enum:
             return self.stubs.enum_members(value)
+        if isinstance(value, o.Instance):
+            items = self.stubs.tuple_items(value)  # a named tuple
+            return UNKNOWN if items is None else items
         if isinstance(value, o.Union):
             return [self.item(value, index) for index in range(len(value.groups))]
         if isinstance(value, o.Member) and isinstance(value.ref, o.Union):

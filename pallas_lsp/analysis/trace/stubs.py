@@ -128,7 +128,7 @@ def resolve(qname: str) -> Any:
             qname = qname.replace(f"{MGPU}{alias}", f"{MGPU}.")
     if qname in api.STUBS or qname in (f"{MGPU}.MemorySpace", f"{MGPU}.GPUMemorySpace"):
         return o.Library(qname)  # a module, or the memory-space namespace
-    if qname in NATIVE:
+    if qname in NATIVE or qname in METHOD_DECORATORS:
         return o.Native(qname)
     if qname == "typing.TYPE_CHECKING":
         return False  # the program as it runs, not as a type checker reads it
@@ -205,6 +205,8 @@ def attribute(interp: Interpreter, obj: Any, name: str) -> Any:  # noqa: C901 - 
         return instance_attribute(interp, obj, name)
     if isinstance(obj, o.ClassObj):
         found = class_attribute(obj, name)
+        if found is _NOT_FOUND and name in _TUPLE_CLASS_MEMBERS and _is_named_tuple(obj):
+            return Method(obj, name) if name == "_make" else tuple(field.name for field in _fields(obj))
         if isinstance(found, StaticMethod):
             return found.func
         if isinstance(found, ClassMethod):
@@ -256,6 +258,8 @@ def item(interp: Interpreter, obj: Any, key: Any) -> Any:  # noqa: C901
         return _group(obj.ref, key)
     if isinstance(obj, o.Free):
         return obj.item(key) if isinstance(key, (str, int, bool)) else UNKNOWN
+    if isinstance(obj, o.Instance) and tuple_items(obj) is not None:  # a named tuple: `config[0]`
+        return item(interp, tuple(tuple_items(obj) or ()), key)
     if isinstance(obj, o.ClassObj) and obj.enum:  # `Mode["PAIR"]`
         found = obj.env.vars.get(key) if isinstance(key, str) else None
         return found if isinstance(found, o.Instance) and found.cls is obj else UNKNOWN
@@ -308,6 +312,8 @@ def instance_attribute(interp: Interpreter, instance: o.Instance, name: str) -> 
     if instance.init_unread and _annotated(instance.cls, name):
         return UNKNOWN  # a field that init set from the arguments, its default or not at all
     found = class_attribute(instance.cls, name)
+    if found is _NOT_FOUND and name in _TUPLE_MEMBERS and _is_named_tuple(instance.cls):
+        return Method(instance, name) if name != "_fields" else tuple(field.name for field in _fields(instance.cls))
     if instance.opaque and not isinstance(found, (Property, StaticMethod, ClassMethod, o.Closure)):
         return UNKNOWN  # set under a name we do not know, it would be the instance's own
     if instance.free is not None and getattr(getattr(found, "func", found), "abstract", False):
@@ -320,6 +326,8 @@ def instance_attribute(interp: Interpreter, instance: o.Instance, name: str) -> 
         return o.Bound(found.func, instance.cls)
     if isinstance(found, o.Closure):
         return o.Bound(found, instance)
+    if isinstance(found, PartialMethod) and isinstance(found.func, o.Closure):
+        return o.Partial(o.Bound(found.func, instance), found.args, found.keywords)
     if found is not _NOT_FOUND:
         return found
     if instance.free is not None:
@@ -340,6 +348,16 @@ class StaticMethod:
 @dataclass(frozen=True)
 class ClassMethod:
     func: Any
+
+
+@dataclass(frozen=True)
+class PartialMethod:
+    """`functools.partialmethod(func, *args, **kwargs)`: read through an instance, the method
+    bound to it with these arguments first."""
+
+    func: Any
+    args: tuple[Any, ...]
+    keywords: tuple[tuple[str, Any], ...]
 
 
 METHOD_DECORATORS: dict[str, Callable[[Any], Any]] = {
@@ -369,6 +387,8 @@ _CONTAINER_METHODS = frozenset({"append", "extend", "insert", "get", "items", "k
 
 def call_method(interp: Interpreter, method: Method, args: list[Any], kwargs: dict[str, Any]) -> Any:  # noqa: C901
     obj, name = method.obj, method.name
+    if isinstance(obj, (o.Instance, o.ClassObj)):
+        return _tuple_method(interp, obj, name, args, kwargs)
     if isinstance(obj, o.DictOf):  # `clone.__dict__.update(module.__dict__)`, `vars(config).update(...)`
         target = obj.owner
         if isinstance(target, o.Namespace) and len(args) == 1 and isinstance(args[0], o.DictOf) and not kwargs:
@@ -761,6 +781,11 @@ def _op(kind: str) -> Callable[..., Any]:
     return record
 
 
+def _partialmethod(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any],
+                   kwargs: dict[str, Any]) -> Any:
+    return PartialMethod(args[0], tuple(args[1:]), tuple(kwargs.items())) if args else UNKNOWN
+
+
 def _partial(interp: Interpreter, qname: str, node: nodes.Call, args: list[Any], kwargs: dict[str, Any]) -> Any:
     if not args:
         return UNKNOWN
@@ -931,6 +956,29 @@ def _replace(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any
     return o.Instance(original.cls, {**original.attributes, **kwargs}, original.free, original.init_unread)
 
 
+def _as_plain(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """`dataclasses.asdict(obj)` and `astuple(obj)`: its fields' values, dataclasses among them
+    (and in lists, tuples and dicts) made plain too."""
+    if len(args) != 1 or kwargs or not (isinstance(args[0], o.Instance) and args[0].cls.dataclass):
+        return UNKNOWN
+    as_dict = qname.endswith("asdict")
+
+    def plain(value: Any, depth: int) -> Any:
+        if depth > 8:
+            return UNKNOWN
+        if isinstance(value, o.Instance) and value.cls.dataclass:
+            values = [(field.name, plain(value.attributes.get(field.name, UNKNOWN), depth + 1))
+                      for field in _fields(value.cls) if not field.init_only]
+            return dict(values) if as_dict else tuple(item for _, item in values)
+        if isinstance(value, (list, tuple)):
+            return type(value)(plain(item, depth + 1) for item in value)
+        if isinstance(value, dict):
+            return {key: plain(item, depth + 1) for key, item in value.items()}
+        return value
+
+    return plain(args[0], 0)
+
+
 NATIVE: dict[str, Callable[..., Any]] = {
     **{f"{MGPU}.{space}": _alloc for space in ("TMEM", "SMEM", "GMEM", "REGS")},
     f"{MGPU}.RefUnion": _ref_union,
@@ -948,6 +996,7 @@ NATIVE: dict[str, Callable[..., Any]] = {
     f"{PL}.core_map#apply": _core_map_apply,
     f"{PL}.run_scoped": _run_scoped,
     "functools.partial": _partial,
+    "functools.partialmethod": _partialmethod,
     "builtins.map": _map,
     "itertools.product": _i_product,
     "itertools.chain": _i_chain,
@@ -957,6 +1006,8 @@ NATIVE: dict[str, Callable[..., Any]] = {
     "dataclasses.dataclass": _dataclass,
     "dataclasses.field": _field,
     "dataclasses.replace": _replace,
+    "dataclasses.asdict": _as_plain,
+    "dataclasses.astuple": _as_plain,
     "types.ModuleType": lambda interp, qname, node, args, kwargs: o.Namespace(),
 }
 
@@ -1159,6 +1210,30 @@ def _member_of(cls: o.ClassObj, value: Any) -> Any:
     if isinstance(value, o.Instance) and value.cls is cls:
         return value
     return next((member for member in enum_members(cls) if _same_value(member.attributes["value"], value)), UNKNOWN)
+
+
+_TUPLE_MEMBERS = frozenset({"_replace", "_asdict", "_fields"})
+_TUPLE_CLASS_MEMBERS = frozenset({"_make", "_fields"})
+
+
+def tuple_items(instance: o.Instance) -> list[Any] | None:
+    """A named tuple's items, in its fields' order (None: not a named tuple)."""
+    if not _is_named_tuple(instance.cls):
+        return None
+    return [instance.attributes.get(field.name, UNKNOWN) for field in _fields(instance.cls)]
+
+
+def _tuple_method(interp: Interpreter, obj: o.Instance | o.ClassObj, name: str, args: list[Any],
+                  kwargs: dict[str, Any]) -> Any:
+    """A named tuple's `_replace(**changes)` and `_asdict()`, and its class's `_make(items)`."""
+    if isinstance(obj, o.ClassObj):
+        items = interp.iterate(args[0]) if name == "_make" and len(args) == 1 and not kwargs else UNKNOWN
+        return UNKNOWN if items is UNKNOWN else instantiate(interp, obj, list(items), {}, obj.node)
+    if name == "_replace" and not args and set(kwargs) <= set(obj.attributes):
+        return o.Instance(obj.cls, {**obj.attributes, **kwargs})
+    if name == "_asdict" and not args and not kwargs:
+        return {field.name: obj.attributes.get(field.name, UNKNOWN) for field in _fields(obj.cls)}
+    return UNKNOWN
 
 
 def _is_named_tuple(cls: o.ClassObj) -> bool:
