@@ -199,6 +199,10 @@ def attribute(interp: Interpreter, obj: Any, name: str) -> Any:  # noqa: C901 - 
         return resolve(f"{obj.qname}.{name}")
     if isinstance(obj, api.ApiValue) and not obj.qualified.endswith("()"):
         return resolve(f"{obj.qualified}.{name}")  # plgpu.TMEMLayout.SCALES_LAYOUT
+    if isinstance(obj, o.Alloc) and name == "shape":  # a ref used whole has its allocation's shape
+        shape = obj.argument("shape", UNKNOWN)
+        exact = isinstance(shape, (tuple, list)) and all(isinstance(d, int) and not isinstance(d, bool) for d in shape)
+        return tuple(shape) if exact else UNKNOWN
     if isinstance(obj, (o.Alloc, o.Union, o.Member, o.View, o.Barrier, o.Operand)):
         return o.At(obj) if name == "at" else UNKNOWN
     if isinstance(obj, o.Instance):
