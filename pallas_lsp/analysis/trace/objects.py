@@ -396,6 +396,15 @@ class Namespace:
     fallback: Any = None
 
 
+class DictView(list):  # type: ignore[type-arg]
+    """A dict's `keys()`, `values()` or `items()` (`method`): iterated as the list it holds,
+    but neither a sequence nor a mapping (`plgpu.kernel` ignores it as its scratch)."""
+
+    def __init__(self, items: Iterable[Any], method: str) -> None:
+        super().__init__(items)
+        self.method = method
+
+
 @dataclass(frozen=True)
 class DictOf:
     """`obj.__dict__`, waiting for `.update(...)`."""

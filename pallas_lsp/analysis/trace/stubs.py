@@ -427,11 +427,11 @@ def call_method(interp: Interpreter, method: Method, args: list[Any], kwargs: di
         if name == "get" and args and isinstance(args[0], (str, int, bool)):
             return obj.get(args[0], args[1] if len(args) > 1 else None)
         if name == "items":
-            return [(key, value) for key, value in obj.items()]
+            return o.DictView(obj.items(), name)
         if name == "keys":
-            return list(obj)
+            return o.DictView(obj, name)
         if name == "values":
-            return list(obj.values())
+            return o.DictView(obj.values(), name)
         if name == "copy":
             return dict(obj)
         if name == "update" and not args:
@@ -914,6 +914,8 @@ def _run_one_body(interp: Interpreter, node: nodes.NodeNG, body: Any, scratch: A
     if isinstance(scratch, dict):
         keywords = {**keywords, **scratch}
         preset.update({p: operand(p) for p in free if p not in scratch})
+    elif isinstance(scratch, o.DictView):  # (not a sequence: plgpu.kernel ignores it, as a lone allocation)
+        preset.update({p: UNKNOWN for p in free})
     elif isinstance(scratch, (tuple, list)) and arguments.vararg and tail:
         # operands come first: GMEM refs when the application shows they fill the named
         # parameters (`def kernel(a_gmem, b_gmem, out_gmem, *refs)` applied to `(a, b)`)
