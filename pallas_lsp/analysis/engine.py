@@ -370,10 +370,11 @@ def _enter_project(root: str | None) -> None:
     _roots.pop(root, None)
     others = tuple(os.path.join(other, "") for other in _roots)
     _roots[root] = None
-    if not others:
+    manager = AstroidManager()
+    if not others:  # where astroid looked for modules before, under another `sys.path`, is not where they are
+        _forget_module_locations(manager)
         return
     here = os.path.join(root, "")
-    manager = AstroidManager()
     cache = manager.astroid_cache
     for name, module in list(cache.items()):
         file = module.file and os.path.abspath(module.file)

@@ -531,14 +531,14 @@ class Interpreter:
         """`target.<name> = value`, however it is spelled (`setattr`, `object.__setattr__`,
         `vars(target)[name] = value`): a name we do not know may have been any attribute."""
         for guard, obj in split(target):
-            if not isinstance(obj, (o.Namespace, o.Instance, o.ClassObj)):
+            if not isinstance(obj, (o.Namespace, o.Instance, o.ClassObj, o.ModuleObj)):
                 continue
             self.wrote(obj)
-            # a class's attributes are its body's names (`Config.block_m = 128`, `cls.x = ...`)
-            held = obj.env.vars if isinstance(obj, o.ClassObj) else obj.attributes
+            # a class's or module's attributes are its names (`Config.block_m = 128`, `settings.X = 1`)
+            held = obj.env.vars if isinstance(obj, (o.ClassObj, o.ModuleObj)) else obj.attributes
             if not isinstance(name, str):
                 for known, old in held.items():
-                    if not isinstance(obj, o.ClassObj) or isinstance(old, _DATA):
+                    if not isinstance(obj, (o.ClassObj, o.ModuleObj)) or isinstance(old, _DATA):
                         held[known] = UNKNOWN
                 if isinstance(obj, o.Instance):
                     obj.opaque = True

@@ -37,8 +37,10 @@ class Resolver:
             for modname, alias in node.names:
                 if alias:
                     yield alias, self.module(interp, node, modname, alias)
-                else:
+                else:  # `import a.b.c` runs `a`, `a.b` and `a.b.c`, and binds `a`
                     top = modname.split(".")[0]
+                    if modname != top:
+                        self.module(interp, node, modname, top)
                     yield top, self.module(interp, node, top, top)
             return
         for name, alias in node.names:
@@ -49,6 +51,7 @@ class Resolver:
     def module(self, interp: _Interpreter, node: nodes.Import, modname: str, bound_as: str) -> Any:
         if not self._is_project(node, bound_as):
             return stubs.resolve(modname) if _known(modname) else o.Library(modname)
+        self._run_packages(interp, node, modname)
         tree = self._import(node, modname)
         return interp.module(tree) if tree is not None else o.Library(modname)
 
@@ -57,6 +60,8 @@ class Resolver:
         if not node.level and not self._is_project(node, bound_as):
             qname = f"{modname}.{name}"
             return stubs.resolve(qname) if _known(modname) else o.Library(qname)
+        if not node.level:
+            self._run_packages(interp, node, modname)
         tree = self._import(node, modname)
         if tree is None:
             return o.Library(f"{modname}.{name}")
@@ -74,6 +79,15 @@ class Resolver:
         if getattr(tree, "pallas_stub", False):
             return o.Library(tree.name)
         return interp.module(tree)
+
+    def _run_packages(self, interp: _Interpreter, node: nodes.Import | nodes.ImportFrom, modname: str) -> None:
+        """Python runs the packages a module is in before it (`a`, then `a.b`, for `a.b.c`):
+        their `__init__` may change what the module holds."""
+        parts = modname.split(".")
+        for cut in range(1, len(parts)):
+            tree = self._import(node, ".".join(parts[:cut]))
+            if tree is not None and tree.package:
+                interp.module(tree)
 
     def _is_project(self, node: nodes.NodeNG, name: str) -> bool:
         if isinstance(node, nodes.ImportFrom) and node.level:
