@@ -130,8 +130,8 @@ def cluster_of(pick: Picker, run: KernelRun) -> Cluster | Any:
 
 
 def threads_of(pick: Picker, run: KernelRun) -> tuple[int, str] | None | Any:
-    """(num_threads, thread_name) of a kernel launched with two or more threads; None for a
-    single thread; UNKNOWN."""
+    """(num_threads, thread_name) of a multithreaded kernel: one with a `thread_name`, as JAX's
+    lowering counts it (`num_threads=1` too); None without threads; UNKNOWN."""
     kwargs = mesh(pick, run)
     if kwargs is UNKNOWN:
         return UNKNOWN
@@ -141,7 +141,7 @@ def threads_of(pick: Picker, run: KernelRun) -> tuple[int, str] | None | Any:
     name = pick.pick(kwargs.get("thread_name"))
     if not isinstance(count, int) or isinstance(count, bool) or not isinstance(name, str):
         return UNKNOWN
-    return (count, name) if count >= 2 else UNKNOWN
+    return (count, name) if count >= 1 else UNKNOWN
 
 
 def _sequence(pick: Picker, value: Any, item: type) -> tuple[Any, ...] | Any:

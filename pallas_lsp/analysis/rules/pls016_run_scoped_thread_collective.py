@@ -20,8 +20,8 @@ class RunScopedThreadCollective(SiteRule):
     """## What it does
     Flags `pl.run_scoped(f, *types, **types)` (also as `functools.partial(pl.run_scoped,
     ...)` decorator) that allocates SMEM, TMEM or barriers inside a `plgpu.kernel` launched
-    with `num_threads=` (two or more) and `thread_name=`, without
-    `collective_axes=<thread_name>`. JAX gives no source line: the finding goes on the
+    with `num_threads=` and `thread_name=` (a thread name makes the kernel multithreaded to
+    JAX, even with `num_threads=1`), without `collective_axes=<thread_name>`. JAX gives no source line: the finding goes on the
     `pl.run_scoped` call, the one to fix (in a helper module, on that module's line). A
     kernel whose TMEM allocations JAX refuses first (PLS013, PLS014) is not flagged here.
 
