@@ -191,7 +191,7 @@ def test_the_walk_notes_what_a_walk_of_every_field_notes():
     def state(found):
         return (sorted(map(id, found.calls)), sorted(map(id, found.attributes)), sorted(map(id, found.decorators)),
                 found.imports, sorted(found.aliased_imports, key=repr), found.rebound, found.loaded,
-                found.star_import, found.star_paths, sorted(found.modules, key=repr), found.bare)
+                found.star_import, sorted(found.star_paths, key=repr), sorted(found.modules, key=repr), found.bare)
 
     for text in texts:
         tree = ast.parse(text)

@@ -156,7 +156,7 @@ def settled_from_text(text: str, path: str | None) -> bool:
 # -- project imports ---------------------------------------------------------------------------
 
 _IMPORT = re.compile(
-    rb"^[ \t]*(?:from[ \t]+(?P<dots>\.*)(?P<module>[\w.]*)[ \t]+import[ \t]+(?P<names>[\w., \t()]+)"
+    rb"^[ \t]*(?:from[ \t]+(?P<dots>\.*)(?P<module>[\w.]*)[ \t]+import[ \t]+(?P<names>[\w., \t()*]+)"
     rb"|import[ \t]+(?P<plain>[\w.]+))", re.M)
 MAX_IMPORTED_FILES = 24
 

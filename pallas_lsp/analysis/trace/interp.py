@@ -283,7 +283,10 @@ class Interpreter:
             if self.writes is not None:
                 self.writes.append(WRITES_IMPORTED)
             for name, value in self.resolver.imported(self, node):
-                frame.assign(name, value)
+                if name == o.STAR_IMPORTS:  # a library module whose names are looked up when read
+                    frame.vars[name] = (*frame.vars.get(name, ()), value)
+                else:
+                    frame.assign(name, value)
         elif isinstance(node, nodes.With):
             for item, bound_to in node.items:
                 self.ev(item, frame)
@@ -684,7 +687,7 @@ class Interpreter:
             kind = type(node)
             if kind is nodes.Name:  # the commonest two, inline
                 value = frame.lookup(node.name)  # type: ignore[attr-defined]  # mypy cannot narrow through `kind`
-                return self.stubs.BUILTINS.get(node.name, UNKNOWN) if value is _MISSING else value  # type: ignore[attr-defined]  # mypy cannot narrow through `kind`
+                return self.name(node.name, frame) if value is _MISSING else value  # type: ignore[attr-defined]  # mypy cannot narrow through `kind`
             if kind is nodes.Const:
                 return node.value  # type: ignore[attr-defined]  # mypy cannot narrow through `kind`
             if kind is nodes.Call:  # the next two, inline too: a handler is one more frame
@@ -750,7 +753,10 @@ class Interpreter:
     def name(self, name: str, frame: Frame) -> Any:
         value = frame.lookup(name)
         if value is _MISSING:
-            return self.stubs.BUILTINS.get(name, UNKNOWN)
+            value = self.stubs.BUILTINS.get(name, _MISSING)
+        if value is _MISSING:  # bound by `from <library module> import *`, if anything
+            starred = frame.lookup(o.STAR_IMPORTS)
+            value = self.stubs.resolve(f"{starred[-1]}.{name}") if starred is not _MISSING else UNKNOWN
         return value
 
     def elements(self, elts: list[nodes.NodeNG], frame: Frame) -> list[Any] | Any:

@@ -396,6 +396,11 @@ class Namespace:
     fallback: Any = None
 
 
+# The name a module's frame keeps its star-imported library modules under (no identifier):
+# `from jax.experimental.pallas.mosaic_gpu import *` binds whatever name is read
+STAR_IMPORTS = "<from * import>"
+
+
 class DictView(list):  # type: ignore[type-arg]
     """A dict's `keys()`, `values()` or `items()` (`method`): iterated as the list it holds,
     but neither a sequence nor a mapping (`plgpu.kernel` ignores it as its scratch)."""

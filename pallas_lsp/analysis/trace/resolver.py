@@ -45,8 +45,31 @@ class Resolver:
             return
         for name, alias in node.names:
             if name == "*":
+                yield from self.star(interp, node)
                 continue
             yield alias or name, self.member(interp, node, name, alias or name)
+
+    def star(self, interp: _Interpreter, node: nodes.ImportFrom) -> Iterator[tuple[str, Any]]:
+        """`from m import *`: a project module's names (its `__all__`, else those without a
+        leading underscore); a library module the stubs know gives each name it is asked for
+        (`objects.STAR_IMPORTS`, read by the interpreter when a name is not otherwise bound)."""
+        modname = node.modname or ""
+        if not node.level and not self._is_project(node, modname.split(".")[0]):
+            if _known(modname):
+                yield o.STAR_IMPORTS, modname
+            return
+        if not node.level:
+            self._run_packages(interp, node, modname)
+        tree = self._import(node, modname)
+        if tree is None:
+            return
+        module = interp.module(tree)
+        names = module.env.vars.get("__all__")
+        if not (isinstance(names, (list, tuple)) and all(isinstance(name, str) for name in names)):
+            names = [name for name in module.env.vars if not name.startswith("_")]
+        for name in names:
+            value = module.env.vars.get(name, _MISSING)
+            yield name, value if value is not _MISSING else self.submodule(interp, module, name)
 
     def module(self, interp: _Interpreter, node: nodes.Import, modname: str, bound_as: str) -> Any:
         if not self._is_project(node, bound_as):
