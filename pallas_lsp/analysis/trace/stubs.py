@@ -264,6 +264,11 @@ def item(interp: Interpreter, obj: Any, key: Any) -> Any:  # noqa: C901
         return obj.item(key) if isinstance(key, (str, int, bool)) else UNKNOWN
     if isinstance(obj, o.Instance) and tuple_items(obj) is not None:  # a named tuple: `config[0]`
         return item(interp, tuple(tuple_items(obj) or ()), key)
+    if isinstance(obj, o.Instance):  # a class of the analysed code's `__getitem__`
+        method = class_attribute(obj.cls, "__getitem__")
+        if isinstance(method, o.Closure):
+            return interp.invoke(o.Bound(method, obj), [key], {}, method.node)
+        return UNKNOWN
     if isinstance(obj, o.ClassObj) and obj.enum:  # `Mode["PAIR"]`
         found = obj.env.vars.get(key) if isinstance(key, str) else None
         return found if isinstance(found, o.Instance) and found.cls is obj else UNKNOWN
@@ -334,6 +339,9 @@ def instance_attribute(interp: Interpreter, instance: o.Instance, name: str) -> 
         return o.Partial(o.Bound(found.func, instance), found.args, found.keywords)
     if found is not _NOT_FOUND:
         return found
+    fallback = class_attribute(instance.cls, "__getattr__")  # what Python asks when all else fails
+    if isinstance(fallback, o.Closure):
+        return interp.invoke(o.Bound(fallback, instance), [name], {}, fallback.node)
     if instance.free is not None:
         return instance.free.attribute(name)
     return UNKNOWN
@@ -755,10 +763,52 @@ def _alloc(interp: Interpreter, qname: str, node: nodes.Call, args: list[Any], k
     bound = bind_api(interp, qname, args, kwargs)
     if bound is None:
         return UNKNOWN
+    if "dtype" in bound:  # a dtype may be named by a string: `plgpu.TMEM(shape, "float16")`
+        bound["dtype"] = _as_dtype(bound["dtype"])
     space = qname.rpartition(".")[2]
     alloc = o.Alloc(node, space, tuple(bound.items()), _bound_name(node), tuple(interp.stack), interp.frame)
     interp.record("alloc", node, bound, alloc)
     return alloc
+
+
+def _as_dtype(value: Any) -> Any:
+    """A dtype's name as NumPy reads it (`"bfloat16"`) is that dtype; anything else stays."""
+    if isinstance(value, str) and value in api.DTYPE_BITS:
+        return api.DType(value, api.DTYPE_BITS[value])
+    return value
+
+
+def _dtype(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """`np.dtype(x)` / `jnp.dtype(x)` of a dtype or of its name."""
+    if len(args) != 1 or kwargs:
+        return UNKNOWN
+    found = _as_dtype(args[0])
+    return found if isinstance(found, api.DType) else UNKNOWN
+
+
+def _simple_namespace(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any],
+                      kwargs: dict[str, Any]) -> Any:
+    """`types.SimpleNamespace(**attributes)`: an object holding them as its attributes."""
+    given = args[0] if len(args) == 1 else {} if not args else UNKNOWN
+    return o.Namespace({**given, **kwargs}) if isinstance(given, dict) else UNKNOWN
+
+
+def _attrgetter(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any],
+                kwargs: dict[str, Any]) -> Any:
+    """`operator.attrgetter("a.b")`: a callable reading that attribute path of its argument."""
+    if len(args) != 1 or kwargs or not isinstance(args[0], str):
+        return UNKNOWN
+    return o.Partial(o.Native("<attrgetter>"), (args[0],), ())
+
+
+def _get_attributes(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any],
+                    kwargs: dict[str, Any]) -> Any:
+    if len(args) != 2 or kwargs:
+        return UNKNOWN
+    path, value = args
+    for name in path.split("."):
+        value = interp.attribute(value, name)
+    return value
 
 
 def _ref_union(interp: Interpreter, qname: str, node: nodes.Call, args: list[Any], kwargs: dict[str, Any]) -> Any:
@@ -1003,6 +1053,11 @@ NATIVE: dict[str, Callable[..., Any]] = {
     f"{PL}.run_scoped": _run_scoped,
     "functools.partial": _partial,
     "functools.partialmethod": _partialmethod,
+    "types.SimpleNamespace": _simple_namespace,
+    "operator.attrgetter": _attrgetter,
+    "<attrgetter>": _get_attributes,
+    "numpy.dtype": _dtype,
+    "jax.numpy.dtype": _dtype,
     "builtins.map": _map,
     "itertools.product": _i_product,
     "itertools.chain": _i_chain,
