@@ -282,7 +282,11 @@ class Interpreter:
         elif isinstance(node, (nodes.Import, nodes.ImportFrom)):
             if self.writes is not None:
                 self.writes.append(WRITES_IMPORTED)
-            for name, value in self.resolver.imported(self, node):
+            try:
+                bound = list(self.resolver.imported(self, node))
+            except o.ImportFails:
+                raise _Signal(*_RAISED) from None
+            for name, value in bound:
                 if name == o.STAR_IMPORTS:  # a library module whose names are looked up when read
                     frame.vars[name] = (*frame.vars.get(name, ()), value)
                 else:

@@ -396,6 +396,11 @@ class Namespace:
     fallback: Any = None
 
 
+class ImportFails(Exception):
+    """An import of the analysed project names a module that is not there: Python raises
+    ImportError (the trace runs the `except ImportError:` around it)."""
+
+
 # The name a module's frame keeps its star-imported library modules under (no identifier):
 # `from jax.experimental.pallas.mosaic_gpu import *` binds whatever name is read
 STAR_IMPORTS = "<from * import>"

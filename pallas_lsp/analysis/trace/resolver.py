@@ -4,6 +4,7 @@ stubs know what they mean), the project's own modules by running them."""
 from __future__ import annotations
 
 import functools
+import importlib.machinery
 import os
 from typing import Any, Iterator, Protocol
 
@@ -87,11 +88,15 @@ class Resolver:
             self._run_packages(interp, node, modname)
         tree = self._import(node, modname)
         if tree is None:
+            if node.level and _absent(node, modname):
+                raise o.ImportFails(modname)
             return o.Library(f"{modname}.{name}")
         module = interp.module(tree)
         value = module.env.vars.get(name, _MISSING)
         if value is not _MISSING:
             return value
+        if node.level and not modname and _absent(node, name):
+            raise o.ImportFails(name)  # `from . import name`: neither a name of the package nor a module
         return self.submodule(interp, module, name)
 
     def submodule(self, interp: _Interpreter, module: o.ModuleObj, name: str) -> Any:
@@ -157,6 +162,7 @@ class Resolver:
 
 
 _MISSING: Any = object()
+_EXTENSION_SUFFIXES = tuple(importlib.machinery.EXTENSION_SUFFIXES)  # a compiled module is there too
 _LIBRARY_ROOTS = stubs.LIBRARY_PACKAGES  # kernel building blocks worth reading
 _MAX_LIBRARY_BYTES = 400_000
 
@@ -180,6 +186,19 @@ def _library_module(modname: str) -> nodes.Module | None:
         return None
     tree.pallas_library = modname  # type: ignore[attr-defined]  # our marker on astroid's tree; read by getattr
     return tree
+
+
+def _absent(node: nodes.ImportFrom, modname: str) -> bool:
+    """Is the module a relative import names certainly not there: no file, no directory?"""
+    file = node.root().file
+    if not file:
+        return False
+    base = os.path.dirname(os.path.abspath(file))
+    for _ in range((node.level or 1) - 1):
+        base = os.path.dirname(base)
+    path = os.path.join(base, *[part for part in modname.split(".") if part])
+    return not (os.path.isfile(path + ".py") or os.path.isdir(path) or os.path.isfile(path + ".pyi")
+                or any(os.path.isfile(path + suffix) for suffix in _EXTENSION_SUFFIXES))
 
 
 def _known(modname: str) -> bool:
