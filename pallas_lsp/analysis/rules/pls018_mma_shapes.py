@@ -17,7 +17,8 @@ from .site_rule import Picker, SiteRule
 class MmaShapes(SiteRule):
     """## What it does
     Flags a `plgpu.tcgen05_mma(acc, a, b, ...)` whose operands, each an allocation with a
-    literal or foldable 2-D shape and used whole (not through `.at[...]`), do not fit: the
+    literal or foldable shape, used whole or through `.at[...]` with known indices (integers,
+    slices, `pl.ds(start, size)`: a stage of a multi-buffered allocation), do not fit: the
     accumulator's rows differ from the LHS's, its columns from the RHS's (twice the RHS's in
     collective mode, with `collective_axis`), or the LHS's columns from the RHS's rows.
 
@@ -88,16 +89,24 @@ class MmaShapes(SiteRule):
 
 
 def _shape(pick: Picker, operand: Any) -> tuple[int, int] | Any:
-    """The 2-D shape of an allocation used whole (not through `.at[...]` or a union); UNKNOWN
-    otherwise."""
+    """The 2-D shape of an operand: an allocation used whole, or a view of one whose indices
+    are known (`a_smem.at[slot]` of a multi-buffered allocation); UNKNOWN otherwise (a union,
+    an index we cannot tell)."""
     ref = pick.pick(operand)
+    indices = []
+    while isinstance(ref, o.View):
+        indices.append(ref.index)
+        ref = pick.pick(ref.ref)
     if not isinstance(ref, o.Alloc):
         return UNKNOWN
     shape = pick.pick(ref.argument("shape", UNKNOWN))
-    if not isinstance(shape, (tuple, list)) or len(shape) != 2:
+    if not isinstance(shape, (tuple, list)):
         return UNKNOWN
     if not all(isinstance(dim, int) and not isinstance(dim, bool) for dim in shape):
         return UNKNOWN
     if ref.space == "TMEM" and ref.argument("layout") is None and shape[0] not in TMEM_ROWS:
         return UNKNOWN  # JAX refuses to build it (PLS019) and never reaches the MMA
-    return tuple(shape)
+    found: tuple[int, ...] | None = tuple(shape)
+    for index in reversed(indices):  # (the innermost view first)
+        found = o.view_shape(found, pick.pick(index)) if found is not None else None
+    return found if found is not None and len(found) == 2 else UNKNOWN

@@ -241,9 +241,18 @@ class Member:
 
 @dataclass(frozen=True)
 class View:
-    """`ref.at[...]`: the same memory, shape no longer known."""
+    """`ref.at[...]`: the same memory; `index` is what it was indexed with (`view_shape`)."""
 
     ref: Any
+    index: Any = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class DSlice:
+    """`pl.ds(start, size)`: `size` items from `start`."""
+
+    start: Any
+    size: Any
 
 
 @dataclass(frozen=True)
@@ -267,6 +276,27 @@ class Barrier:
     node: nodes.Call
     kind: str  # Barrier | ClusterBarrier
     arguments: tuple[tuple[str, Any], ...]
+
+
+def view_shape(shape: tuple[int, ...], index: Any) -> tuple[int, ...] | None:
+    """The shape of `ref.at[index]` for a ref of `shape`, as NumPy's basic indexing makes it: an
+    integer takes its dimension away, a slice or `pl.ds` keeps what it selects; None when an
+    index is not known exactly (or is not one of these)."""
+    parts = index if isinstance(index, tuple) else (index,)
+    if len(parts) > len(shape):
+        return None
+    found: list[int] = []
+    for dim, part in zip(shape, parts):
+        if isinstance(part, int) and not isinstance(part, bool):
+            if not -dim <= part < dim:
+                return None
+        elif isinstance(part, slice) and all(p is None or isinstance(p, int) for p in (part.start, part.stop, part.step)):
+            found.append(len(range(*part.indices(dim))))
+        elif isinstance(part, DSlice) and isinstance(part.size, int) and not isinstance(part.size, bool):
+            found.append(part.size)
+        else:
+            return None
+    return (*found, *shape[len(parts):])
 
 
 def base_ref(value: Any) -> Any:

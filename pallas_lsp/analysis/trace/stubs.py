@@ -199,10 +199,8 @@ def attribute(interp: Interpreter, obj: Any, name: str) -> Any:  # noqa: C901 - 
         return resolve(f"{obj.qname}.{name}")
     if isinstance(obj, api.ApiValue) and not obj.qualified.endswith("()"):
         return resolve(f"{obj.qualified}.{name}")  # plgpu.TMEMLayout.SCALES_LAYOUT
-    if isinstance(obj, o.Alloc) and name == "shape":  # a ref used whole has its allocation's shape
-        shape = obj.argument("shape", UNKNOWN)
-        exact = isinstance(shape, (tuple, list)) and all(isinstance(d, int) and not isinstance(d, bool) for d in shape)
-        return tuple(shape) if exact else UNKNOWN
+    if isinstance(obj, (o.Alloc, o.View)) and name == "shape":  # a ref's shape: its allocation's, or a view of it
+        return _ref_shape(obj)
     if isinstance(obj, (o.Alloc, o.Union, o.Member, o.View, o.Barrier, o.Operand)):
         return o.At(obj) if name == "at" else UNKNOWN
     if isinstance(obj, o.Instance):
@@ -230,9 +228,21 @@ def attribute(interp: Interpreter, obj: Any, name: str) -> Any:  # noqa: C901 - 
     return UNKNOWN
 
 
+def _ref_shape(ref: Any) -> Any:
+    if isinstance(ref, o.View):
+        shape = _ref_shape(ref.ref)
+        found = o.view_shape(shape, ref.index) if shape is not UNKNOWN else None
+        return UNKNOWN if found is None else found
+    if not isinstance(ref, o.Alloc):
+        return UNKNOWN
+    shape = ref.argument("shape", UNKNOWN)
+    exact = isinstance(shape, (tuple, list)) and all(isinstance(d, int) and not isinstance(d, bool) for d in shape)
+    return tuple(shape) if exact else UNKNOWN
+
+
 def item(interp: Interpreter, obj: Any, key: Any) -> Any:  # noqa: C901
     if isinstance(obj, o.At):
-        return o.View(obj.ref)
+        return o.View(obj.ref, key)
     if isinstance(obj, (tuple, list)):
         if isinstance(obj, list) and id(obj) in interp.poisoned:
             return UNKNOWN
@@ -811,6 +821,14 @@ def _get_attributes(interp: Interpreter, qname: str, node: nodes.NodeNG, args: l
     return value
 
 
+def _ds(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """`pl.ds(start, size)` (`pl.ds(size)` starts at 0)."""
+    given = [*args, *(kwargs[k] for k in ("start", "size") if k in kwargs)]
+    if len(given) == 1:
+        return o.DSlice(0, given[0])
+    return o.DSlice(given[0], given[1]) if len(given) == 2 else UNKNOWN
+
+
 def _ref_union(interp: Interpreter, qname: str, node: nodes.Call, args: list[Any], kwargs: dict[str, Any]) -> Any:
     if kwargs:
         return UNKNOWN
@@ -1053,6 +1071,8 @@ NATIVE: dict[str, Callable[..., Any]] = {
     f"{PL}.run_scoped": _run_scoped,
     "functools.partial": _partial,
     "functools.partialmethod": _partialmethod,
+    f"{PL}.ds": _ds,
+    f"{PL}.dslice": _ds,
     "types.SimpleNamespace": _simple_namespace,
     "operator.attrgetter": _attrgetter,
     "<attrgetter>": _get_attributes,
