@@ -39,9 +39,13 @@ def set_keyword(ctx: Context, call: nodes.Call, name: str, value: str) -> tuple[
 
 def set_argument(ctx: Context, call: nodes.Call, func: nodes.FunctionDef, name: str, value: str) -> tuple[Edit, ...]:
     """Make `call` (a call of `func`) pass `value` for the parameter `name`: the positional
-    argument replaced where it is passed by position, else the keyword set or added."""
+    argument replaced where it is passed by position, else the keyword set or added. A call
+    that reaches `func` through something else (`map(func, flags)`, a partial) only has a
+    keyword it already passes set."""
     if any(isinstance(arg, nodes.Starred) for arg in call.args):
         return ()  # `*args` may already carry it
+    if not names_callee(call, func):
+        return set_keyword(ctx, call, name, value) if keyword(call, name) is not None else ()
     positional = [arg.name for arg in (func.args.posonlyargs or []) + (func.args.args or [])]
     if isinstance(func.parent, nodes.ClassDef) and positional and positional[0] in ("self", "cls"):
         return ()  # bound methods shift positions; not worth guessing
@@ -49,6 +53,14 @@ def set_argument(ctx: Context, call: nodes.Call, func: nodes.FunctionDef, name: 
         span = ctx.span(call.args[positional.index(name)])
         return () if span is None else (Edit(span, value),)
     return set_keyword(ctx, call, name, value)
+
+
+def names_callee(call: nodes.Call, func: nodes.FunctionDef) -> bool:
+    """Does the call's text name the function it calls (`helper(...)`, `mod.helper(...)`)? Only
+    then are its arguments written where the function's parameters are."""
+    callee = call.func
+    shown = callee.attrname if isinstance(callee, nodes.Attribute) else callee.name if isinstance(callee, nodes.Name) else ""
+    return shown == func.name
 
 
 def rename_keyword(ctx: Context, call: nodes.Call, old: str, new: str) -> tuple[Edit, ...]:

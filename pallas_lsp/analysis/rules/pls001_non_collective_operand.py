@@ -452,6 +452,7 @@ def _flag_parameter(alloc: objects.Alloc, problems: list[Problem]) -> tuple[node
     return func, flag.value.name, call
 
 
+
 def _uses_of(func: nodes.FunctionDef, name: str) -> int:
     return sum(1 for node in func.nodes_of_class(nodes.Name) if node.name == name and node.scope() is func)
 
@@ -461,9 +462,9 @@ def _passed_value(call: nodes.Call, func: nodes.FunctionDef, name: str) -> nodes
     if keyword is not None:
         return keyword.value
     positional = [arg.name for arg in (func.args.posonlyargs or []) + (func.args.args or [])]
-    if name in positional and positional.index(name) < len(call.args):
+    if name in positional and positional.index(name) < len(call.args) and fixes.names_callee(call, func):
         return call.args[positional.index(name)]
-    return None
+    return None  # (positions count only in a call of the function itself: not in `map(helper, flags)`)
 
 
 def _reached_from(anchor: Span | None) -> tuple[Related, ...]:

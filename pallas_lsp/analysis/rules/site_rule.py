@@ -27,6 +27,7 @@ from .. import api
 from ..context import Context
 from ..findings import Finding, Fix, Related, Severity
 from ..trace import Site, decide
+from ..trace.stubs import tree_children
 from ..trace import objects as o
 from ..values import UNKNOWN, Var
 from .base import Rule
@@ -114,13 +115,15 @@ class Picker:
     # -- refs --------------------------------------------------------------------------
 
     def leaves(self, value: Any) -> list[o.Alloc | o.Union] | Any:
-        """The allocations and unions of a pytree of refs (nested unions are leaves)."""
+        """The allocations and unions of a pytree of refs (nested unions are leaves), in
+        `jax.tree.leaves` order: a dict's by its sorted keys, a named tuple's fields, no None."""
         item = o.base_ref(self.pick(value))
         if isinstance(item, o.Member):
             item = item.ref
-        if isinstance(item, (tuple, list)):
+        children = tree_children(item) if not isinstance(item, (o.Alloc, o.Union)) else None
+        if children is not None:
             found: list[o.Alloc | o.Union] = []
-            for element in item:
+            for element in children:
                 inner = self.leaves(element)
                 if inner is UNKNOWN:
                     return UNKNOWN

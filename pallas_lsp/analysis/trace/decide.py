@@ -16,6 +16,7 @@ from ..values import UNKNOWN
 from . import objects as o
 from .interp import Site
 from .objects import Guard, conjoin, split
+from .stubs import tree_children
 
 MIXED = "mixed"
 _PRIMITIVE = (bool, int, float, str, type(None))
@@ -77,9 +78,10 @@ def leaves(value: Any, under: Guard) -> list[tuple[Guard, Any]]:
         item = o.base_ref(item)
         if isinstance(item, o.Member):
             item = item.ref
-        if isinstance(item, (tuple, list)):
+        children = tree_children(item) if not isinstance(item, (o.Alloc, o.Union)) else None
+        if children is not None:
             combos: list[tuple[Guard, Any]] = [(guard, [])]
-            for element in item:
+            for element in children:
                 combos = [
                     (both, UNKNOWN if found_items is UNKNOWN or inner is UNKNOWN else found_items + inner)
                     for g, found_items in combos

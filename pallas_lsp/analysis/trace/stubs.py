@@ -1304,6 +1304,21 @@ def tuple_items(instance: o.Instance) -> list[Any] | None:
     return [instance.attributes.get(field.name, UNKNOWN) for field in _fields(instance.cls)]
 
 
+def tree_children(item: Any) -> list[Any] | None:
+    """What `jax.tree.leaves` looks into, in its order: a list's or tuple's items, a dict's
+    values by sorted key, a named tuple's fields, nothing for None; None for anything else (a
+    leaf, or a dict whose keys do not sort)."""
+    if item is None:
+        return []
+    if isinstance(item, (tuple, list)):
+        return list(item)
+    if isinstance(item, dict):
+        return [item[key] for key in sorted(item)] if all(isinstance(key, str) for key in item) else None
+    if isinstance(item, o.Instance):
+        return tuple_items(item)
+    return None
+
+
 def _tuple_method(interp: Interpreter, obj: o.Instance | o.ClassObj, name: str, args: list[Any],
                   kwargs: dict[str, Any]) -> Any:
     """A named tuple's `_replace(**changes)` and `_asdict()`, and its class's `_make(items)`."""
