@@ -796,6 +796,56 @@ def _dtype(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any],
     return found if isinstance(found, api.DType) else UNKNOWN
 
 
+def _tree_map(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """`jax.tree.map(f, tree, *rest)`: `f` applied to the leaves, the containers (lists, tuples,
+    dicts, named tuples; None stays None) rebuilt around the results."""
+    if len(args) < 2 or kwargs:
+        return UNKNOWN
+    function, trees = args[0], args[1:]
+
+    def rebuild(parts: list[Any], depth: int) -> Any:
+        first = parts[0]
+        if depth > 16 or any(part is UNKNOWN or isinstance(part, o.Guarded) for part in parts):
+            return UNKNOWN
+        if first is None:
+            return None if all(part is None for part in parts) else UNKNOWN
+        if isinstance(first, (list, tuple, dict)) or (isinstance(first, o.Instance) and tuple_items(first) is not None):
+            if any(type(part) is not type(first) for part in parts):
+                return UNKNOWN
+            if isinstance(first, dict):
+                if any(set(part) != set(first) for part in parts):
+                    return UNKNOWN
+                return {key: rebuild([part[key] for part in parts], depth + 1) for key in first}
+            if isinstance(first, o.Instance):
+                fields = [field.name for field in _fields(first.cls)]
+                return o.Instance(first.cls, {name: rebuild([part.attributes.get(name, UNKNOWN) for part in parts], depth + 1)
+                                              for name in fields})
+            if any(len(part) != len(first) for part in parts):
+                return UNKNOWN
+            return type(first)(rebuild(list(column), depth + 1) for column in zip(*parts))
+        return interp.invoke(function, parts, {}, node)
+
+    return rebuild(list(trees), 0)
+
+
+def _tree_leaves(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """`jax.tree.leaves(tree)`, in its order (`tree_children`)."""
+    if len(args) != 1 or kwargs:
+        return UNKNOWN
+    found: list[Any] = []
+    pending = [args[0]]
+    while pending:
+        item = pending.pop()
+        if item is UNKNOWN or isinstance(item, o.Guarded) or len(found) > MAX_ITEMS:
+            return UNKNOWN
+        children = tree_children(item) if not isinstance(item, (o.Alloc, o.Union)) else None
+        if children is None:
+            found.append(item)
+        else:
+            pending.extend(reversed(children))
+    return found
+
+
 def _simple_namespace(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any],
                       kwargs: dict[str, Any]) -> Any:
     """`types.SimpleNamespace(**attributes)`: an object holding them as its attributes."""
@@ -1074,6 +1124,8 @@ NATIVE: dict[str, Callable[..., Any]] = {
     f"{PL}.ds": _ds,
     f"{PL}.dslice": _ds,
     "types.SimpleNamespace": _simple_namespace,
+    **{name: _tree_map for name in ("jax.tree.map", "jax.tree_util.tree_map")},
+    **{name: _tree_leaves for name in ("jax.tree.leaves", "jax.tree_util.tree_leaves")},
     "operator.attrgetter": _attrgetter,
     "<attrgetter>": _get_attributes,
     "numpy.dtype": _dtype,
