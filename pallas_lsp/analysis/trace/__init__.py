@@ -17,7 +17,7 @@ from astroid import nodes
 from ..project import Project
 from ..values import UNKNOWN, Var
 from . import callers, decide, objects, reuse
-from .interp import EntryExhausted, Interpreter, Site
+from .interp import ABSENT, EntryExhausted, Interpreter, Site
 from .resolver import Resolver, _library_module
 
 __all__ = ["Trace", "Site", "objects"]
@@ -91,6 +91,22 @@ class Trace:
         finally:
             interp.entry_limit = float("inf")
 
+    def _maybe_run(self, run: Callable[..., object], *args: Any) -> None:
+        """`_bounded`, for code that may never run (an entry point nobody here calls, a function
+        handed to code we do not read): what it writes to the classes and modules that the
+        module's top level left stays its own, and they are as they were for the next one."""
+        interp = self.interp
+        outer, interp.shared_log = interp.shared_log, []
+        try:
+            self._bounded(run, *args)
+        finally:
+            for held, name, previous in reversed(interp.shared_log):
+                if previous is ABSENT:
+                    held.pop(name, None)
+                else:
+                    held[name] = previous
+            interp.shared_log = outer
+
     def _run(self) -> None:
         interp = self.interp
         self.exhausted = 0  # entry points not followed to the end
@@ -143,7 +159,7 @@ class Trace:
         outer = interp.poisoned
         interp.poisoned = set(top_poisoned)
         try:
-            self._bounded(self._entry, func, owner, module, free)
+            self._maybe_run(self._entry, func, owner, module, free)
         finally:
             own = interp.poisoned - top_poisoned
             interp.poisoned = outer
@@ -186,7 +202,7 @@ class Trace:
                     continue  # replayed
                 units = self._units
                 mark = units.start(self) if units is not None else None
-                self._bounded(_run_unknown, interp, closure, free and closure not in escaped)
+                self._maybe_run(_run_unknown, interp, closure, free and closure not in escaped)
                 if units is not None and mark is not None:
                     units.finish(self, None, mark, set(), closure.env)
                 if recording:

@@ -35,6 +35,7 @@ MAX_DEPTH = 40  # nested calls
 MAX_UNROLL = 32  # iterations of a Python loop over known values
 MAX_NESTED_UNROLL = 8  # ... of the loops nested in an unrolled one, multiplied
 _MISSING: Any = object()
+ABSENT: Any = object()  # what a name a class or module did not have was (`shared_log`)
 # What a class's attribute written under a name we cannot tell may have been (its methods stay)
 _DATA = (int, float, str, bytes, tuple, list, dict, set, type(None), o.Instance)
 WRITES_NAMES: Any = object()  # in `Interpreter.writes`: a `global` or `nonlocal` ran
@@ -136,6 +137,9 @@ class Interpreter:
         self.escaped: list[Any] = []  # closures (`reuse.Replay`s too, while `Trace` replays kept runs)
         self.modules: dict[nodes.Module, o.ModuleObj] = {}
         self.poisoned: set[int] = set()  # containers grown by loops we did not unroll
+        # (held names, name, value before) of writes to classes and modules by code that may
+        # never run (`Trace._maybe_run` undoes them afterwards); None outside such code
+        self.shared_log: list[tuple[dict[str, Any], str, Any]] | None = None
         self.mutated: set[int] = set()
         self.loop_depth = 0
         self.branch_logs: list[dict[int, tuple[Any, Any]]] = []  # per running `if` outcome: containers it changed
@@ -259,6 +263,14 @@ class Interpreter:
                 self.changing(current)  # `dict.__ior__` updates the dict itself
                 current.update(right)
                 value = current
+            elif type(current) is list and node.op == "+=":
+                items = self.iterate(right)  # `list.__iadd__` extends the list itself (and its aliases)
+                self.changing(current)
+                if items is UNKNOWN:
+                    self.poisoned.add(id(current))
+                else:
+                    current.extend(items)
+                value = current
             else:
                 value = self.binary(node.op.rstrip("="), current, right)
             self.assign(node.target, value, frame)
@@ -321,6 +333,10 @@ class Interpreter:
             for target in node.targets:
                 if isinstance(target, nodes.DelName):
                     frame.vars.pop(target.name, None)
+                elif isinstance(target, nodes.DelAttr):
+                    self.delete_attribute(self.ev(target.expr, frame), target.attrname)
+                elif isinstance(target, nodes.Subscript):
+                    self.delete_item(self.ev(target.value, frame), self.ev(target.slice, frame))
         elif isinstance(node, nodes.Match):
             self.opaque_loop(node, None, frame, bodies=[case.body for case in node.cases])
         elif isinstance(node, nodes.Assert):
@@ -531,6 +547,13 @@ class Interpreter:
             elif isinstance(container, list) and isinstance(key, int) and -len(container) <= key < len(container):
                 self.changing(container)
                 container[key] = value
+            elif isinstance(container, list) and isinstance(key, slice):  # `refs[1:3] = ...`
+                items = self.iterate(value)
+                self.changing(container)
+                if items is UNKNOWN:
+                    self.poisoned.add(id(container))
+                else:
+                    container[key] = items
         elif isinstance(target, nodes.Starred):
             self.assign(target.value, value, frame)
 
@@ -543,6 +566,9 @@ class Interpreter:
             self.wrote(obj)
             # a class's or module's attributes are its names (`Config.block_m = 128`, `settings.X = 1`)
             held = obj.env.vars if isinstance(obj, (o.ClassObj, o.ModuleObj)) else obj.attributes
+            if self.shared_log is not None and isinstance(obj, (o.ClassObj, o.ModuleObj)):
+                names = list(held) if not isinstance(name, str) else [name]
+                self.shared_log.extend((held, known, held.get(known, ABSENT)) for known in names)
             if not isinstance(name, str):
                 for known, old in held.items():
                     if not isinstance(obj, (o.ClassObj, o.ModuleObj)) or isinstance(old, _DATA):
@@ -555,6 +581,35 @@ class Interpreter:
                 previous = held.get(name, _MISSING)
                 held[name] = value if guard == TRUE or previous is _MISSING else (
                     guarded([(guard, value), (TRUE, previous)]))
+
+    def delete_attribute(self, target: Any, name: Any) -> None:
+        """`del target.<name>` (`delattr`): reads go to the class again (a class's, to its bases)."""
+        for guard, obj in split(target):
+            if not isinstance(obj, (o.Namespace, o.Instance, o.ClassObj, o.ModuleObj)) or not isinstance(name, str):
+                continue
+            self.wrote(obj)
+            held = obj.env.vars if isinstance(obj, (o.ClassObj, o.ModuleObj)) else obj.attributes
+            if self.shared_log is not None and isinstance(obj, (o.ClassObj, o.ModuleObj)):
+                self.shared_log.append((held, name, held.get(name, ABSENT)))
+            if guard == TRUE:
+                held.pop(name, None)
+            elif name in held:
+                held[name] = UNKNOWN  # deleted on one path only
+
+    def delete_item(self, container: Any, key: Any) -> None:
+        """`del container[key]`: the item (or slice) gone, or the container's contents unknown."""
+        if isinstance(container, dict):
+            self.changing(container)
+            if isinstance(key, _PRIMITIVE) and key in container:
+                del container[key]
+            else:
+                self.poisoned.add(id(container))
+        elif isinstance(container, list):
+            self.changing(container)
+            if isinstance(key, slice) or (isinstance(key, int) and -len(container) <= key < len(container)):
+                del container[key]
+            else:
+                self.poisoned.add(id(container))
 
     def unpack(self, targets: list[nodes.NodeNG], value: Any, frame: Frame) -> None:
         star = next((i for i, t in enumerate(targets) if isinstance(t, nodes.Starred)), None)
@@ -949,7 +1004,7 @@ class Interpreter:
         if isinstance(value, range):
             return list(value) if len(value) <= MAX_UNROLL else UNKNOWN
         if isinstance(value, dict):
-            return list(value)
+            return list(value) if id(value) not in self.poisoned else UNKNOWN
         if isinstance(value, o.ClassObj) and value.enum:
             return self.stubs.enum_members(value)
         if isinstance(value, o.Instance):
@@ -1438,7 +1493,10 @@ def _member_compare(op: str, left: Any, right: Any) -> Any:
 
 
 def _is_member(value: Any) -> bool:
-    return isinstance(value, o.Instance) and value.cls.enum
+    """A plain enum's member, compared as enums compare (by identity): not one of a class that
+    defines its own equality."""
+    return isinstance(value, o.Instance) and value.cls.enum and not any(
+        "__eq__" in klass.env.vars or "__ne__" in klass.env.vars for klass in value.cls.mro())
 
 
 _ABSTRACT = frozenset({"abc.abstractmethod", "abc.abstractproperty"})

@@ -383,10 +383,27 @@ class ClassObj:
     enum: bool = False
 
     def mro(self) -> Iterator[ClassObj]:
-        yield self
-        for base in self.bases:
-            if isinstance(base, ClassObj):
-                yield from base.mro()
+        """The classes of the analysed code in Python's method resolution order (C3: in a
+        diamond, `Left`'s `super()` is `Right`); the bases' own order where C3 fails."""
+        yield from _linearized(self, 0)
+
+
+def _linearized(cls: ClassObj, depth: int) -> list[ClassObj]:
+    bases = [base for base in cls.bases if isinstance(base, ClassObj)]
+    if depth > 32:
+        return [cls]
+    pending = [_linearized(base, depth + 1) for base in bases] + [list(bases)]
+    found = [cls]
+    while any(pending):
+        for sequence in pending:
+            head = sequence[0] if sequence else None
+            if head is not None and not any(head in other[1:] for other in pending):
+                break
+        else:  # no consistent order (Python refuses such a class): depth first
+            return [cls, *(klass for base in bases for klass in _linearized(base, depth + 1))]
+        found.append(head)
+        pending = [[klass for klass in sequence if klass is not head] for sequence in pending]
+    return found
 
 
 @dataclass(eq=False)

@@ -252,7 +252,7 @@ def item(interp: Interpreter, obj: Any, key: Any) -> Any:  # noqa: C901
             return obj[key]
         return UNKNOWN
     if isinstance(obj, dict):
-        if isinstance(key, (str, int, bool, float, type(None))) and key in obj:
+        if isinstance(key, (str, int, bool, float, type(None))) and key in obj and id(obj) not in interp.poisoned:
             return obj[key]
         return UNKNOWN
     if isinstance(obj, o.TailTuple):
@@ -402,9 +402,10 @@ class Method:
     name: str
 
 
-_MUTATORS = frozenset({"append", "extend", "insert", "update", "setdefault", "pop"})
+_MUTATORS = frozenset({"append", "extend", "insert", "update", "setdefault", "pop", "remove", "clear", "reverse",
+                       "sort", "popitem"})
 _CONTAINER_METHODS = frozenset({"append", "extend", "insert", "get", "items", "keys", "values", "copy",
-                                "update", "setdefault", "pop"})
+                                "update", "setdefault", "pop", "remove", "clear", "reverse", "sort", "popitem"})
 
 
 def call_method(interp: Interpreter, method: Method, args: list[Any], kwargs: dict[str, Any]) -> Any:  # noqa: C901
@@ -437,6 +438,13 @@ def call_method(interp: Interpreter, method: Method, args: list[Any], kwargs: di
         elif name == "pop" and len(args) <= 1 and all(isinstance(a, int) and not isinstance(a, bool) for a in args) \
                 and id(obj) not in interp.poisoned and obj and -len(obj) <= (args[0] if args else -1) < len(obj):
             return obj.pop(*args)
+        elif name in ("clear", "reverse") and not args and not kwargs:
+            getattr(obj, name)()
+        elif name == "remove" and len(args) == 1 and id(obj) not in interp.poisoned and _found_in(obj, args[0]):
+            obj.remove(args[0])
+        elif name == "sort" and not args and set(kwargs) <= {"reverse"} and isinstance(kwargs.get("reverse", False), bool) \
+                and (all(isinstance(x, (int, float)) for x in obj) or all(isinstance(x, str) for x in obj)):
+            obj.sort(reverse=kwargs.get("reverse", False))
         else:
             interp.poisoned.add(id(obj))
             return UNKNOWN
@@ -463,6 +471,11 @@ def call_method(interp: Interpreter, method: Method, args: list[Any], kwargs: di
             return obj.setdefault(args[0], args[1] if len(args) > 1 else None)
         if name == "pop" and args and isinstance(args[0], (str, int)):
             return obj.pop(args[0], args[1] if len(args) > 1 else UNKNOWN)
+        if name == "popitem" and not args and obj:
+            return obj.popitem()
+        if name == "clear" and not args:
+            obj.clear()
+            return None
     return UNKNOWN
 
 
@@ -494,6 +507,18 @@ def _b_vars(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any
     if len(args) == 1 and not kwargs and isinstance(args[0], (o.Namespace, o.Library, o.ModuleObj, o.Instance)):
         return o.DictOf(args[0])
     return UNKNOWN
+
+
+def _found_in(items: list[Any], value: Any) -> bool:
+    """Is `value` in the list as `list.remove` finds it (equal plain values, the same object)?"""
+    return any(item is value or isinstance(item, (bool, int, float, str)) and type(item) is type(value) and item == value
+               for item in items)
+
+
+def _b_delattr(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    if len(args) == 2 and not kwargs:
+        interp.delete_attribute(*args)
+    return None
 
 
 def _builtin(function: Callable[..., Any]) -> Callable[..., Any]:
@@ -716,6 +741,7 @@ BUILTIN_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "builtins.bool": _numeric(bool),
     "builtins.getattr": _b_getattr,
     "builtins.setattr": _b_setattr,
+    "builtins.delattr": _b_delattr,
     "builtins.vars": _b_vars,
     "builtins.type": _b_type,
     "builtins.isinstance": _b_isinstance,
