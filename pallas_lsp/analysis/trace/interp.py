@@ -469,16 +469,22 @@ class Interpreter:
         try:
             for item in items:
                 self.assign(node.target, item, frame)
-                try:
-                    self.block(node.body, frame)
-                except _Signal as signal:
-                    if signal.args == ("Break",):
-                        return
-                    if signal.args != ("Continue",):
-                        raise
+                if not self._iteration(node.body, frame):
+                    return
             self.block(node.orelse, frame)
         finally:
             self.unrolled //= max(len(items), 1)
+
+    def _iteration(self, body: list[nodes.NodeNG], frame: Frame) -> bool:
+        """One run of a loop's body; False when it breaks out of the loop."""
+        try:
+            self.block(body, frame)
+        except _Signal as signal:
+            if signal.args == ("Break",):
+                return False
+            if signal.args != ("Continue",):
+                raise
+        return True
 
     def while_loop(self, node: nodes.While, frame: Frame) -> None:
         """A `while` whose test is decided before every iteration (a counter, a worklist of
@@ -491,13 +497,8 @@ class Interpreter:
             if not outcomes[0][1]:
                 self.block(node.orelse, frame)
                 return
-            try:
-                self.block(node.body, frame)
-            except _Signal as signal:
-                if signal.args == ("Break",):
-                    return
-                if signal.args != ("Continue",):
-                    raise
+            if not self._iteration(node.body, frame):
+                return
         self.opaque_loop(node, None, frame)
 
     def opaque_loop(self, node: nodes.For | nodes.While | nodes.Match | nodes.Try, target: nodes.NodeNG | None,
