@@ -137,6 +137,7 @@ class Interpreter:
         self.escaped: list[Any] = []  # closures (`reuse.Replay`s too, while `Trace` replays kept runs)
         self.modules: dict[nodes.Module, o.ModuleObj] = {}
         self.poisoned: set[int] = set()  # containers grown by loops we did not unroll
+        self.failed_modules: set[nodes.Module] = set()  # project modules whose top level raised
         # (held names, name, value before) of writes to classes and modules by code that may
         # never run (`Trace._maybe_run` undoes them afterwards); None outside such code
         self.shared_log: list[tuple[dict[str, Any], str, Any]] | None = None
@@ -212,8 +213,9 @@ class Interpreter:
         self.constructing += other
         try:
             self.block(node.body, frame)
-        except _Signal:
-            pass
+        except _Signal as signal:
+            if other and signal.args == _RAISED:  # its top level raised: so does every import of it
+                self.failed_modules.add(node)
         except EntryExhausted:
             self.world_clean = False  # its state is what the budget let it make
             raise
@@ -760,6 +762,8 @@ class Interpreter:
             return self._ev(node, frame)
         except (_Signal, BudgetExceeded, EntryExhausted):
             raise
+        except o.ImportFails:  # a module read through an attribute (`pkg.sub`) whose import raises
+            raise _Signal(*_RAISED) from None
         except RecursionError:
             raise
         except (astroid.AstroidError, AttributeError, TypeError, ValueError, IndexError, KeyError):

@@ -25,6 +25,8 @@ class _Project(Protocol):
 
 
 class _Interpreter(Protocol):
+    failed_modules: set[nodes.Module]
+
     def module(self, node: nodes.Module) -> o.ModuleObj: ...
 
 
@@ -77,7 +79,7 @@ class Resolver:
             return stubs.resolve(modname) if _known(modname) else o.Library(modname)
         self._run_packages(interp, node, modname)
         tree = self._import(node, modname)
-        return interp.module(tree) if tree is not None else o.Library(modname)
+        return _ran(interp, tree) if tree is not None else o.Library(modname)
 
     def member(self, interp: _Interpreter, node: nodes.ImportFrom, name: str, bound_as: str) -> Any:
         modname = node.modname or ""
@@ -91,12 +93,12 @@ class Resolver:
             if node.level and _absent(node, modname):
                 raise o.ImportFails(modname)
             return o.Library(f"{modname}.{name}")
-        module = interp.module(tree)
+        module = _ran(interp, tree)
         value = module.env.vars.get(name, _MISSING)
         if value is not _MISSING:
             return value
-        if node.level and not modname and _absent(node, name):
-            raise o.ImportFails(name)  # `from . import name`: neither a name of the package nor a module
+        if _lacks(module, name):
+            raise o.ImportFails(name)  # neither a name the module binds nor a module of its package
         return self.submodule(interp, module, name)
 
     def submodule(self, interp: _Interpreter, module: o.ModuleObj, name: str) -> Any:
@@ -106,7 +108,7 @@ class Resolver:
             return o.Library(f"{module.node.name}.{name}")
         if getattr(tree, "pallas_stub", False):
             return o.Library(tree.name)
-        return interp.module(tree)
+        return _ran(interp, tree)
 
     def _run_packages(self, interp: _Interpreter, node: nodes.Import | nodes.ImportFrom, modname: str) -> None:
         """Python runs the packages a module is in before it (`a`, then `a.b`, for `a.b.c`):
@@ -186,6 +188,29 @@ def _library_module(modname: str) -> nodes.Module | None:
         return None
     tree.pallas_library = modname  # type: ignore[attr-defined]  # our marker on astroid's tree; read by getattr
     return tree
+
+
+def _ran(interp: _Interpreter, tree: nodes.Module) -> o.ModuleObj:
+    """A project module run (once per trace); its import raises where its top level did."""
+    module = interp.module(tree)
+    if tree in interp.failed_modules:
+        raise o.ImportFails(tree.name)
+    return module
+
+
+def _lacks(module: o.ModuleObj, name: str) -> bool:
+    """Does `from module import name` certainly fail: the module binds no such name, cannot make
+    one up (a module `__getattr__`, a star import of a library we do not read), and its package
+    holds no module of that name?"""
+    names = module.env.vars
+    if "__getattr__" in names or o.STAR_IMPORTS in names or not module.node.file:
+        return False
+    base = os.path.dirname(os.path.abspath(module.node.file))
+    if os.path.basename(module.node.file) != "__init__.py":
+        return True  # (a plain module has no submodules)
+    path = os.path.join(base, name)
+    return not (os.path.isfile(path + ".py") or os.path.isdir(path) or os.path.isfile(path + ".pyi")
+                or any(os.path.isfile(path + suffix) for suffix in _EXTENSION_SUFFIXES))
 
 
 def _absent(node: nodes.ImportFrom, modname: str) -> bool:
