@@ -23,7 +23,8 @@ def _kept(source: str, package: str = "", path: str | None = None) -> set[str]:
     imports walked: a helper module may hold what a rule judges)."""
     if not mentions_pallas(source, path=path):
         return set()
-    return {rule.code for rule in applicable(list(RULES), source, lambda: Bindings.of(ast.parse(source), package), path)}
+    bindings = lambda: Bindings.of(ast.parse(source), package)  # noqa: E731 - asked for once, if at all
+    return {rule.code for rule in applicable(list(RULES), source, bindings, path)}
 
 
 @pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.name)
