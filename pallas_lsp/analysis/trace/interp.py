@@ -138,6 +138,7 @@ class Interpreter:
         self.modules: dict[nodes.Module, o.ModuleObj] = {}
         self.poisoned: set[int] = set()  # containers grown by loops we did not unroll
         self.failed_modules: set[nodes.Module] = set()  # project modules whose top level raised
+        self.repeated_refs: set[int] = set()  # allocations a kernel's scratch holds twice (`_identity`)
         # (held names, name, value before) of writes to classes and modules by code that may
         # never run (`Trace._maybe_run` undoes them afterwards); None outside such code
         self.shared_log: list[tuple[dict[str, Any], str, Any]] | None = None
@@ -311,6 +312,13 @@ class Interpreter:
                 if bound_to is not None:
                     self.assign(bound_to, UNKNOWN, frame)
             self.block(node.body, frame)
+        elif isinstance(node, nodes.Try) and node.handlers and any(self.resolver.may_fail(s) for s in node.body):
+            # `try: import <a library we do not read> except ImportError:`: either may run
+            for handler in node.handlers:
+                if handler.name is not None:
+                    self.assign(handler.name, UNKNOWN, frame)
+            self.opaque_loop(node, None, frame, bodies=[node.body + node.orelse, *(h.body for h in node.handlers)])
+            self.block(node.finalbody, frame)
         elif isinstance(node, nodes.Try):
             try:
                 try:
@@ -970,11 +978,22 @@ class Interpreter:
         result: Any = True
         for op, right_node in node.ops:
             right = self.ev(right_node, frame)
-            outcome = self.lift(lambda a, b, op=op: _compare(op, a, b), left, right)
+            outcome = self.lift(lambda a, b, op=op: self._identity(op, a, b), left, right)
             result = outcome if result is True else self.lift(
                 lambda a, b: UNKNOWN if UNKNOWN in (a, b) else (a and b), result, outcome)
             left = right
         return result
+
+    def _identity(self, op: str, left: Any, right: Any) -> Any:
+        """`_compare`, and `is` between allocations: two of them are two refs; one is one ref in
+        a kernel body that got it once (the same spec given twice, `[spec] * 2`, is two refs)."""
+        if op in ("is", "is not") and isinstance(left, o.Alloc) and isinstance(right, o.Alloc):
+            if left is not right:
+                return op == "is not"
+            if self.kernels and id(left) not in self.repeated_refs:
+                return op == "is"
+            return UNKNOWN
+        return _compare(op, left, right)
 
     def attribute(self, value: Any, name: str) -> Any:
         """`value.<name>`; a property whose getter raises on every path raises here."""

@@ -52,6 +52,17 @@ class Resolver:
                 continue
             yield alias or name, self.member(interp, node, name, alias or name)
 
+    def may_fail(self, node: nodes.NodeNG) -> bool:
+        """Could this import raise ImportError where the code runs? So it could when it names a
+        library we do not read: whether it is installed there is not ours to tell."""
+        if isinstance(node, nodes.ImportFrom):
+            modname = node.modname or ""
+            return not node.level and not self._is_project(node, modname.split(".")[0]) and not _known(modname)
+        if isinstance(node, nodes.Import):
+            return any(not self._is_project(node, alias or modname.split(".")[0]) and not _known(modname)
+                       for modname, alias in node.names)
+        return False
+
     def star(self, interp: _Interpreter, node: nodes.ImportFrom) -> Iterator[tuple[str, Any]]:
         """`from m import *`: a project module's names (its `__all__`, else those without a
         leading underscore); a library module the stubs know gives each name it is asked for

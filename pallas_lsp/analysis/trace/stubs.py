@@ -1017,6 +1017,7 @@ def _run_body(interp: Interpreter, node: nodes.NodeNG, body: Any, scratch: Any, 
     before them are unknown), as a mapping binds by name; anything else binds nothing."""
     if kernel:
         interp.kernels.append(node)
+        _note_repeated(interp, scratch)
     saved = interp.stack
     interp.stack = interp.stack + [node]
     try:
@@ -1027,6 +1028,24 @@ def _run_body(interp: Interpreter, node: nodes.NodeNG, body: Any, scratch: Any, 
         interp.stack = saved
         if kernel:
             interp.kernels.pop()
+
+
+def _note_repeated(interp: Interpreter, scratch: Any) -> None:
+    """The allocations a kernel's scratch holds more than once: each place is a ref of its own."""
+    seen: set[int] = set()
+    pending = [scratch]
+    while pending and len(seen) <= MAX_ITEMS:
+        item = pending.pop()
+        if isinstance(item, o.Alloc):
+            if id(item) in seen:
+                interp.repeated_refs.add(id(item))
+            seen.add(id(item))
+        elif isinstance(item, (list, tuple)):
+            pending.extend(item)
+        elif isinstance(item, dict):
+            pending.extend(item.values())
+        elif isinstance(item, o.Guarded):
+            pending.extend(value for _, value in item.alternatives)
 
 
 def _run_one_body(interp: Interpreter, node: nodes.NodeNG, body: Any, scratch: Any, tail: bool, gmem: bool = False,
