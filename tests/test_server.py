@@ -14,8 +14,8 @@ from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 from conftest import ROOT
 from server.lsp_helpers import (
-    apply, change, diagnostics, edits_by_uri, encoding_of, next_publish, open_file, position, pulls,
-    record_publishes,
+    apply, change, diagnostics, edits_by_uri, encoding_of, next_publish, open_file, position, published_version,
+    pulls, record_publishes,
 )
 
 from pallas_lsp.analysis import analyze_source
@@ -110,8 +110,9 @@ async def test_quick_fix_applied_is_clean(client: LanguageClient, example):
     assert codes == ["PLS002"]
     # the noqa action silences the line
     silenced = apply(text, edits_by_uri(actions[1].edit)[uri], encoding_of(client))
+    waiting = asyncio.ensure_future(published_version(client, uri, 2))
     change(client, uri, 2, silenced)
-    left = await next_publish(client, uri)
+    left = await waiting
     assert [d.code for d in left] == ["PLS002"]
 
 

@@ -91,6 +91,21 @@ async def next_publish(client, uri: str, timeout: float = 30) -> list[t.Diagnost
     return await diagnostics(client, uri, timeout)
 
 
+async def published_version(client, uri: str, version: int, timeout: float = 30) -> list[t.Diagnostic]:
+    """The diagnostics of this version of the document: pulled, or the first publish for it
+    (start waiting before the change is sent: a publish of an older version may come first)."""
+    if pulls(client):
+        return await diagnostics(client, uri, timeout)
+
+    async def wait() -> list[t.Diagnostic]:
+        while True:
+            params = await client.wait_for_notification(t.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+            if params.uri == uri and params.version == version:
+                return list(params.diagnostics)
+
+    return await asyncio.wait_for(wait(), timeout)
+
+
 def record_publishes(client) -> list[t.PublishDiagnosticsParams]:
     """Every publishDiagnostics from now on, in order (pytest-lsp keeps only the latest)."""
     seen: list[t.PublishDiagnosticsParams] = []
