@@ -314,9 +314,7 @@ class Interpreter:
             self.block(node.body, frame)
         elif isinstance(node, nodes.Try) and node.handlers and any(self.resolver.may_fail(s) for s in node.body):
             # `try: import <a library we do not read> except ImportError:`: either may run
-            for handler in node.handlers:
-                if handler.name is not None:
-                    self.assign(handler.name, UNKNOWN, frame)
+            self._caught(node, frame)
             self.opaque_loop(node, None, frame, bodies=[node.body + node.orelse, *(h.body for h in node.handlers)])
             self.block(node.finalbody, frame)
         elif isinstance(node, nodes.Try):
@@ -368,16 +366,17 @@ class Interpreter:
     def _handled(self, node: nodes.Try, frame: Frame) -> None:
         """The `try` body raised: a handler runs (its exception's type we do not know: the
         only one, or one of several, which the way they end is not decided by)."""
+        self._caught(node, frame)
         if len(node.handlers) == 1:
-            handler = node.handlers[0]
-            if handler.name is not None:
-                self.assign(handler.name, UNKNOWN, frame)
-            self.block(handler.body, frame)
+            self.block(node.handlers[0].body, frame)
             return
+        self.opaque_loop(node, None, frame, bodies=[handler.body for handler in node.handlers])
+
+    def _caught(self, node: nodes.Try, frame: Frame) -> None:
+        """`except ... as error`: the exception, whichever it is, is not known."""
         for handler in node.handlers:
             if handler.name is not None:
                 self.assign(handler.name, UNKNOWN, frame)
-        self.opaque_loop(node, None, frame, bodies=[handler.body for handler in node.handlers])
 
     def _aug_current(self, target: nodes.AssignAttr | nodes.Subscript, frame: Frame) -> Any:
         if isinstance(target, nodes.AssignAttr):
@@ -572,14 +571,9 @@ class Interpreter:
         """`target.<name> = value`, however it is spelled (`setattr`, `object.__setattr__`,
         `vars(target)[name] = value`): a name we do not know may have been any attribute."""
         for guard, obj in split(target):
-            if not isinstance(obj, (o.Namespace, o.Instance, o.ClassObj, o.ModuleObj)):
+            held = self._attributes_to_change(obj, name)
+            if held is None:
                 continue
-            self.wrote(obj)
-            # a class's or module's attributes are its names (`Config.block_m = 128`, `settings.X = 1`)
-            held = obj.env.vars if isinstance(obj, (o.ClassObj, o.ModuleObj)) else obj.attributes
-            if self.shared_log is not None and isinstance(obj, (o.ClassObj, o.ModuleObj)):
-                names = list(held) if not isinstance(name, str) else [name]
-                self.shared_log.extend((held, known, held.get(known, ABSENT)) for known in names)
             if not isinstance(name, str):
                 for known, old in held.items():
                     if not isinstance(obj, (o.ClassObj, o.ModuleObj)) or isinstance(old, _DATA):
@@ -596,16 +590,26 @@ class Interpreter:
     def delete_attribute(self, target: Any, name: Any) -> None:
         """`del target.<name>` (`delattr`): reads go to the class again (a class's, to its bases)."""
         for guard, obj in split(target):
-            if not isinstance(obj, (o.Namespace, o.Instance, o.ClassObj, o.ModuleObj)) or not isinstance(name, str):
+            held = self._attributes_to_change(obj, name) if isinstance(name, str) else None
+            if held is None:
                 continue
-            self.wrote(obj)
-            held = obj.env.vars if isinstance(obj, (o.ClassObj, o.ModuleObj)) else obj.attributes
-            if self.shared_log is not None and isinstance(obj, (o.ClassObj, o.ModuleObj)):
-                self.shared_log.append((held, name, held.get(name, ABSENT)))
             if guard == TRUE:
                 held.pop(name, None)
             elif name in held:
                 held[name] = UNKNOWN  # deleted on one path only
+
+    def _attributes_to_change(self, obj: Any, name: Any) -> dict[str, Any] | None:
+        """What holds `obj`'s attributes (a class's or module's are its names: `Config.x = 1`,
+        `settings.X = 1`), about to change under `name` (any of them, when not a string);
+        None for an object whose attributes we do not keep."""
+        if not isinstance(obj, (o.Namespace, o.Instance, o.ClassObj, o.ModuleObj)):
+            return None
+        self.wrote(obj)
+        held = obj.env.vars if isinstance(obj, (o.ClassObj, o.ModuleObj)) else obj.attributes
+        if self.shared_log is not None and isinstance(obj, (o.ClassObj, o.ModuleObj)):
+            names = [name] if isinstance(name, str) else list(held)
+            self.shared_log.extend((held, known, held.get(known, ABSENT)) for known in names)
+        return held
 
     def delete_item(self, container: Any, key: Any) -> None:
         """`del container[key]`: the item (or slice) gone, or the container's contents unknown."""

@@ -384,8 +384,13 @@ class ClassObj:
 
     def mro(self) -> Iterator[ClassObj]:
         """The classes of the analysed code in Python's method resolution order (C3: in a
-        diamond, `Left`'s `super()` is `Right`); the bases' own order where C3 fails."""
-        yield from _linearized(self, 0)
+        diamond, `Left`'s `super()` is `Right`); the bases' own order where C3 fails. Made
+        once per class: every attribute read asks."""
+        order = self.__dict__.get("_mro")
+        if order is None:
+            order = tuple(_linearized(self, 0))
+            object.__setattr__(self, "_mro", order)
+        yield from order
 
 
 def _linearized(cls: ClassObj, depth: int) -> list[ClassObj]:

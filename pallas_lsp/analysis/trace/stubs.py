@@ -333,22 +333,12 @@ def instance_attribute(interp: Interpreter, instance: o.Instance, name: str) -> 
     found = class_attribute(instance.cls, name)
     if found is _NOT_FOUND and name in _TUPLE_MEMBERS and _is_named_tuple(instance.cls):
         return Method(instance, name) if name != "_fields" else tuple(field.name for field in _fields(instance.cls))
-    if instance.opaque and not isinstance(found, (Property, StaticMethod, ClassMethod, o.Closure)):
+    if instance.opaque and not isinstance(found, (Property, StaticMethod, ClassMethod, PartialMethod, o.Closure)):
         return UNKNOWN  # set under a name we do not know, it would be the instance's own
     if instance.free is not None and getattr(getattr(found, "func", found), "abstract", False):
         return UNKNOWN  # an entry's `self` is an instance of a subclass, whose override runs
-    if isinstance(found, Property):
-        return interp.invoke(found.func, [instance], {}, found.func.node)
-    if isinstance(found, StaticMethod):
-        return found.func
-    if isinstance(found, ClassMethod):
-        return o.Bound(found.func, instance.cls)
-    if isinstance(found, o.Closure):
-        return o.Bound(found, instance)
-    if isinstance(found, PartialMethod) and isinstance(found.func, o.Closure):
-        return o.Partial(o.Bound(found.func, instance), found.args, found.keywords)
     if found is not _NOT_FOUND:
-        return found
+        return _bound_to(interp, found, instance, instance.cls)
     fallback = class_attribute(instance.cls, "__getattr__")  # what Python asks when all else fails
     if isinstance(fallback, o.Closure):
         return interp.invoke(o.Bound(fallback, instance), [name], {}, fallback.node)
@@ -605,7 +595,7 @@ def _numeric(function: Callable[..., Any]) -> Callable[..., Any]:
 def _b_sorted(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
     """`sorted` of plain values of one type (the keys of a dict of scratch, names, sizes)."""
     items = interp.iterate(args[0]) if len(args) == 1 else UNKNOWN
-    reverse = kwargs.pop("reverse", False) if set(kwargs) <= {"reverse"} else UNKNOWN
+    reverse = kwargs.get("reverse", False) if set(kwargs) <= {"reverse"} else UNKNOWN
     if items is UNKNOWN or not isinstance(reverse, bool) or not (
             all(isinstance(item, (int, float)) for item in items) or all(isinstance(item, str) for item in items)):
         return UNKNOWN  # (numbers, bools among them, or strings: what compares)
@@ -710,18 +700,25 @@ def _super_attribute(interp: Interpreter, proxy: o.Super, name: str) -> Any:
         return UNKNOWN
     for klass in order[order.index(proxy.klass) + 1:]:
         found = klass.env.vars.get(name, _NOT_FOUND)
-        if found is _NOT_FOUND:
-            continue
-        if isinstance(found, o.Closure):
-            return o.Bound(found, proxy.self_value)
-        if isinstance(found, ClassMethod):
-            return o.Bound(found.func, owner)
-        if isinstance(found, StaticMethod):
-            return found.func
-        if isinstance(found, Property):
-            return interp.invoke(found.func, [proxy.self_value], {}, found.func.node)
-        return found
+        if found is not _NOT_FOUND:
+            return _bound_to(interp, found, proxy.self_value, owner)
     return UNKNOWN  # `object`'s, or a library base's
+
+
+def _bound_to(interp: Interpreter, found: Any, self_value: Any, cls: o.ClassObj) -> Any:
+    """A class attribute read through `self_value` (an instance of `cls`, or `cls` itself), as
+    Python's descriptors make it: a property's value, a method bound, a static method as it is."""
+    if isinstance(found, Property):
+        return interp.invoke(found.func, [self_value], {}, found.func.node)
+    if isinstance(found, StaticMethod):
+        return found.func
+    if isinstance(found, ClassMethod):
+        return o.Bound(found.func, cls)
+    if isinstance(found, o.Closure):
+        return o.Bound(found, self_value)
+    if isinstance(found, PartialMethod) and isinstance(found.func, o.Closure):
+        return o.Partial(o.Bound(found.func, self_value), found.args, found.keywords)
+    return found
 
 
 BUILTIN_FUNCTIONS: dict[str, Callable[..., Any]] = {
