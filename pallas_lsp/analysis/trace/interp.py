@@ -648,11 +648,12 @@ class Interpreter:
             self.assign(targets[star + 1 + index], items[len(items) - after + index], frame)
 
     def unpack_tail(self, targets: list[nodes.NodeNG], star: int | None, suffix: tuple[Any, ...], frame: Frame) -> None:
-        """Unpack operands-then-scratch: the targets at the end take the scratch refs."""
+        """Unpack operands-then-scratch: the targets at the end take the scratch refs (those
+        before them, as many as there are, the operands)."""
         after = len(targets) - (star + 1 if star is not None else 0)
-        if (star is None and len(targets) < len(suffix)) or after > len(suffix) and star is not None:
-            after = 0
-        ends = list(suffix[len(suffix) - after:]) if after else []
+        if star is None and len(targets) < len(suffix):
+            after = 0  # too many values to unpack: Python raises
+        ends = list(suffix[max(len(suffix) - after, 0):]) if after else []
         for index, target in enumerate(targets):
             position = index - (len(targets) - len(ends))
             self.assign(target, ends[position] if position >= 0 else UNKNOWN, frame)
