@@ -4,7 +4,8 @@ again (as ruff's `.ruff_cache`).
 
 Entries are JSON, never pickle: a cache directory inside a repository is not trusted to run
 code. An entry is keyed by the interpreter's version, the file's path, content, the settings that
-apply to it and the pallas-lsp version; it records the size and modification time of every project module the
+apply to it and the pallas-lsp version and code (the size and modification time of its modules: an
+editable install whose code changed misses); it records the size and modification time of every project module the
 analysis read, and is used only while they are unchanged. A file the prefilter settles (no
 trigger word in it or in the project modules it imports) has an entry too, whose dependencies
 are every path the prefilter looked at, there or not. `Index` finds a file's entry from its
@@ -53,10 +54,27 @@ INTERPRETER = f"{sys.implementation.name} {sys.version}"
 
 
 def environment() -> str:
-    """The interpreter, and the installed jax whose kernel building blocks
+    """The interpreter, the installed jax whose kernel building blocks
     (`jax.experimental.pallas.ops`) the analysis reads from source when a kernel hands them its
-    refs (`installed_jax`)."""
-    return f"{INTERPRETER} jax {installed_jax()}"
+    refs (`installed_jax`), and our own code as it is (`installed_code`)."""
+    return f"{INTERPRETER} jax {installed_jax()} code {installed_code()}"
+
+
+@functools.lru_cache(maxsize=1)
+def installed_code() -> str:
+    """A digest of the size and modification time of every module of pallas-lsp and of its
+    flake8 plugin: an editable install whose code changed (a contributor's checkout) must not
+    serve what the old code found, and the version alone does not change with the code."""
+    digest = hashlib.sha256()
+    for package in ("pallas_lsp", "flake8_pallas"):
+        spec = importlib.util.find_spec(package)
+        for location in sorted(spec.submodule_search_locations or ()) if spec is not None else ():
+            for root, directories, files in os.walk(location):
+                directories[:] = sorted(d for d in directories if d != "__pycache__")
+                for name in sorted(f for f in files if f.endswith(".py")):
+                    digest.update(f"{os.path.relpath(os.path.join(root, name), location)} "
+                                  f"{_stamp(os.path.join(root, name))}\0".encode("utf-8", "surrogatepass"))
+    return digest.hexdigest()[:16]
 
 
 @functools.lru_cache(maxsize=1)

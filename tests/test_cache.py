@@ -133,3 +133,34 @@ def test_a_file_the_prefilter_settled_follows_its_imports(tmp_path, monkeypatch,
     (tmp_path / "other.py").write_text(kernel)  # a module it imports appears
     _run("main.py")
     assert [p.rsplit("/", 1)[-1] for p in seen] == ["main.py"]
+
+
+def test_changed_code_of_ours_is_a_miss(tmp_path, monkeypatch):
+    """An editable install's code changes without its version: an entry is the verdict of our
+    code as it is (its modules' sizes and modification times), not of the version alone."""
+    import importlib.machinery
+    import importlib.util
+    import os
+
+    from pallas_lsp.analysis import Settings
+
+    package = tmp_path / "pallas_lsp"
+    (package / "analysis").mkdir(parents=True)
+    module = package / "analysis" / "engine.py"
+    module.write_text("x = 1\n")
+    spec = importlib.machinery.ModuleSpec("pallas_lsp", None, is_package=True)
+    spec.submodule_search_locations = [str(package)]
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *args: spec if name == "pallas_lsp" else real_find_spec(name, *args))
+    cache.installed_code.cache_clear()
+    try:
+        before = cache.key("kernel.py", b"x = 1\n", Settings())
+        cache.installed_code.cache_clear()
+        assert cache.key("kernel.py", b"x = 1\n", Settings()) == before  # nothing changed
+        os.utime(module, ns=(1, 1))
+        cache.installed_code.cache_clear()
+        assert cache.key("kernel.py", b"x = 1\n", Settings()) != before
+    finally:
+        monkeypatch.undo()
+        cache.installed_code.cache_clear()
