@@ -9,6 +9,7 @@ from astroid import nodes
 from .. import api, fixes
 from ..context import Context
 from ..findings import Applicability, Fix
+from ..trace import Site
 from ..trace import objects as o
 from ..values import UNKNOWN
 from . import examples
@@ -27,7 +28,8 @@ class SingleKernelScratch(KernelRule):
     for it (more required parameters than operands and
     outputs). The operands are counted where the kernel is applied, directly or later (a
     decorated body, a kernel bound to a name, `jax.jit(kernel)(x)`); a kernel never applied
-    in the analysed code is not reported.
+    in the analysed code is not reported. The finding goes on the first application, where
+    JAX traces the body and raises; the fix edits `scratch_types=`.
 
     ## Why is this bad?
     `plgpu.kernel` passes scratch refs to the body only from a sequence (positionally) or a
@@ -70,11 +72,16 @@ class SingleKernelScratch(KernelRule):
         missing = _missing_parameters(ctx, pick, run)
         if missing is UNKNOWN:
             return UNKNOWN
-        return (value.method if isinstance(value, o.DictView) else None, tuple(missing)) if missing else None
+        if not missing:
+            return None
+        return (value.method if isinstance(value, o.DictView) else None, tuple(missing), _applications(ctx, run)[0])
+
+    def reported(self, run: KernelRun, detail: Any) -> Site:
+        return detail[2]  # where the kernel is applied: JAX traces the body there, and raises
 
     def message(self, ctx: Context, run: KernelRun, detail: Any) -> str:
         name = "scratch_types" if run.site.arguments.get("scratch_types") is not None else "scratch_shapes"
-        view, missing = detail
+        view, missing, _ = detail
         what = f"a dict's {view}()" if view else "a single allocation"
         return (f"{name} is {what}, not a sequence or a mapping: plgpu.kernel "
                 f"ignores it, and the body misses {', '.join(repr(name) for name in missing)}")
@@ -82,12 +89,12 @@ class SingleKernelScratch(KernelRule):
     def fixes(self, ctx: Context, run: KernelRun, detail: Any) -> tuple[Fix, ...]:
         name = "scratch_types" if run.site.arguments.get("scratch_types") is not None else "scratch_shapes"
         scratch = written(run.site, name)
-        view, detail = detail
+        view, missing, _ = detail
         if scratch is None or view:  # (the dict binds by name, its values by position: which one is meant?)
             return ()
         edits = fixes.wrap(ctx, scratch, "[", "]")
-        safe = Applicability.SAFE if len(detail) == 1 else Applicability.UNSAFE
-        return (Fix("Put the allocation in a list", safe, edits, preferred=len(detail) == 1),) if edits else ()
+        safe = Applicability.SAFE if len(missing) == 1 else Applicability.UNSAFE
+        return (Fix("Put the allocation in a list", safe, edits, preferred=len(missing) == 1),) if edits else ()
 
 
 def _missing_parameters(ctx: Context, pick: Picker, run: KernelRun) -> list[str] | Any:
@@ -125,14 +132,18 @@ def _class_call(cls: Any) -> o.Closure | None:
     return None
 
 
-def _operand_count(ctx: Context, run: KernelRun) -> int | Any:
+def _applications(ctx: Context, run: KernelRun) -> list[Site]:
+    """The sites applying the kernel object `run` makes, in the order the trace met them: the
+    kernel's own site for `plgpu.kernel(...)(x)`, else the "kernel_apply" sites naming it."""
     kernel = run.node
     parent = kernel.parent
-    if isinstance(parent, nodes.Call) and parent.func is kernel:  # plgpu.kernel(...)(x)
-        calls = [parent]
-    else:
-        calls = [site.node for site in ctx.trace.sites("kernel_apply")
-                 if site.arguments.get("kernel") is kernel]
+    if isinstance(parent, nodes.Call) and parent.func is kernel:
+        return [run.site]
+    return [site for site in ctx.trace.sites("kernel_apply") if site.arguments.get("kernel") is kernel]
+
+
+def _operand_count(ctx: Context, run: KernelRun) -> int | Any:
+    calls = [site.node if site is not run.site else run.node.parent for site in _applications(ctx, run)]
     if not calls:
         return UNKNOWN
     counts = set()
