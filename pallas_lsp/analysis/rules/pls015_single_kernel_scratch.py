@@ -77,7 +77,8 @@ class SingleKernelScratch(KernelRule):
         return (value.method if isinstance(value, o.DictView) else None, tuple(missing), _applications(ctx, run)[0])
 
     def reported(self, run: KernelRun, detail: Any) -> Site:
-        return detail[2]  # where the kernel is applied: JAX traces the body there, and raises
+        application: Site = detail[2]  # where the kernel is applied: JAX traces the body there, and raises
+        return application
 
     def message(self, ctx: Context, run: KernelRun, detail: Any) -> str:
         name = "scratch_types" if run.site.arguments.get("scratch_types") is not None else "scratch_shapes"

@@ -905,42 +905,71 @@ class Interpreter:
 
     def comprehension(self, node: nodes.ListComp | nodes.SetComp | nodes.DictComp | nodes.GeneratorExp,
                       frame: Frame) -> Any:
-        results: list[Any] = []
-        if not self._generate(node, list(node.generators), Frame(frame), frame, results):
+        """Its value; with one `for`, one per way its filters can go (`[t for t in types if t
+        is not None]` with an item that is None under some guard only): alternatives, each
+        under its guard, as a branch's are."""
+        states: list[list[Any]] = [[self.guard, []]]  # [guard, results]: one per outcome so far
+        if not self._generate(node, list(node.generators), Frame(frame), frame, states, states):
             return UNKNOWN
+        return guarded((guard, self._collected(node, results)) for guard, results in states)
+
+    @staticmethod
+    def _collected(node: nodes.NodeNG, results: list[Any]) -> Any:
         if isinstance(node, nodes.DictComp):
-            if not all(isinstance(key, _PRIMITIVE) for key, _ in results):
-                return UNKNOWN
-            return dict(results)
+            return dict(results) if all(isinstance(key, _PRIMITIVE) for key, _ in results) else UNKNOWN
         if isinstance(node, nodes.SetComp):
             return UNKNOWN
         return results if isinstance(node, nodes.ListComp) else tuple(results)
 
     def _generate(self, node: nodes.ListComp | nodes.SetComp | nodes.DictComp | nodes.GeneratorExp,
-                  generators: list[nodes.Comprehension], inner: Frame, frame: Frame, results: list[Any]) -> bool:
-        """The comprehension's elements from `generators` on, into `results`; False when they
-        cannot be known."""
+                  generators: list[nodes.Comprehension], inner: Frame, frame: Frame, states: list[list[Any]],
+                  active: list[list[Any]]) -> bool:
+        """The comprehension's elements from `generators` on, added to the `active` states.
+        A filter whose outcome differs between guards splits a state, one per outcome (into
+        `states`), in a comprehension with one `for` (where every state takes every item);
+        with more, it is not known. False when the elements cannot be known."""
         if not generators:
-            if isinstance(node, nodes.DictComp):
-                results.append((self.ev(node.key, inner), self.ev(node.value, inner)))
-            else:
-                results.append(self.ev(node.elt, inner))
+            element = ((self.ev(node.key, inner), self.ev(node.value, inner)) if isinstance(node, nodes.DictComp)
+                       else self.ev(node.elt, inner))  # (evaluated once: the loop variables fix it)
+            for state in active:
+                state[1].append(element)
             return True
         generator = generators[0]
         items = self.iterate(self.ev(generator.iter, inner if generator is not node.generators[0] else frame))
         if items is UNKNOWN:
             return False
+        splits = len(node.generators) == 1
         for item in items:
             self.assign(generator.target, item, inner)
-            keep = True
+            kept: list[list[Any]] | None = list(active)
             for condition in generator.ifs:
-                outcomes = self.truth(self.ev(condition, inner))
-                if len(outcomes) != 1 or outcomes[0][1] is UNKNOWN:
+                kept = self._filtered(self.ev(condition, inner), kept or [], states if splits else None)
+                if kept is None or len(states) > o.MAX_ALTERNATIVES:
                     return False
-                keep = keep and outcomes[0][1]
-            if keep and not self._generate(node, generators[1:], inner, frame, results):
+            if kept and not self._generate(node, generators[1:], inner, frame, states, kept):
                 return False
         return True
+
+    def _filtered(self, condition: Any, active: list[list[Any]], states: list[list[Any]] | None
+                  ) -> list[list[Any]] | None:
+        """The states a filter keeps. Under a state's guard the filter may go several ways:
+        the first keeps the state, each other one a copy of its results added to `states`
+        (None: splitting is not allowed). None when an outcome is not known."""
+        kept = []
+        for state in active:
+            outcomes = self.truth(condition, state[0])
+            if any(outcome is UNKNOWN for _, outcome in outcomes) or (len(outcomes) != 1 and states is None):
+                return None
+            targets = [state] + [[guard, list(state[1])] for guard, _ in outcomes[1:]]
+            if states is not None:
+                states.extend(targets[1:])
+                if not outcomes:  # no way through under this guard
+                    states[:] = [other for other in states if other is not state]
+            for (guard, outcome), target in zip(outcomes, targets):
+                target[0] = guard
+                if outcome:
+                    kept.append(target)
+        return kept
 
     # -- operations ------------------------------------------------------------------------
 
@@ -1043,13 +1072,20 @@ class Interpreter:
             return [self.item(value, index) for index in range(len(value.groups))]
         if isinstance(value, o.Member) and isinstance(value.ref, o.Union):
             return [self.item(value, index) for index in range(len(value.ref.groups))]
+        if isinstance(value, o.ListIterator):  # iterating takes what is left
+            if id(value.items) in self.poisoned:
+                return UNKNOWN
+            items = list(value.items)
+            self.changing(value.items)
+            value.items.clear()
+            return items
         return UNKNOWN
 
     # -- calls -----------------------------------------------------------------------------
 
     def call(self, node: nodes.Call, frame: Frame) -> Any:
         callee = self.ev(node.func, frame)
-        args, tail = self.call_arguments(node.args, frame)
+        alternatives = self.call_arguments(node.args, frame)
         kwargs: dict[str, Any] | Any = {}
         for keyword in node.keywords or ():
             value = self.ev(keyword.value, frame)
@@ -1061,28 +1097,30 @@ class Interpreter:
             elif kwargs is not UNKNOWN:
                 kwargs[keyword.arg] = value
         if kwargs is UNKNOWN:
-            for value in args + (tail or []):
-                self.escape(value)
+            for _, args, tail in alternatives:
+                for value in args + (tail or []):
+                    self.escape(value)
             self.escape(callee)
             return UNKNOWN
         results = []
         raised = False
         saved = self.guard
         try:
-            for guard, target in split(callee):
-                both = conjoin(saved, guard)
-                if both is None:
-                    continue
-                self.guard = both
-                self.raised = False
-                if tail is None:
-                    value = self.invoke(target, args, kwargs, node)
-                else:
-                    value = self.invoke_spread(target, args, tail, kwargs, node)
-                if self.raised:  # a function of the analysed code raised on every path
-                    raised = True
-                    continue
-                results.append((both, value))
+            for spread_guard, args, tail in alternatives:
+                for guard, target in split(callee):
+                    both = conjoin(saved, spread_guard, guard)
+                    if both is None:
+                        continue
+                    self.guard = both
+                    self.raised = False
+                    if tail is None:
+                        value = self.invoke(target, args, kwargs, node)
+                    else:
+                        value = self.invoke_spread(target, args, tail, kwargs, node)
+                    if self.raised:  # a function of the analysed code raised on every path
+                        raised = True
+                        continue
+                    results.append((both, value))
         finally:
             self.guard = saved
             self.raised = False
@@ -1090,23 +1128,39 @@ class Interpreter:
             raise _Signal(*_RAISED)
         return guarded(results) if results else UNKNOWN
 
-    def call_arguments(self, elts: list[nodes.NodeNG], frame: Frame) -> tuple[list[Any], list[Any] | None]:
+    def call_arguments(self, elts: list[nodes.NodeNG], frame: Frame) -> list[tuple[Guard, list[Any], list[Any] | None]]:
         """A call's positional arguments, each evaluated once: all of them and None, or, when a
         `*spread` has items we cannot count, those before it and the known ones after it (a
-        kernel body's `*refs` spreads its scratch refs at the end)."""
-        prefix: list[Any] = []
-        tail: list[Any] | None = None
+        kernel body's `*refs` spreads its scratch refs at the end). A spread sequence whose
+        length depends on the guard (`run_scoped(body, *present)`, `present` filtered under a
+        condition) makes one argument list per alternative, each under its guard."""
+        if not any(isinstance(elt, nodes.Starred) for elt in elts):
+            return [(TRUE, [self.ev(elt, frame) for elt in elts], None)]
+        alternatives: list[tuple[Guard, list[Any], list[Any] | None]] = [(TRUE, [], None)]
         for elt in elts:
-            if isinstance(elt, nodes.Starred):
-                value = self.ev(elt.value, frame)
-                items = self.iterate(value)
-                if items is UNKNOWN:
-                    tail = list(value.suffix) if isinstance(value, o.TailTuple) else []
-                    continue
-                (prefix if tail is None else tail).extend(items)
-            else:
-                (prefix if tail is None else tail).append(self.ev(elt, frame))
-        return prefix, tail
+            if not isinstance(elt, nodes.Starred):
+                value = self.ev(elt, frame)
+                for _, prefix, tail in alternatives:
+                    (prefix if tail is None else tail).append(value)
+                continue
+            value = self.ev(elt.value, frame)
+            ways = [(guard, self.iterate(item)) for guard, item in split(value)] if type(value) is o.Guarded else []
+            if not ways or any(items is UNKNOWN for _, items in ways):
+                ways = [(TRUE, self.iterate(value))]  # one way: its items, or not known
+            grown = []
+            for guard, prefix, tail in alternatives:
+                for way_guard, items in ways:
+                    both = conjoin(guard, way_guard)
+                    if both is None:
+                        continue
+                    args, rest = list(prefix), None if tail is None else list(tail)
+                    if items is UNKNOWN:
+                        rest = list(value.suffix) if isinstance(value, o.TailTuple) else []
+                    else:
+                        (args if rest is None else rest).extend(items)
+                    grown.append((both, args, rest))
+            alternatives = grown if 0 < len(grown) <= o.MAX_ALTERNATIVES else [(TRUE, [], [])]  # (not counted)
+        return alternatives
 
     def invoke_spread(self, callee: Any, prefix: list[Any], tail: list[Any], kwargs: dict[str, Any],
                       node: nodes.NodeNG) -> Any:
@@ -1207,6 +1261,8 @@ class Interpreter:
                 self.escape(item.func)
             elif isinstance(item, o.Bound):
                 self.escape(item.func)
+            elif isinstance(item, o.ListIterator):  # code we do not read may take from it
+                self.poisoned.add(id(item.items))
 
     def run(self, closure: o.Closure, args: list[Any], kwargs: dict[str, Any], node: nodes.NodeNG,
             preset: dict[str, Any] | None = None) -> Any:

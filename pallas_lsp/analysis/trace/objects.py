@@ -474,6 +474,14 @@ class DictOf:
     owner: Any
 
 
+@dataclass(frozen=True, eq=False)
+class ListIterator:
+    """`iter(sequence)`: the items not yet taken, a list `next()` and loops take them from
+    (and that changes as a list does, inside branches and loops)."""
+
+    items: list[Any]
+
+
 @dataclass(frozen=True)
 class TailTuple:
     """A `*refs` tuple of a kernel body: operands we do not count, then the scratch refs."""

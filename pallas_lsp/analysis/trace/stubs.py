@@ -721,6 +721,24 @@ def _bound_to(interp: Interpreter, found: Any, self_value: Any, cls: o.ClassObj)
     return found
 
 
+def _b_iter(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """`iter(sequence)` of a known sequence: an iterator over a copy of its items."""
+    items = interp.iterate(args[0]) if len(args) == 1 and not kwargs else UNKNOWN
+    return UNKNOWN if items is UNKNOWN else o.ListIterator(list(items))
+
+
+def _b_next(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """`next(iterator[, default])`: its next item, taken; the default once it is used up
+    (without one, StopIteration: not followed)."""
+    iterator = args[0] if args and len(args) <= 2 and not kwargs else None
+    if not isinstance(iterator, o.ListIterator) or id(iterator.items) in interp.poisoned:
+        return UNKNOWN
+    if not iterator.items:
+        return args[1] if len(args) == 2 else UNKNOWN
+    interp.changing(iterator.items)
+    return iterator.items.pop(0)
+
+
 BUILTIN_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "builtins.range": _b_range,
     "builtins.len": _b_len,
@@ -731,6 +749,8 @@ BUILTIN_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "builtins.enumerate": _b_enumerate,
     "builtins.reversed": _b_reversed,
     "builtins.sorted": _b_sorted,
+    "builtins.iter": _b_iter,
+    "builtins.next": _b_next,
     "builtins.min": _numeric(min),
     "builtins.max": _numeric(max),
     "builtins.abs": _numeric(abs),
@@ -946,17 +966,28 @@ def _kernel(interp: Interpreter, qname: str, node: nodes.Call, args: list[Any], 
     bound = bind_api(interp, qname, args, kwargs) or {}
     scratch = next((bound[k] for k in ("scratch_types", "scratch_shapes") if bound.get(k) is not None), ())
     interp.record("kernel", node, bound)
-    _run_body(interp, node, body, scratch, tail=True, gmem=True, leading=_leading(node, bound))
+    _run_body(interp, node, body, scratch, tail=True, gmem=True, leading=_leading(interp, node, bound))
     return o.Kernel(node)
 
 
-def _leading(node: nodes.Call, bound: dict[str, Any]) -> int | None:
+def _leading(interp: Interpreter, node: nodes.Call, bound: dict[str, Any]) -> int | None:
     """Operands and outputs of `plgpu.kernel(...)(x, y)` applied in the same expression (the
-    refs before the scratch); None when they cannot be counted here."""
+    refs before the scratch); None when they cannot be counted here. A starred operand counts
+    when it names a sequence known now (`(*inputs)`: reading a name runs nothing)."""
     parent = node.parent
-    if not (isinstance(parent, nodes.Call) and parent.func is node) or parent.keywords or any(
-            isinstance(arg, nodes.Starred) for arg in parent.args):
+    if not (isinstance(parent, nodes.Call) and parent.func is node) or parent.keywords:
         return None
+    operands = 0
+    for arg in parent.args:
+        if not isinstance(arg, nodes.Starred):
+            operands += 1
+            continue
+        spread = interp.name(arg.value.name, interp.frame) if (
+            isinstance(arg.value, nodes.Name) and interp.frame is not None) else UNKNOWN
+        items = interp.iterate(spread) if isinstance(spread, (tuple, list)) else UNKNOWN
+        if items is UNKNOWN:
+            return None
+        operands += len(items)
     out = bound.get("out_type", bound.get("out_shape"))
     if out is None:
         outputs = 0
@@ -966,7 +997,7 @@ def _leading(node: nodes.Call, bound: dict[str, Any]) -> int | None:
         outputs = len(out)
     else:
         return None
-    return len(parent.args) + outputs
+    return operands + outputs
 
 
 def _pallas_call(interp: Interpreter, qname: str, node: nodes.Call, args: list[Any], kwargs: dict[str, Any]) -> Any:
@@ -1076,11 +1107,17 @@ def _run_one_body(interp: Interpreter, node: nodes.NodeNG, body: Any, scratch: A
         preset.update({p: operand(p) for p in free if p not in scratch})
     elif isinstance(scratch, o.DictView):  # (not a sequence: plgpu.kernel ignores it, as a lone allocation)
         preset.update({p: UNKNOWN for p in free})
+    elif isinstance(scratch, (tuple, list)) and arguments.vararg and tail and leading is not None:
+        # the application counts the operands: the body gets them (GMEM refs), then the
+        # scratch, its named parameters first (`def kernel(*refs)` applied to `(a, b)`)
+        refs = [operand(free[i] if i < len(free) else f"{arguments.vararg}[{i - len(free)}]")
+                for i in range(leading)] + list(scratch)
+        preset.update(zip(free, refs))
+        preset.update({p: UNKNOWN for p in free[len(refs):]})  # (missing: Python raises)
+        preset[arguments.vararg] = tuple(refs[len(free):])
     elif isinstance(scratch, (tuple, list)) and arguments.vararg and tail:
-        # operands come first: GMEM refs when the application shows they fill the named
-        # parameters (`def kernel(a_gmem, b_gmem, out_gmem, *refs)` applied to `(a, b)`)
-        known = leading is not None and leading >= len(free)
-        preset.update({p: operand(p) if known else UNKNOWN for p in free})
+        # operands come first, how many is not known: the scratch refs end the tuple
+        preset.update({p: UNKNOWN for p in free})
         preset[arguments.vararg] = o.TailTuple(tuple(scratch))
     elif isinstance(scratch, (tuple, list)):
         if arguments.vararg or len(scratch) > len(free):
