@@ -158,6 +158,9 @@ class Interpreter:
         # Did the function `run` last ran raise on every path? (`call` ends the caller's path
         # then: the code after a call that always raises never runs)
         self.raised = False
+        # Paths that raised while others went on (a test, assert or call we could not decide
+        # dropped them), counted: a `try` whose body adds to it may end in a handler instead
+        self.dropped_raises = 0
         self.entry_limit = float("inf")  # `Trace` gives each entry point a number of steps
         # What `trace.reuse` needs to keep an entry point's run for the next analysis: every
         # closure made, in order, and (while it watches, a list) the objects written to
@@ -319,14 +322,10 @@ class Interpreter:
             self.block(node.finalbody, frame)
         elif isinstance(node, nodes.Try):
             try:
-                try:
-                    self.block(node.body, frame)
-                except _Signal as signal:
-                    if signal.args != _RAISED or not node.handlers:
-                        raise
-                    self._handled(node, frame)
+                if node.handlers:
+                    self._try_handled(node, frame)
                 else:
-                    self.block(node.orelse, frame)
+                    self.block(node.body, frame)
             finally:
                 self.block(node.finalbody, frame)
         elif isinstance(node, (nodes.Raise, nodes.Break, nodes.Continue)):
@@ -356,12 +355,112 @@ class Interpreter:
         under the guard that makes it true). A test we cannot decide tells nothing."""
         outcomes = self.truth(self.ev(test, frame))
         if any(truth is UNKNOWN for _, truth in outcomes):
+            self.dropped_raises += 1  # it may fail
             return
         held = [guard for guard, truth in outcomes if truth]
         if not held:
             raise _Signal(*_RAISED)
+        if len(held) < len(outcomes):
+            self.dropped_raises += 1
         if len(held) == 1:
             self.guard = held[0]
+
+    def _try_handled(self, node: nodes.Try, frame: Frame) -> None:
+        """`try` with `except` clauses. A body that raised on every path runs a handler; one
+        that raised only on paths the trace dropped (`dropped_raises` grew: a call, test or
+        assert it could not decide) ends either way, as the two outcomes of an undecided test:
+        the body's own ending (and `else`), or a handler's."""
+        before, saved, dropped = dict(frame.vars), self.guard, self.dropped_raises
+        returns = self.calls[-1].returns if self.calls else []
+        mark = len(returns)
+        self.branch_logs.append({})
+        ending: tuple[Any, ...] | None = None
+        try:
+            self.block(node.body, frame)
+        except _Signal as signal:
+            ending = signal.args
+        finally:
+            log = self.branch_logs.pop()
+        partly = self.dropped_raises != dropped
+        self.dropped_raises = dropped  # a handler catches them
+        if ending == _RAISED or not partly:
+            self._pass_log(log)
+            if ending == _RAISED:
+                self._handled(node, frame)
+            elif ending is not None:
+                raise _Signal(*ending)
+            else:
+                self.block(node.orelse, frame)
+            return
+        self._body_or_handler(node, frame, before, saved, ending, log, (returns, mark))
+
+    def _body_or_handler(self, node: nodes.Try, frame: Frame, before: dict[str, Any], saved: Guard,
+                         ending: tuple[Any, ...] | None, log: dict[int, tuple[Any, Any]],
+                         returns: tuple[list[tuple[Guard, Any]], int]) -> None:
+        """The body ran (ending so); under one outcome of an undecided variable it went on (to
+        `else`), under the other a handler ran instead, from what the body may have rebound
+        (unknown) and the containers as they were. Afterwards, as after an `if`."""
+        raised = o.raises_var(node, self._opaque)
+        normal, caught = conjoin(self.guard, frozenset({(raised, False)})), conjoin(saved, frozenset({(raised, True)}))
+        reached = dict(frame.vars)
+        live: list[tuple[Guard, dict[str, Any]]] = []
+        endings: set[tuple[Any, ...]] = set()
+        changed = dict(log)
+        ended: list[tuple[Guard, dict[int, Any]]] = []
+        found, mark = returns
+        found[mark:] = [(both, value) for guard, value in found[mark:]
+                        if (both := conjoin(guard, frozenset({(raised, False)}))) is not None]
+        if ending is not None or normal is None:
+            endings.add(ending or ())
+        else:
+            self.guard = normal
+            if self._outcome(lambda: self.block(node.orelse, frame), frame, changed, endings):
+                live.append((normal, frame.vars))
+                ended.append((normal, {key: changed[key][0].copy() for key in changed}))
+        for container, old in changed.values():  # the handler starts from before
+            _restore(container, old)
+        if caught is not None:
+            frame.vars = {name: value if reached.get(name, _MISSING) is value else UNKNOWN
+                          for name, value in {**before, **reached}.items()}
+            self.guard = caught
+            if self._outcome(lambda: self._handled(node, frame), frame, changed, endings):
+                live.append((caught, frame.vars))
+                ended.append((caught, {key: changed[key][0].copy() for key in changed}))
+            for container, old in changed.values():
+                _restore(container, old)
+        self.guard = saved
+        if _RAISED in endings and live:
+            self.dropped_raises += 1  # `else` or a handler raised: the try does, on some paths
+        if not live:
+            frame.vars = before
+            raise _Signal(*(next(iter(endings)) if len(endings) == 1 else ()))
+        self._join_containers(changed, ended)
+        if len(live) == 1:
+            self.guard, frame.vars = live[0]
+            return
+        frame.vars = _join(live, before)
+
+    def _outcome(self, run: Callable[[], None], frame: Frame, changed: dict[int, tuple[Any, Any]],
+                 endings: set[tuple[Any, ...]]) -> bool:
+        """Run one outcome of a `try`, logging the containers it changes into `changed`; False
+        when it ended (how: into `endings`)."""
+        self.branch_logs.append({})
+        try:
+            run()
+            return True
+        except _Signal as signal:
+            endings.add(signal.args)
+            return False
+        finally:
+            for key, entry in self.branch_logs.pop().items():
+                changed.setdefault(key, entry)
+
+    def _pass_log(self, log: dict[int, tuple[Any, Any]]) -> None:
+        """Containers changed by code that ran on the path as it is: an enclosing branch
+        restores them too."""
+        if self.branch_logs:
+            for key, entry in log.items():
+                self.branch_logs[-1].setdefault(key, entry)
 
     def _handled(self, node: nodes.Try, frame: Frame) -> None:
         """The `try` body raised: a handler runs (its exception's type we do not know: the
@@ -422,6 +521,8 @@ class Interpreter:
             for container, old in changed.values():  # the next outcome starts from before
                 _restore(container, old)
         self.guard = saved
+        if _RAISED in endings and (live or len(endings) > 1):
+            self.dropped_raises += 1
         if not live:
             frame.vars = before
             raise _Signal(*(next(iter(endings)) if len(endings) == 1 else ()))
@@ -523,8 +624,9 @@ class Interpreter:
                     self.assign(target, UNKNOWN, frame)
                 try:
                     self.block(body, frame)
-                except _Signal:
-                    pass
+                except _Signal as signal:
+                    if signal.args == _RAISED:
+                        self.dropped_raises += 1  # on some run of it
         finally:
             self.loop_depth -= 1
         if not self.loop_depth:
@@ -864,14 +966,24 @@ class Interpreter:
         return result
 
     def conditional(self, node: nodes.IfExp, frame: Frame) -> Any:
+        """`a if test else b`: each outcome's value under its guard; an outcome that raises
+        ends only its own path."""
         alternatives = []
         saved = self.guard
+        outcomes = self.truth_of(node.test, frame)
         try:
-            for guard, taken in self.truth_of(node.test, frame):
+            for guard, taken in outcomes:
                 self.guard = guard
-                alternatives.append((guard, self.ev(node.body if taken else node.orelse, frame)))
+                try:
+                    alternatives.append((guard, self.ev(node.body if taken else node.orelse, frame)))
+                except _Signal:
+                    if len(outcomes) == 1:
+                        raise
+                    self.dropped_raises += 1
         finally:
             self.guard = saved
+        if not alternatives:
+            raise _Signal(*_RAISED)
         return guarded(alternatives)
 
     def boolean(self, node: nodes.BoolOp, frame: Frame) -> Any:
@@ -885,6 +997,7 @@ class Interpreter:
         if len(values) == 1:
             return [(guard, first)]
         found = []
+        raised = False  # the rest raised where it ran: only that path ends
         for inner_guard, value in split(first):
             both = conjoin(guard, inner_guard)
             if both is None:
@@ -899,8 +1012,14 @@ class Interpreter:
                     self.guard = truth_guard
                     try:
                         found.extend(self._chain(values[1:], truth_guard, stop_on, frame))
+                    except _Signal:
+                        raised = True
                     finally:
                         self.guard = saved
+        if raised and not found:
+            raise _Signal(*_RAISED)
+        if raised:
+            self.dropped_raises += 1
         return found
 
     def comprehension(self, node: nodes.ListComp | nodes.SetComp | nodes.DictComp | nodes.GeneratorExp,
@@ -1040,11 +1159,29 @@ class Interpreter:
             return found
         return self.lift(lambda obj: self._attribute_or_unknown(obj, name), value)
 
+    def attribute_or(self, value: Any, name: str, default: Any, node: nodes.NodeNG) -> Any:
+        """`getattr(value, name, default)`: the default where the lookup raises (a getter that
+        raises on every path); where it raises only on paths we dropped, one of the two, as
+        an undecided test at `node` chooses."""
+        dropped = self.dropped_raises
+        try:
+            found = self.attribute(value, name)
+        except _Signal as signal:
+            if signal.args != _RAISED:
+                raise
+            return default
+        if self.dropped_raises == dropped:
+            return found
+        # (still counted for an enclosing `try`: what the getter raises may not be AttributeError)
+        raised = o.raises_var(node, self._opaque)
+        return guarded([(frozenset({(raised, False)}), found), (frozenset({(raised, True)}), default)])
+
     def _attribute_or_unknown(self, obj: Any, name: str) -> Any:
         self.raised = False
         found = self.stubs.attribute(self, obj, name)
         if self.raised:  # (on one of the alternatives)
             self.raised = False
+            self.dropped_raises += 1
             return UNKNOWN
         return found
 
@@ -1126,6 +1263,8 @@ class Interpreter:
             self.raised = False
         if raised and not results:
             raise _Signal(*_RAISED)
+        if raised:
+            self.dropped_raises += 1  # one of the functions it may be
         return guarded(results) if results else UNKNOWN
 
     def call_arguments(self, elts: list[nodes.NodeNG], frame: Frame) -> list[tuple[Guard, list[Any], list[Any] | None]]:
@@ -1282,7 +1421,8 @@ class Interpreter:
         key = _memo_key(func, closure.env, bound, self.guard, anchor, self.kernel_run(),
                         self._free_values(func, closure.env))
         if key is not None and key in self._memo:
-            result, self.raised = self._memo[key]
+            result, self.raised, dropped = self._memo[key]
+            self.dropped_raises += dropped
             return result
         self.executed.add(func)
         if not any(value is UNKNOWN for value in bound.values()):
@@ -1294,6 +1434,7 @@ class Interpreter:
         self._active[func] = depth + 1
         self.calls.append(_Call(function=func))
         saved_guard, saved_frame = self.guard, self.frame
+        dropped = self.dropped_raises
         self.frame = frame
         raised = False
         try:
@@ -1315,7 +1456,7 @@ class Interpreter:
             self.stack = saved_stack
             self.guard, self.frame = saved_guard, saved_frame
         if key is not None:
-            self._memo[key] = (result, raised)
+            self._memo[key] = (result, raised, self.dropped_raises != dropped)
         self.raised = raised
         return result
 

@@ -136,6 +136,28 @@ def opaque_var(node: nodes.NodeNG, memo: dict[Any, Any]) -> Var:
     return found
 
 
+def raises_var(node: nodes.NodeNG, memo: dict[Any, Any]) -> Var:
+    """Did the code at `node` raise (a `try`'s body, a `getattr`'s lookup) where the trace
+    dropped the paths that raise? Undecided, as `opaque_var`'s tests are (True: it raised)."""
+    key = ("raises", node)
+    found = memo.get(key)
+    if found is None:
+        what = _raising_code(node)
+        found = memo[key] = Var(("cond", key), BOOL, what, labels=(f"{what} does not raise", f"{what} raises"))
+    return found
+
+
+def _raising_code(node: nodes.NodeNG) -> str:
+    """The code a `raises_var` is about, as written (no line number: a replayed trace keeps its
+    labels while the lines above it move)."""
+    if not isinstance(node, nodes.Try):
+        return f"`{node.as_string()}`"
+    text = node.body[0].as_string()
+    first = text.splitlines()[0]
+    more = len(node.body) > 1 or first != text
+    return f"`try: {first}{' ...' if more else ''}`"
+
+
 def access_path(node: nodes.NodeNG, memo: dict[Any, Any], depth: int = 0) -> tuple[Any, ...] | None:
     """("path", function, parameter, attribute...) when `node` reads the same object wherever it
     is written: a parameter its function never rebinds, its attributes (never assigned in that

@@ -642,10 +642,10 @@ def _i_chain(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any
 MAX_ITEMS = 4096  # items a combinatoric iterator may yield and still be followed
 
 
-def _b_getattr(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
+def _b_getattr(interp: Interpreter, args: list[Any], kwargs: dict[str, Any], node: nodes.NodeNG) -> Any:
     if len(args) not in (2, 3) or not isinstance(args[1], str):
         return UNKNOWN
-    value = interp.attribute(args[0], args[1])
+    value = interp.attribute(args[0], args[1]) if len(args) == 2 else interp.attribute_or(args[0], args[1], args[2], node)
     if value is UNKNOWN and len(args) == 3 and isinstance(args[0], o.Instance) and args[0].free is None:
         return args[2]
     return value
@@ -765,6 +765,7 @@ BUILTIN_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "builtins.super": _b_super,
     "builtins.print": lambda interp, args, kwargs: None,
 }
+AT_CALL = {"builtins.getattr"}  # builtins whose handlers take the call node too
 BUILTINS: dict[str, Any] = {
     name.rpartition(".")[2]: o.Native(name)
     for name in [*BUILTIN_FUNCTIONS, *METHOD_DECORATORS, "builtins.str", "builtins.float", "builtins.object",
@@ -791,7 +792,9 @@ def call_native(interp: Interpreter, callee: o.Native, args: list[Any], kwargs: 
         for value in list(args) + list(kwargs.values()):
             interp.escape(value)
         return UNKNOWN
-    return handler(interp, qname, node, args, kwargs) if qname in NATIVE else handler(interp, args, kwargs)
+    if qname in NATIVE:
+        return handler(interp, qname, node, args, kwargs)
+    return handler(interp, args, kwargs, node) if qname in AT_CALL else handler(interp, args, kwargs)
 
 
 def _bound_name(node: nodes.NodeNG) -> str:
