@@ -113,6 +113,10 @@ _RAISED = ("Raise",)  # the args of a `_Signal` that an exception raised
 class _Call:
     returns: list[tuple[Guard, Any]] = field(default_factory=list)  # (guard, value)
     function: nodes.NodeNG | None = None  # the function running (what `super()` needs of it)
+    # A generator function's: what its body yielded so far (None: not a generator), and the
+    # loops it started in (a `yield` in a loop it does not unroll yields we cannot count)
+    yields: list[Any] | None = None
+    loop_depth: int = 0
 
 
 class Interpreter:
@@ -286,7 +290,7 @@ class Interpreter:
         elif isinstance(node, nodes.Return):
             value = self.ev(node.value, frame) if node.value is not None else None
             if self.calls:
-                self.calls[-1].returns.append((self.guard, value))
+                self.calls[-1].returns.append((self.guard, self._ended(self.calls[-1], value)))
             raise _Signal("Return")
         elif isinstance(node, (nodes.FunctionDef, nodes.AsyncFunctionDef)):
             native = self.stubs.stub_function(node)
@@ -307,11 +311,7 @@ class Interpreter:
                 else:
                     frame.assign(name, value)
         elif isinstance(node, nodes.With):
-            for item, bound_to in node.items:
-                self.ev(item, frame)
-                if bound_to is not None:
-                    self.assign(bound_to, UNKNOWN, frame)
-            self.block(node.body, frame)
+            self.with_block(node, list(node.items), frame)
         elif isinstance(node, nodes.Try) and node.handlers and any(self.resolver.may_fail(s) for s in node.body):
             # `try: import <a library we do not read> except ImportError:`: either may run
             self._caught(node, frame)
@@ -350,6 +350,60 @@ class Interpreter:
         elif isinstance(node, nodes.Assert):
             self._asserted(node.test, frame)
         # pass, type aliases: nothing to follow
+
+    def with_block(self, node: nodes.With, items: list[tuple[nodes.NodeNG, nodes.NodeNG | None]], frame: Frame) -> None:
+        """`with a as x, b as y: body`: each manager entered in turn (`x` is what its
+        `__enter__` gives), the body run, and the managers exited in reverse order, however
+        the body ends (an exception's details are unknown to `__exit__`)."""
+        if not items:
+            self.block(node.body, frame)
+            return
+        (expression, bound_to), rest = items[0], items[1:]
+        manager = self.ev(expression, frame)
+        entered = self.enter(manager, expression)
+        if bound_to is not None:
+            self.assign(bound_to, entered, frame)
+        try:
+            self.with_block(node, rest, frame)
+        except _Signal as signal:
+            self.stubs.exited(self, manager, expression, raised=signal.args == _RAISED)
+            raise
+        self.stubs.exited(self, manager, expression, raised=False)
+
+    def enter(self, manager: Any, node: nodes.NodeNG) -> Any:
+        """What entering `manager` gives, per alternative (run under its guard)."""
+        results = []
+        saved = self.guard
+        try:
+            for guard, item in split(manager):
+                both = conjoin(saved, guard)
+                if both is None:
+                    continue
+                self.guard = both
+                results.append((both, self.stubs.entered(self, item, node)))
+        finally:
+            self.guard = saved
+        return guarded(results) if results else UNKNOWN
+
+    def yielded(self, items: list[Any] | Any) -> None:
+        """`yield` (`yield from`) in the function running: what it yields is known while every
+        `yield` runs in the loops the call started in (a loop run once for unknown items
+        yields we cannot count); a branch joins or poisons the list as any list's."""
+        call = self.calls[-1] if self.calls else None
+        if call is None or call.yields is None:
+            return
+        self.changing(call.yields)
+        if items is UNKNOWN or self.loop_depth != call.loop_depth:
+            self.poisoned.add(id(call.yields))
+        else:
+            call.yields.extend(items)
+
+    def _ended(self, call: _Call, value: Any) -> Any:
+        """What a path that ends in a function gives its caller: the value it returns, or in a
+        generator what it yielded until then (a tuple; UNKNOWN when not known)."""
+        if call.yields is None:
+            return value
+        return UNKNOWN if id(call.yields) in self.poisoned else tuple(call.yields)
 
     def _asserted(self, test: nodes.NodeNG, frame: Frame) -> None:
         """`assert test`: where the test is false, AssertionError ends the path (the path goes on
@@ -469,20 +523,29 @@ class Interpreter:
         """A loop over known items is unrolled: up to MAX_UNROLL iterations, and nested loops
         up to MAX_NESTED_UNROLL in all (a sweep over autotuning configs tells us nothing more
         per config, and each config runs the helpers it calls again)."""
-        items = self.iterate(self.ev(node.iter, frame))
+        iterable = self.ev(node.iter, frame)
+        lazy = isinstance(iterable, o.Generator)  # an iterator: each item is taken when the loop gets to it
+        items = self.iterate(iterable) if not lazy else (
+            UNKNOWN if id(iterable.items) in self.poisoned else list(iterable.items))
         if items is UNKNOWN or self.unrolled * max(len(items), 1) > (
                 MAX_NESTED_UNROLL if self.unrolled > 1 else MAX_UNROLL):
             self.opaque_loop(node, node.target, frame)
             return
         self.unrolled *= max(len(items), 1)
         try:
-            for item in items:
+            for item in self._taken_one_by_one(iterable) if lazy else items:
                 self.assign(node.target, item, frame)
                 if not self._iteration(node.body, frame):
                     return
             self.block(node.orelse, frame)
         finally:
             self.unrolled //= max(len(items), 1)
+
+    def _taken_one_by_one(self, iterator: o.Generator) -> Iterable[Any]:
+        """An iterator's items as a loop takes them (its body may take some too: `next(it)`)."""
+        while iterator.items and id(iterator.items) not in self.poisoned:
+            self.changing(iterator.items)
+            yield iterator.items.pop(0)
 
     def _iteration(self, body: list[nodes.NodeNG], frame: Frame) -> bool:
         """One run of a loop's body; False when it breaks out of the loop."""
@@ -628,6 +691,13 @@ class Interpreter:
 
     def unpack(self, targets: list[nodes.NodeNG], value: Any, frame: Frame) -> None:
         star = next((i for i, t in enumerate(targets) if isinstance(t, nodes.Starred)), None)
+        if isinstance(value, o.Instance) and self.stubs.tuple_items(value) is None:
+            iterator = self.stubs.iterator_of(self, value)  # (None: no `__iter__`, `__getitem__` is asked)
+            value = value if iterator is None else iterator
+        if isinstance(value, o.Generator):  # an iterator taken apart
+            items = self.iterate(value)
+            value = tuple(items) if items is not UNKNOWN and (star is not None or len(items) == len(targets)) \
+                else UNKNOWN
         if isinstance(value, o.TailTuple):
             self.unpack_tail(targets, star, value.suffix, frame)
             return
@@ -824,6 +894,12 @@ class Interpreter:
             return self.comprehension(node, frame)
         if isinstance(node, nodes.Starred):
             return self.ev(node.value, frame)
+        if isinstance(node, nodes.YieldFrom):
+            self.yielded(self.iterate(self.ev(node.value, frame)))
+            return UNKNOWN  # (the inner generator's return value)
+        if isinstance(node, nodes.Yield):
+            self.yielded([self.ev(node.value, frame)])
+            return UNKNOWN  # (what `send` gives: None in a `for`)
         return UNKNOWN
 
     def name(self, name: str, frame: Frame) -> Any:
@@ -1035,14 +1111,29 @@ class Interpreter:
             return list(value) if id(value) not in self.poisoned else UNKNOWN
         if isinstance(value, o.ClassObj) and value.enum:
             return self.stubs.enum_members(value)
+        if isinstance(value, o.Generator):
+            return self._take(value)
         if isinstance(value, o.Instance):
             items = self.stubs.tuple_items(value)  # a named tuple
-            return UNKNOWN if items is None else items
+            if items is None:  # a class of the analysed code's `__iter__`
+                iterator = self.stubs.iterator_of(self, value)
+                return UNKNOWN if iterator is None else self._take(iterator)
+            return items
         if isinstance(value, o.Union):
             return [self.item(value, index) for index in range(len(value.groups))]
         if isinstance(value, o.Member) and isinstance(value.ref, o.Union):
             return [self.item(value, index) for index in range(len(value.ref.groups))]
         return UNKNOWN
+
+    def _take(self, iterator: Any) -> list[Any] | Any:
+        """The items an iterator has left, taken from it."""
+        if not isinstance(iterator, o.Generator) or id(iterator.items) in self.poisoned or \
+                len(iterator.items) > MAX_UNROLL * 4:
+            return UNKNOWN
+        items = list(iterator.items)
+        self.changing(iterator.items)
+        iterator.items.clear()
+        return items
 
     # -- calls -----------------------------------------------------------------------------
 
@@ -1224,9 +1315,10 @@ class Interpreter:
         anchor = self.anchor()
         key = _memo_key(func, closure.env, bound, self.guard, anchor, self.kernel_run(),
                         self._free_values(func, closure.env))
+        generator = not isinstance(func, nodes.Lambda) and self._is_generator(func)
         if key is not None and key in self._memo:
             result, self.raised = self._memo[key]
-            return result
+            return self._generator_of(result) if generator else result
         self.executed.add(func)
         if not any(value is UNKNOWN for value in bound.values()):
             self.known_calls.add(func)
@@ -1235,7 +1327,7 @@ class Interpreter:
         if pushed:
             self.stack = self.stack + [node]
         self._active[func] = depth + 1
-        self.calls.append(_Call(function=func))
+        self.calls.append(_Call(function=func, yields=[] if generator else None, loop_depth=self.loop_depth))
         saved_guard, saved_frame = self.guard, self.frame
         self.frame = frame
         raised = False
@@ -1245,13 +1337,14 @@ class Interpreter:
             else:
                 try:
                     self.block(func.body, frame)
-                    self.calls[-1].returns.append((self.guard, None))
+                    self.calls[-1].returns.append((self.guard, self._ended(self.calls[-1], None)))
                 except _Signal:
                     pass
                 returns = self.calls[-1].returns
-                generator = self._is_generator(func)  # (its body runs when it is iterated)
+                # (a generator's body runs when it is iterated: calling it does not raise; here
+                # it runs at once, and its "returns" are what it yielded)
                 raised = not returns and not generator
-                result = UNKNOWN if generator else (guarded(returns) if returns else None)
+                result = guarded(returns) if returns else (UNKNOWN if generator else None)
         finally:
             self.calls.pop()
             self._active[func] = depth
@@ -1260,7 +1353,13 @@ class Interpreter:
         if key is not None:
             self._memo[key] = (result, raised)
         self.raised = raised
-        return result
+        return self._generator_of(result) if generator else result
+
+    @staticmethod
+    def _generator_of(yielded: Any) -> Any:
+        """A fresh iterator over what a generator's run yielded (per path: a tuple, or UNKNOWN)."""
+        return guarded((guard, o.Generator(list(items)) if isinstance(items, tuple) else UNKNOWN)
+                       for guard, items in split(yielded))
 
     def _free_values(self, func: nodes.FunctionDef | nodes.Lambda, env: Frame | None) -> tuple[Any, ...]:
         """What the names the function reads from outside itself hold now. Python reads a
