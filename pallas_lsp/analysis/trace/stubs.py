@@ -707,6 +707,19 @@ def _map(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], k
     return [interp.invoke(args[0], list(row), {}, node) for row in zip(*columns)]
 
 
+def _reduce(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """`functools.reduce(function, iterable[, initial])`, run item by item."""
+    items = interp.iterate(args[1]) if len(args) in (2, 3) and not kwargs else UNKNOWN
+    if items is UNKNOWN or (len(args) == 2 and not items):
+        for value in args:
+            interp.escape(value)
+        return UNKNOWN  # (an empty iterable without an initial value: a TypeError)
+    result, rest = (args[2], items) if len(args) == 3 else (items[0], items[1:])
+    for item in rest:
+        result = interp.invoke(args[0], [result, item], {}, node)
+    return result
+
+
 def _contextmanager(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any],
                     kwargs: dict[str, Any]) -> Any:
     """`@contextlib.contextmanager`: the function, whose calls make context managers."""
@@ -1296,6 +1309,7 @@ NATIVE: dict[str, Callable[..., Any]] = {
     "jax.numpy.dtype": _dtype,
     "builtins.map": _map,
     "itertools.product": _i_product,
+    "functools.reduce": _reduce,
     "contextlib.contextmanager": _contextmanager,
     "<contextmanager>": _managed,
     "contextlib.nullcontext": _nullcontext,
