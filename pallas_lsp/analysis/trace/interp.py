@@ -24,7 +24,7 @@ from astroid.nodes import _base_nodes
 
 from .. import api
 from ..project import BudgetExceeded, Cancelled, budget_clock
-from ..values import UNKNOWN
+from ..values import UNKNOWN, Var
 from . import objects as o
 from .objects import TRUE, Guard, conjoin, guarded, split
 
@@ -346,7 +346,7 @@ class Interpreter:
                 elif isinstance(target, nodes.Subscript):
                     self.delete_item(self.ev(target.value, frame), self.ev(target.slice, frame))
         elif isinstance(node, nodes.Match):
-            self.opaque_loop(node, None, frame, bodies=[case.body for case in node.cases])
+            self.match_statement(node, frame)
         elif isinstance(node, nodes.Assert):
             self._asserted(node.test, frame)
         # pass, type aliases: nothing to follow
@@ -440,13 +440,18 @@ class Interpreter:
     def branch(self, test: nodes.NodeNG, body: list[nodes.NodeNG], orelse: list[nodes.NodeNG], frame: Frame) -> None:
         """`if`: each outcome of the test runs its branch under its guard; afterwards each
         variable is the guarded join of what the live branches left."""
-        outcomes = self.truth_of(test, frame)
+        self.branches([(guard, lambda taken=taken: self.block(body if taken else orelse, frame))
+                       for guard, taken in self.truth_of(test, frame)], frame)
+
+    def branches(self, outcomes: list[tuple[Guard, Callable[[], None]]], frame: Frame) -> None:
+        """Run each outcome's code under its guard (an `if`'s two branches, a `match`'s cases);
+        afterwards each variable and container is the guarded join of what the live ones left."""
         if len(outcomes) == 1:
-            guard, taken = outcomes[0]
+            guard, run = outcomes[0]
             saved = self.guard
             self.guard = guard
             try:
-                self.block(body if taken else orelse, frame)
+                run()
             finally:
                 self.guard = saved
             return
@@ -456,13 +461,13 @@ class Interpreter:
         changed: dict[int, tuple[Any, Any]] = {}  # containers the outcomes changed, with their state before
         ended: list[tuple[Guard, dict[int, Any]]] = []  # per live outcome: those containers' contents after
         endings: set[tuple[Any, ...]] = set()  # how the outcomes that ended did
-        for guard, taken in outcomes:
+        for guard, run in outcomes:
             frame.vars = dict(before)
             self.guard = guard
             self.branch_logs.append({})
             alive = False
             try:
-                self.block(body if taken else orelse, frame)
+                run()
                 live.append((guard, frame.vars))
                 alive = True
             except _Signal as signal:
@@ -484,6 +489,135 @@ class Interpreter:
             self.guard, frame.vars = live[0]
             return
         frame.vars = _join(live, before)
+
+    def match_statement(self, node: nodes.Match, frame: Frame) -> None:
+        """`match`: on each alternative of the subject the cases are tried in order; the first
+        whose pattern (and `if`) holds runs, with its captures bound. A test we cannot decide
+        is a free variable of its own, as an `if`'s is: the cases it separates run as
+        alternatives, joined afterwards."""
+        pending = [(both, subject) for guard, subject in split(self.ev(node.subject, frame))
+                   if (both := conjoin(self.guard, guard)) is not None]
+        chosen: list[tuple[Guard, Callable[[], None]]] = []
+        for case in node.cases:
+            still = []
+            for guard, subject in pending:
+                for outcome, matched, captures in self._case_outcomes(case, subject, guard, frame):
+                    if matched:
+                        chosen.append((outcome, lambda case=case, captures=captures: self._run_case(case, captures, frame)))
+                    else:
+                        still.append((outcome, subject))
+            pending = still
+            if len(chosen) + len(pending) > o.MAX_ALTERNATIVES:
+                self.opaque_loop(node, None, frame, bodies=[case.body for case in node.cases])
+                return
+        self.branches(chosen + [(guard, lambda: None) for guard, _ in pending], frame)
+
+    def _run_case(self, case: nodes.MatchCase, captures: dict[str, Any], frame: Frame) -> None:
+        for name, value in captures.items():
+            frame.assign(name, value)
+        self.block(case.body, frame)
+
+    def _case_outcomes(self, case: nodes.MatchCase, subject: Any, guard: Guard, frame: Frame
+                       ) -> list[tuple[Guard, bool, dict[str, Any]]]:
+        """Whether a case is taken, as (guard, taken, captures): its pattern, then its `if`
+        (read with the captures bound)."""
+        outcomes = self._pattern(case.pattern, subject, guard, frame)
+        if case.guard is None:
+            return outcomes
+        found = []
+        for outcome, matched, captures in outcomes:
+            if not matched:
+                found.append((outcome, matched, captures))
+                continue
+            inner = Frame(frame)
+            inner.vars.update(captures)
+            saved = self.guard
+            self.guard = outcome
+            try:
+                test = self.ev(case.guard, inner)
+            finally:
+                self.guard = saved
+            found.extend((both, taken, captures) for both, taken in self.decided(test, case.guard, outcome))
+        return found
+
+    def _pattern(self, pattern: nodes.NodeNG, subject: Any, guard: Guard, frame: Frame
+                 ) -> list[tuple[Guard, bool, dict[str, Any]]]:
+        """Does `subject` match `pattern`: (guard, matched, captures) per outcome."""
+        if isinstance(pattern, str):  # `*rest` of a sequence pattern: captures what is left
+            return [(guard, True, {pattern: subject})]
+        if type(subject) is o.Guarded:
+            return [found for inner, item in subject.alternatives if (both := conjoin(guard, inner)) is not None
+                    for found in self._pattern(pattern, item, both, frame)]
+        if isinstance(pattern, nodes.MatchAs):
+            found = [(guard, True, {})] if pattern.pattern is None else self._pattern(pattern.pattern, subject, guard, frame)
+            if pattern.name is None:
+                return found
+            return [(outcome, matched, {**captures, pattern.name.name: subject} if matched else captures)
+                    for outcome, matched, captures in found]
+        if isinstance(pattern, nodes.MatchOr):
+            found, pending = [], [(guard, {})]
+            for alternative in pattern.patterns:
+                still = []
+                for outcome, _ in pending:
+                    for inner, matched, captures in self._pattern(alternative, subject, outcome, frame):
+                        (found if matched else still).append((inner, matched, captures))
+                pending = [(outcome, captures) for outcome, _, captures in still]
+            return found + [(outcome, False, {}) for outcome, _ in pending]
+        if isinstance(pattern, (nodes.MatchValue, nodes.MatchSingleton)):
+            value = self.ev(pattern.value, frame) if isinstance(pattern, nodes.MatchValue) else pattern.value
+            test = self._identity("==" if isinstance(pattern, nodes.MatchValue) else "is", subject, value)
+            return [(outcome, matched, {}) for outcome, matched in self.decided(test, pattern, guard,
+                                                                                self._pattern_var(pattern))]
+        parts = self._pattern_parts(pattern, subject, frame)
+        if parts is None:  # not decided here
+            return [(outcome, matched, {}) for outcome, matched in self.decided(UNKNOWN, pattern, guard,
+                                                                                self._pattern_var(pattern))]
+        if parts is False:
+            return [(guard, False, {})]
+        found = [(guard, True, {})]
+        for part, item in parts:
+            found = [(inner, matched, {**captures, **more}) if matched else (inner, matched, captures)
+                     for outcome, matched, captures in found
+                     for inner, matched, more in (self._pattern(part, item, outcome, frame) if matched
+                                                   else [(outcome, False, {})])]
+        return found
+
+    def _pattern_var(self, pattern: nodes.NodeNG) -> Var:
+        """Whether a pattern we cannot decide matches: a variable of its own, named after its
+        case (`platform matches "gpu"`)."""
+        key = ("match", pattern)
+        found = self._opaque.get(key)
+        if found is None:
+            case = pattern
+            while not isinstance(case.parent, (nodes.MatchCase, nodes.Match)) and case.parent is not None:
+                case = case.parent
+            match = case.parent.parent if isinstance(case.parent, nodes.MatchCase) else None
+            subject = match.subject.as_string() if isinstance(match, nodes.Match) else "the subject"
+            found = self._opaque[key] = Var(("cond", pattern), o.BOOL, f"{subject} matches {case.as_string()}")
+        return found
+
+    def _pattern_parts(self, pattern: nodes.NodeNG, subject: Any, frame: Frame) -> list[tuple[Any, Any]] | bool | None:
+        """A sequence or class pattern on `subject`: the (pattern, value) pairs that must all
+        match too (a name for a `*rest`), False when it cannot match, None when we cannot tell."""
+        if isinstance(pattern, nodes.MatchSequence):
+            if isinstance(subject, (str, bytes, dict, bool, int, float, type(None))):
+                return False
+            items = self.iterate(subject) if isinstance(subject, (tuple, list)) else UNKNOWN
+            if items is UNKNOWN:
+                return None
+            star = next((i for i, p in enumerate(pattern.patterns) if isinstance(p, nodes.MatchStar)), None)
+            if star is None:
+                return list(zip(pattern.patterns, items)) if len(items) == len(pattern.patterns) else False
+            after = len(pattern.patterns) - star - 1
+            if len(items) < star + after:
+                return False
+            starred = pattern.patterns[star]
+            return [*zip(pattern.patterns[:star], items[:star]),
+                    *zip(pattern.patterns[star + 1:], items[len(items) - after:]),
+                    *([(starred.name.name, list(items[star:len(items) - after]))] if starred.name else [])]
+        if isinstance(pattern, nodes.MatchClass):
+            return self.stubs.class_pattern(self, self.ev(pattern.cls, frame), pattern, subject)
+        return None
 
     def _join_containers(self, changed: dict[int, tuple[Any, Any]], ended: list[tuple[Guard, dict[int, Any]]]) -> None:
         """Each changed list or dict gets what the live outcomes left in it: the same, or one
@@ -507,17 +641,22 @@ class Interpreter:
     def truth_of(self, test: nodes.NodeNG, frame: Frame) -> list[tuple[Guard, bool]]:
         """The outcomes of a condition as (guard, taken), under the current path guard; an
         undecidable one is a free variable of its own."""
+        return self.decided(self.ev(test, frame), test, self.guard)
+
+    def decided(self, value: Any, test: nodes.NodeNG, under: Guard, var: Var | None = None) -> list[tuple[Guard, bool]]:
+        """`value`'s truth as (guard, taken) under `under`; where it cannot be told, a free
+        variable of the test's own (`var`, else one for the test's node)."""
         outcomes = []
-        for guard, truth in self.truth(self.ev(test, frame)):
+        for guard, truth in self.truth(value, under):
             if truth is UNKNOWN:
-                var = o.opaque_var(test, self._opaque)
-                for value in o.BOOL:
-                    both = conjoin(guard, frozenset({(var, value)}))
+                var = var or o.opaque_var(test, self._opaque)
+                for outcome in o.BOOL:
+                    both = conjoin(guard, frozenset({(var, outcome)}))
                     if both is not None:
-                        outcomes.append((both, value))
+                        outcomes.append((both, outcome))
             else:
                 outcomes.append((guard, truth))
-        return outcomes or [(self.guard, True)]
+        return outcomes or [(under, True)]
 
     def for_loop(self, node: nodes.For, frame: Frame) -> None:
         """A loop over known items is unrolled: up to MAX_UNROLL iterations, and nested loops

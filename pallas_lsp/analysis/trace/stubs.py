@@ -547,6 +547,41 @@ def iterator_of(interp: Interpreter, instance: o.Instance) -> Any:
     return made if isinstance(made, o.Generator) else UNKNOWN
 
 
+_PLAIN = (bool, int, float, complex, str, bytes, type(None), tuple, list, dict)
+_BUILTIN_CLASSES = {"builtins.int": int, "builtins.str": str, "builtins.float": float, "builtins.bool": bool,
+                    "builtins.tuple": tuple, "builtins.list": list, "builtins.dict": dict}
+
+
+def class_pattern(interp: Interpreter, cls: Any, pattern: nodes.MatchClass, subject: Any) -> Any:
+    """`case Cls(p, name=q):` on `subject`: the (pattern, value) pairs that must match too
+    (positional ones through `__match_args__`, a dataclass's fields), False when `subject` is
+    not an instance of `Cls`, None when we cannot tell."""
+    if isinstance(cls, o.Native) and cls.qname in _BUILTIN_CLASSES:
+        if not isinstance(subject, _PLAIN) or pattern.kwd_attrs or len(pattern.patterns) > 1:
+            return None
+        if not isinstance(subject, _BUILTIN_CLASSES[cls.qname]):
+            return False
+        return [(pattern.patterns[0], subject)] if pattern.patterns else []  # `int(x)`: the subject itself
+    if not isinstance(cls, o.ClassObj):
+        return None
+    if isinstance(subject, _PLAIN):
+        return False
+    if not isinstance(subject, o.Instance):
+        return None
+    if cls not in tuple(subject.cls.mro()):
+        return False
+    names = class_attribute(cls, "__match_args__")
+    if names is _NOT_FOUND and cls.dataclass and not cls.keyword_only:
+        names = tuple(field.name for field in _fields(cls) if field.init and not field.init_only)
+    if pattern.patterns and not (isinstance(names, tuple) and len(names) >= len(pattern.patterns)
+                                 and all(isinstance(name, str) for name in names)):
+        return None
+    pairs = list(zip(pattern.kwd_attrs, pattern.kwd_patterns))
+    if pattern.patterns:
+        pairs = list(zip(names, pattern.patterns)) + pairs
+    return [(part, interp.attribute(subject, name)) for name, part in pairs]
+
+
 def _b_iter(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
     if len(args) != 1 or kwargs:
         return UNKNOWN
