@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from .resolver import Resolver
 
 MAX_DEPTH = 40  # nested calls
+MAX_RECURSION = 8  # levels of a function calling itself (`_bounded_recursion`)
 MAX_UNROLL = 32  # iterations of a Python loop over known values
 MAX_NESTED_UNROLL = 8  # ... of the loops nested in an unrolled one, multiplied
 _MISSING: Any = object()
@@ -1443,13 +1444,15 @@ class Interpreter:
         func = closure.node
         self.raised = False
         depth = self._active.get(func, 0)
-        if (depth >= 1 and not closure.stub) or depth >= MAX_DEPTH or len(self.stack) > MAX_DEPTH:
-            return UNKNOWN  # recursion: kernels do not recurse, and following it explodes
-            # (a stub's inner function nests legitimately: `pl.when` inside `pl.when`)
+        if depth >= MAX_DEPTH or len(self.stack) > MAX_DEPTH:
+            return UNKNOWN
         frame = Frame(closure.env)
         bound = self.bind(closure, args, kwargs, preset)
         if bound is None:
             return UNKNOWN
+        if depth and not closure.stub and not _bounded_recursion(depth, bound):
+            return UNKNOWN  # recursion on values we do not know: where it ends cannot be told
+            # (a stub's inner function nests legitimately: `pl.when` inside `pl.when`)
         frame.vars.update(bound)
         anchor = self.anchor()
         key = _memo_key(func, closure.env, bound, self.guard, anchor, self.kernel_run(),
@@ -1586,6 +1589,14 @@ class Interpreter:
     def record(self, kind: str, node: nodes.Call, arguments: dict[str, Any], value: Any = None) -> None:
         self.sites.append(Site(kind, node, arguments, self.guard, tuple(self.stack),
                                self.kernels[-1] if self.kernels else None, value, tuple(self.meshes)))
+
+
+def _bounded_recursion(depth: int, bound: dict[str, Any]) -> bool:
+    """Is a function that is running called again, with these arguments, followed? A helper
+    that recurses over a known count or a tuple of specs ends within a few levels; arguments we
+    do not know (or that differ per path) would only tell us where it does not."""
+    return depth < MAX_RECURSION and not any(
+        value is UNKNOWN or isinstance(value, (o.Free, o.Guarded, o.TailTuple)) for value in bound.values())
 
 
 def _carries_refs(values: list[Any], depth: int = 0) -> bool:
