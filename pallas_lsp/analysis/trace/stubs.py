@@ -755,12 +755,15 @@ def _reduce(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any]
     return result
 
 
+_MANAGED = o.Native("<contextmanager>")
+
+
 def _contextmanager(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any],
                     kwargs: dict[str, Any]) -> Any:
     """`@contextlib.contextmanager`: the function, whose calls make context managers."""
     if len(args) != 1 or kwargs:
         return UNKNOWN
-    return o.Partial(o.Native("<contextmanager>"), (args[0],), ())
+    return o.Partial(_MANAGED, (args[0],), ())
 
 
 def _managed(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
@@ -886,6 +889,9 @@ def _bound_to(interp: Interpreter, found: Any, self_value: Any, cls: o.ClassObj)
         return o.Bound(found, self_value)
     if isinstance(found, PartialMethod) and isinstance(found.func, o.Closure):
         return o.Partial(o.Bound(found.func, self_value), found.args, found.keywords)
+    if isinstance(found, o.Partial) and found.func == _MANAGED and len(found.args) == 1 \
+            and isinstance(found.args[0], o.Closure):
+        return o.Partial(found.func, (o.Bound(found.args[0], self_value),), ())  # a function: a method
     return found
 
 
