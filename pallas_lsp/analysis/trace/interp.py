@@ -24,7 +24,7 @@ from astroid.nodes import _base_nodes
 
 from .. import api
 from ..project import BudgetExceeded, Cancelled, budget_clock
-from ..values import UNKNOWN
+from ..values import UNKNOWN, Var
 from . import objects as o
 from .objects import TRUE, Guard, conjoin, guarded, split
 
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from .resolver import Resolver
 
 MAX_DEPTH = 40  # nested calls
+MAX_RECURSION = 8  # levels of a function calling itself (`_bounded_recursion`)
 MAX_UNROLL = 32  # iterations of a Python loop over known values
 MAX_NESTED_UNROLL = 8  # ... of the loops nested in an unrolled one, multiplied
 _MISSING: Any = object()
@@ -113,6 +114,10 @@ _RAISED = ("Raise",)  # the args of a `_Signal` that an exception raised
 class _Call:
     returns: list[tuple[Guard, Any]] = field(default_factory=list)  # (guard, value)
     function: nodes.NodeNG | None = None  # the function running (what `super()` needs of it)
+    # A generator function's: what its body yielded so far (None: not a generator), and the
+    # loops it started in (a `yield` in a loop it does not unroll yields we cannot count)
+    yields: list[Any] | None = None
+    loop_depth: int = 0
 
 
 class Interpreter:
@@ -289,7 +294,7 @@ class Interpreter:
         elif isinstance(node, nodes.Return):
             value = self.ev(node.value, frame) if node.value is not None else None
             if self.calls:
-                self.calls[-1].returns.append((self.guard, value))
+                self.calls[-1].returns.append((self.guard, self._ended(self.calls[-1], value)))
             raise _Signal("Return")
         elif isinstance(node, (nodes.FunctionDef, nodes.AsyncFunctionDef)):
             native = self.stubs.stub_function(node)
@@ -310,11 +315,7 @@ class Interpreter:
                 else:
                     frame.assign(name, value)
         elif isinstance(node, nodes.With):
-            for item, bound_to in node.items:
-                self.ev(item, frame)
-                if bound_to is not None:
-                    self.assign(bound_to, UNKNOWN, frame)
-            self.block(node.body, frame)
+            self.with_block(node, list(node.items), frame)
         elif isinstance(node, nodes.Try) and node.handlers and any(self.resolver.may_fail(s) for s in node.body):
             # `try: import <a library we do not read> except ImportError:`: either may run
             self._caught(node, frame)
@@ -345,10 +346,64 @@ class Interpreter:
                 elif isinstance(target, nodes.Subscript):
                     self.delete_item(self.ev(target.value, frame), self.ev(target.slice, frame))
         elif isinstance(node, nodes.Match):
-            self.opaque_loop(node, None, frame, bodies=[case.body for case in node.cases])
+            self.match_statement(node, frame)
         elif isinstance(node, nodes.Assert):
             self._asserted(node.test, frame)
         # pass, type aliases: nothing to follow
+
+    def with_block(self, node: nodes.With, items: list[tuple[nodes.NodeNG, nodes.NodeNG | None]], frame: Frame) -> None:
+        """`with a as x, b as y: body`: each manager entered in turn (`x` is what its
+        `__enter__` gives), the body run, and the managers exited in reverse order, however
+        the body ends (an exception's details are unknown to `__exit__`)."""
+        if not items:
+            self.block(node.body, frame)
+            return
+        (expression, bound_to), rest = items[0], items[1:]
+        manager = self.ev(expression, frame)
+        entered = self.enter(manager, expression)
+        if bound_to is not None:
+            self.assign(bound_to, entered, frame)
+        try:
+            self.with_block(node, rest, frame)
+        except _Signal as signal:
+            self.stubs.exited(self, manager, expression, raised=signal.args == _RAISED)
+            raise
+        self.stubs.exited(self, manager, expression, raised=False)
+
+    def enter(self, manager: Any, node: nodes.NodeNG) -> Any:
+        """What entering `manager` gives, per alternative (run under its guard)."""
+        results = []
+        saved = self.guard
+        try:
+            for guard, item in split(manager):
+                both = conjoin(saved, guard)
+                if both is None:
+                    continue
+                self.guard = both
+                results.append((both, self.stubs.entered(self, item, node)))
+        finally:
+            self.guard = saved
+        return guarded(results) if results else UNKNOWN
+
+    def yielded(self, items: list[Any] | Any) -> None:
+        """`yield` (`yield from`) in the function running: what it yields is known while every
+        `yield` runs in the loops the call started in (a loop run once for unknown items
+        yields we cannot count); a branch joins or poisons the list as any list's."""
+        call = self.calls[-1] if self.calls else None
+        if call is None or call.yields is None:
+            return
+        self.changing(call.yields)
+        if items is UNKNOWN or self.loop_depth != call.loop_depth:
+            self.poisoned.add(id(call.yields))
+        else:
+            call.yields.extend(items)
+
+    def _ended(self, call: _Call, value: Any) -> Any:
+        """What a path that ends in a function gives its caller: the value it returns, or in a
+        generator what it yielded until then (a tuple; UNKNOWN when not known)."""
+        if call.yields is None:
+            return value
+        return UNKNOWN if id(call.yields) in self.poisoned else tuple(call.yields)
 
     def _asserted(self, test: nodes.NodeNG, frame: Frame) -> None:
         """`assert test`: where the test is false, AssertionError ends the path (the path goes on
@@ -485,13 +540,18 @@ class Interpreter:
     def branch(self, test: nodes.NodeNG, body: list[nodes.NodeNG], orelse: list[nodes.NodeNG], frame: Frame) -> None:
         """`if`: each outcome of the test runs its branch under its guard; afterwards each
         variable is the guarded join of what the live branches left."""
-        outcomes = self.truth_of(test, frame)
+        self.branches([(guard, lambda taken=taken: self.block(body if taken else orelse, frame))
+                       for guard, taken in self.truth_of(test, frame)], frame)
+
+    def branches(self, outcomes: list[tuple[Guard, Callable[[], None]]], frame: Frame) -> None:
+        """Run each outcome's code under its guard (an `if`'s two branches, a `match`'s cases);
+        afterwards each variable and container is the guarded join of what the live ones left."""
         if len(outcomes) == 1:
-            guard, taken = outcomes[0]
+            guard, run = outcomes[0]
             saved = self.guard
             self.guard = guard
             try:
-                self.block(body if taken else orelse, frame)
+                run()
             finally:
                 self.guard = saved
             return
@@ -501,13 +561,13 @@ class Interpreter:
         changed: dict[int, tuple[Any, Any]] = {}  # containers the outcomes changed, with their state before
         ended: list[tuple[Guard, dict[int, Any]]] = []  # per live outcome: those containers' contents after
         endings: set[tuple[Any, ...]] = set()  # how the outcomes that ended did
-        for guard, taken in outcomes:
+        for guard, run in outcomes:
             frame.vars = dict(before)
             self.guard = guard
             self.branch_logs.append({})
             alive = False
             try:
-                self.block(body if taken else orelse, frame)
+                run()
                 live.append((guard, frame.vars))
                 alive = True
             except _Signal as signal:
@@ -532,6 +592,135 @@ class Interpreter:
             return
         frame.vars = _join(live, before)
 
+    def match_statement(self, node: nodes.Match, frame: Frame) -> None:
+        """`match`: on each alternative of the subject the cases are tried in order; the first
+        whose pattern (and `if`) holds runs, with its captures bound. A test we cannot decide
+        is a free variable of its own, as an `if`'s is: the cases it separates run as
+        alternatives, joined afterwards."""
+        pending = [(both, subject) for guard, subject in split(self.ev(node.subject, frame))
+                   if (both := conjoin(self.guard, guard)) is not None]
+        chosen: list[tuple[Guard, Callable[[], None]]] = []
+        for case in node.cases:
+            still = []
+            for guard, subject in pending:
+                for outcome, matched, captures in self._case_outcomes(case, subject, guard, frame):
+                    if matched:
+                        chosen.append((outcome, lambda case=case, captures=captures: self._run_case(case, captures, frame)))
+                    else:
+                        still.append((outcome, subject))
+            pending = still
+            if len(chosen) + len(pending) > o.MAX_ALTERNATIVES:
+                self.opaque_loop(node, None, frame, bodies=[case.body for case in node.cases])
+                return
+        self.branches(chosen + [(guard, lambda: None) for guard, _ in pending], frame)
+
+    def _run_case(self, case: nodes.MatchCase, captures: dict[str, Any], frame: Frame) -> None:
+        for name, value in captures.items():
+            frame.assign(name, value)
+        self.block(case.body, frame)
+
+    def _case_outcomes(self, case: nodes.MatchCase, subject: Any, guard: Guard, frame: Frame
+                       ) -> list[tuple[Guard, bool, dict[str, Any]]]:
+        """Whether a case is taken, as (guard, taken, captures): its pattern, then its `if`
+        (read with the captures bound)."""
+        outcomes = self._pattern(case.pattern, subject, guard, frame)
+        if case.guard is None:
+            return outcomes
+        found = []
+        for outcome, matched, captures in outcomes:
+            if not matched:
+                found.append((outcome, matched, captures))
+                continue
+            inner = Frame(frame)
+            inner.vars.update(captures)
+            saved = self.guard
+            self.guard = outcome
+            try:
+                test = self.ev(case.guard, inner)
+            finally:
+                self.guard = saved
+            found.extend((both, taken, captures) for both, taken in self.decided(test, case.guard, outcome))
+        return found
+
+    def _pattern(self, pattern: nodes.NodeNG, subject: Any, guard: Guard, frame: Frame
+                 ) -> list[tuple[Guard, bool, dict[str, Any]]]:
+        """Does `subject` match `pattern`: (guard, matched, captures) per outcome."""
+        if isinstance(pattern, str):  # `*rest` of a sequence pattern: captures what is left
+            return [(guard, True, {pattern: subject})]
+        if type(subject) is o.Guarded:
+            return [found for inner, item in subject.alternatives if (both := conjoin(guard, inner)) is not None
+                    for found in self._pattern(pattern, item, both, frame)]
+        if isinstance(pattern, nodes.MatchAs):
+            found = [(guard, True, {})] if pattern.pattern is None else self._pattern(pattern.pattern, subject, guard, frame)
+            if pattern.name is None:
+                return found
+            return [(outcome, matched, {**captures, pattern.name.name: subject} if matched else captures)
+                    for outcome, matched, captures in found]
+        if isinstance(pattern, nodes.MatchOr):
+            found, pending = [], [(guard, {})]
+            for alternative in pattern.patterns:
+                still = []
+                for outcome, _ in pending:
+                    for inner, matched, captures in self._pattern(alternative, subject, outcome, frame):
+                        (found if matched else still).append((inner, matched, captures))
+                pending = [(outcome, captures) for outcome, _, captures in still]
+            return found + [(outcome, False, {}) for outcome, _ in pending]
+        if isinstance(pattern, (nodes.MatchValue, nodes.MatchSingleton)):
+            value = self.ev(pattern.value, frame) if isinstance(pattern, nodes.MatchValue) else pattern.value
+            test = self._identity("==" if isinstance(pattern, nodes.MatchValue) else "is", subject, value)
+            return [(outcome, matched, {}) for outcome, matched in self.decided(test, pattern, guard,
+                                                                                self._pattern_var(pattern))]
+        parts = self._pattern_parts(pattern, subject, frame)
+        if parts is None:  # not decided here
+            return [(outcome, matched, {}) for outcome, matched in self.decided(UNKNOWN, pattern, guard,
+                                                                                self._pattern_var(pattern))]
+        if parts is False:
+            return [(guard, False, {})]
+        found = [(guard, True, {})]
+        for part, item in parts:
+            found = [(inner, matched, {**captures, **more}) if matched else (inner, matched, captures)
+                     for outcome, matched, captures in found
+                     for inner, matched, more in (self._pattern(part, item, outcome, frame) if matched
+                                                   else [(outcome, False, {})])]
+        return found
+
+    def _pattern_var(self, pattern: nodes.NodeNG) -> Var:
+        """Whether a pattern we cannot decide matches: a variable of its own, named after its
+        case (`platform matches "gpu"`)."""
+        key = ("match", pattern)
+        found = self._opaque.get(key)
+        if found is None:
+            case = pattern
+            while not isinstance(case.parent, (nodes.MatchCase, nodes.Match)) and case.parent is not None:
+                case = case.parent
+            match = case.parent.parent if isinstance(case.parent, nodes.MatchCase) else None
+            subject = match.subject.as_string() if isinstance(match, nodes.Match) else "the subject"
+            found = self._opaque[key] = Var(("cond", pattern), o.BOOL, f"{subject} matches {case.as_string()}")
+        return found
+
+    def _pattern_parts(self, pattern: nodes.NodeNG, subject: Any, frame: Frame) -> list[tuple[Any, Any]] | bool | None:
+        """A sequence or class pattern on `subject`: the (pattern, value) pairs that must all
+        match too (a name for a `*rest`), False when it cannot match, None when we cannot tell."""
+        if isinstance(pattern, nodes.MatchSequence):
+            if isinstance(subject, (str, bytes, dict, bool, int, float, type(None))):
+                return False
+            items = self.iterate(subject) if isinstance(subject, (tuple, list)) else UNKNOWN
+            if items is UNKNOWN:
+                return None
+            star = next((i for i, p in enumerate(pattern.patterns) if isinstance(p, nodes.MatchStar)), None)
+            if star is None:
+                return list(zip(pattern.patterns, items)) if len(items) == len(pattern.patterns) else False
+            after = len(pattern.patterns) - star - 1
+            if len(items) < star + after:
+                return False
+            starred = pattern.patterns[star]
+            return [*zip(pattern.patterns[:star], items[:star]),
+                    *zip(pattern.patterns[star + 1:], items[len(items) - after:]),
+                    *([(starred.name.name, list(items[star:len(items) - after]))] if starred.name else [])]
+        if isinstance(pattern, nodes.MatchClass):
+            return self.stubs.class_pattern(self, self.ev(pattern.cls, frame), pattern, subject)
+        return None
+
     def _join_containers(self, changed: dict[int, tuple[Any, Any]], ended: list[tuple[Guard, dict[int, Any]]]) -> None:
         """Each changed list or dict gets what the live outcomes left in it: the same, or one
         item per outcome under its guard; a list of different lengths is unknown."""
@@ -554,36 +743,50 @@ class Interpreter:
     def truth_of(self, test: nodes.NodeNG, frame: Frame) -> list[tuple[Guard, bool]]:
         """The outcomes of a condition as (guard, taken), under the current path guard; an
         undecidable one is a free variable of its own."""
+        return self.decided(self.ev(test, frame), test, self.guard)
+
+    def decided(self, value: Any, test: nodes.NodeNG, under: Guard, var: Var | None = None) -> list[tuple[Guard, bool]]:
+        """`value`'s truth as (guard, taken) under `under`; where it cannot be told, a free
+        variable of the test's own (`var`, else one for the test's node)."""
         outcomes = []
-        for guard, truth in self.truth(self.ev(test, frame)):
+        for guard, truth in self.truth(value, under):
             if truth is UNKNOWN:
-                var = o.opaque_var(test, self._opaque)
-                for value in o.BOOL:
-                    both = conjoin(guard, frozenset({(var, value)}))
+                var = var or o.opaque_var(test, self._opaque)
+                for outcome in o.BOOL:
+                    both = conjoin(guard, frozenset({(var, outcome)}))
                     if both is not None:
-                        outcomes.append((both, value))
+                        outcomes.append((both, outcome))
             else:
                 outcomes.append((guard, truth))
-        return outcomes or [(self.guard, True)]
+        return outcomes or [(under, True)]
 
     def for_loop(self, node: nodes.For, frame: Frame) -> None:
         """A loop over known items is unrolled: up to MAX_UNROLL iterations, and nested loops
         up to MAX_NESTED_UNROLL in all (a sweep over autotuning configs tells us nothing more
         per config, and each config runs the helpers it calls again)."""
-        items = self.iterate(self.ev(node.iter, frame))
+        iterable = self.ev(node.iter, frame)
+        lazy = isinstance(iterable, o.Generator)  # an iterator: each item is taken when the loop gets to it
+        items = self.iterate(iterable) if not lazy else (
+            UNKNOWN if id(iterable.items) in self.poisoned else list(iterable.items))
         if items is UNKNOWN or self.unrolled * max(len(items), 1) > (
                 MAX_NESTED_UNROLL if self.unrolled > 1 else MAX_UNROLL):
             self.opaque_loop(node, node.target, frame)
             return
         self.unrolled *= max(len(items), 1)
         try:
-            for item in items:
+            for item in self._taken_one_by_one(iterable) if lazy else items:
                 self.assign(node.target, item, frame)
                 if not self._iteration(node.body, frame):
                     return
             self.block(node.orelse, frame)
         finally:
             self.unrolled //= max(len(items), 1)
+
+    def _taken_one_by_one(self, iterator: o.Generator) -> Iterable[Any]:
+        """An iterator's items as a loop takes them (its body may take some too: `next(it)`)."""
+        while iterator.items and id(iterator.items) not in self.poisoned:
+            self.changing(iterator.items)
+            yield iterator.items.pop(0)
 
     def _iteration(self, body: list[nodes.NodeNG], frame: Frame) -> bool:
         """One run of a loop's body; False when it breaks out of the loop."""
@@ -730,6 +933,13 @@ class Interpreter:
 
     def unpack(self, targets: list[nodes.NodeNG], value: Any, frame: Frame) -> None:
         star = next((i for i, t in enumerate(targets) if isinstance(t, nodes.Starred)), None)
+        if isinstance(value, o.Instance) and self.stubs.tuple_items(value) is None:
+            iterator = self.stubs.iterator_of(self, value)  # (None: no `__iter__`, `__getitem__` is asked)
+            value = value if iterator is None else iterator
+        if isinstance(value, o.Generator):  # an iterator taken apart
+            items = self.iterate(value)
+            value = tuple(items) if items is not UNKNOWN and (star is not None or len(items) == len(targets)) \
+                else UNKNOWN
         if isinstance(value, o.TailTuple):
             self.unpack_tail(targets, star, value.suffix, frame)
             return
@@ -927,6 +1137,12 @@ class Interpreter:
             return self.comprehension(node, frame)
         if isinstance(node, nodes.Starred):
             return self.ev(node.value, frame)
+        if isinstance(node, nodes.YieldFrom):
+            self.yielded(self.iterate(self.ev(node.value, frame)))
+            return UNKNOWN  # (the inner generator's return value)
+        if isinstance(node, nodes.Yield):
+            self.yielded([self.ev(node.value, frame)])
+            return UNKNOWN  # (what `send` gives: None in a `for`)
         return UNKNOWN
 
     def name(self, name: str, frame: Frame) -> Any:
@@ -1202,21 +1418,29 @@ class Interpreter:
             return list(value) if id(value) not in self.poisoned else UNKNOWN
         if isinstance(value, o.ClassObj) and value.enum:
             return self.stubs.enum_members(value)
+        if isinstance(value, o.Generator):
+            return self._take(value)
         if isinstance(value, o.Instance):
             items = self.stubs.tuple_items(value)  # a named tuple
-            return UNKNOWN if items is None else items
+            if items is None:  # a class of the analysed code's `__iter__`
+                iterator = self.stubs.iterator_of(self, value)
+                return UNKNOWN if iterator is None else self._take(iterator)
+            return items
         if isinstance(value, o.Union):
             return [self.item(value, index) for index in range(len(value.groups))]
         if isinstance(value, o.Member) and isinstance(value.ref, o.Union):
             return [self.item(value, index) for index in range(len(value.ref.groups))]
-        if isinstance(value, o.ListIterator):  # iterating takes what is left
-            if id(value.items) in self.poisoned:
-                return UNKNOWN
-            items = list(value.items)
-            self.changing(value.items)
-            value.items.clear()
-            return items
         return UNKNOWN
+
+    def _take(self, iterator: Any) -> list[Any] | Any:
+        """The items an iterator has left, taken from it."""
+        if not isinstance(iterator, o.Generator) or id(iterator.items) in self.poisoned or \
+                len(iterator.items) > MAX_UNROLL * 4:
+            return UNKNOWN
+        items = list(iterator.items)
+        self.changing(iterator.items)
+        iterator.items.clear()
+        return items
 
     # -- calls -----------------------------------------------------------------------------
 
@@ -1400,7 +1624,7 @@ class Interpreter:
                 self.escape(item.func)
             elif isinstance(item, o.Bound):
                 self.escape(item.func)
-            elif isinstance(item, o.ListIterator):  # code we do not read may take from it
+            elif isinstance(item, o.Generator):  # code we do not read may take from it
                 self.poisoned.add(id(item.items))
 
     def run(self, closure: o.Closure, args: list[Any], kwargs: dict[str, Any], node: nodes.NodeNG,
@@ -1409,21 +1633,24 @@ class Interpreter:
         func = closure.node
         self.raised = False
         depth = self._active.get(func, 0)
-        if (depth >= 1 and not closure.stub) or depth >= MAX_DEPTH or len(self.stack) > MAX_DEPTH:
-            return UNKNOWN  # recursion: kernels do not recurse, and following it explodes
-            # (a stub's inner function nests legitimately: `pl.when` inside `pl.when`)
+        if depth >= MAX_DEPTH or len(self.stack) > MAX_DEPTH:
+            return UNKNOWN
         frame = Frame(closure.env)
         bound = self.bind(closure, args, kwargs, preset)
         if bound is None:
             return UNKNOWN
+        if depth and not closure.stub and not _bounded_recursion(depth, bound):
+            return UNKNOWN  # recursion on values we do not know: where it ends cannot be told
+            # (a stub's inner function nests legitimately: `pl.when` inside `pl.when`)
         frame.vars.update(bound)
         anchor = self.anchor()
         key = _memo_key(func, closure.env, bound, self.guard, anchor, self.kernel_run(),
                         self._free_values(func, closure.env))
+        generator = not isinstance(func, nodes.Lambda) and self._is_generator(func)
         if key is not None and key in self._memo:
             result, self.raised, dropped = self._memo[key]
             self.dropped_raises += dropped
-            return result
+            return self._generator_of(result) if generator else result
         self.executed.add(func)
         if not any(value is UNKNOWN for value in bound.values()):
             self.known_calls.add(func)
@@ -1432,7 +1659,7 @@ class Interpreter:
         if pushed:
             self.stack = self.stack + [node]
         self._active[func] = depth + 1
-        self.calls.append(_Call(function=func))
+        self.calls.append(_Call(function=func, yields=[] if generator else None, loop_depth=self.loop_depth))
         saved_guard, saved_frame = self.guard, self.frame
         dropped = self.dropped_raises
         self.frame = frame
@@ -1443,13 +1670,14 @@ class Interpreter:
             else:
                 try:
                     self.block(func.body, frame)
-                    self.calls[-1].returns.append((self.guard, None))
+                    self.calls[-1].returns.append((self.guard, self._ended(self.calls[-1], None)))
                 except _Signal:
                     pass
                 returns = self.calls[-1].returns
-                generator = self._is_generator(func)  # (its body runs when it is iterated)
+                # (a generator's body runs when it is iterated: calling it does not raise; here
+                # it runs at once, and its "returns" are what it yielded)
                 raised = not returns and not generator
-                result = UNKNOWN if generator else (guarded(returns) if returns else None)
+                result = guarded(returns) if returns else (UNKNOWN if generator else None)
         finally:
             self.calls.pop()
             self._active[func] = depth
@@ -1458,7 +1686,13 @@ class Interpreter:
         if key is not None:
             self._memo[key] = (result, raised, self.dropped_raises != dropped)
         self.raised = raised
-        return result
+        return self._generator_of(result) if generator else result
+
+    @staticmethod
+    def _generator_of(yielded: Any) -> Any:
+        """A fresh iterator over what a generator's run yielded (per path: a tuple, or UNKNOWN)."""
+        return guarded((guard, o.Generator(list(items)) if isinstance(items, tuple) else UNKNOWN)
+                       for guard, items in split(yielded))
 
     def _free_values(self, func: nodes.FunctionDef | nodes.Lambda, env: Frame | None) -> tuple[Any, ...]:
         """What the names the function reads from outside itself hold now. Python reads a
@@ -1546,6 +1780,14 @@ class Interpreter:
     def record(self, kind: str, node: nodes.Call, arguments: dict[str, Any], value: Any = None) -> None:
         self.sites.append(Site(kind, node, arguments, self.guard, tuple(self.stack),
                                self.kernels[-1] if self.kernels else None, value, tuple(self.meshes)))
+
+
+def _bounded_recursion(depth: int, bound: dict[str, Any]) -> bool:
+    """Is a function that is running called again, with these arguments, followed? A helper
+    that recurses over a known count or a tuple of specs ends within a few levels; arguments we
+    do not know (or that differ per path) would only tell us where it does not."""
+    return depth < MAX_RECURSION and not any(
+        value is UNKNOWN or isinstance(value, (o.Free, o.Guarded, o.TailTuple)) for value in bound.values())
 
 
 def _carries_refs(values: list[Any], depth: int = 0) -> bool:

@@ -496,14 +496,6 @@ class DictOf:
     owner: Any
 
 
-@dataclass(frozen=True, eq=False)
-class ListIterator:
-    """`iter(sequence)`: the items not yet taken, a list `next()` and loops take them from
-    (and that changes as a list does, inside branches and loops)."""
-
-    items: list[Any]
-
-
 @dataclass(frozen=True)
 class TailTuple:
     """A `*refs` tuple of a kernel body: operands we do not count, then the scratch refs."""
@@ -520,6 +512,30 @@ class TailLength:
     offset: int
 
 
+@dataclass(eq=False)
+class Generator:
+    """What calling a generator function of the analysed code gives (or `iter(items)`): an
+    iterator over the values its body yielded. `items` are those not taken yet; iterating
+    takes them (a list, so that a branch or loop that takes them is undone or poisoned as a
+    list's change is)."""
+
+    items: list[Any]
+
+
+@dataclass(frozen=True, eq=False)
+class ContextManager:
+    """A `@contextlib.contextmanager` function called (or `contextlib.nullcontext(value)`):
+    `with` binds the first value its generator yields."""
+
+    generator: Any  # a `Generator`, or UNKNOWN
+
+
+@dataclass(eq=False)
+class ExitStack:
+    """`contextlib.ExitStack()`: entering it gives itself; `enter_context(manager)` enters
+    `manager` and gives what its `__enter__` does."""
+
+
 @dataclass(frozen=True)
 class Kernel:
     """What `plgpu.kernel(...)` returns: calling it runs nothing we need to see."""
@@ -532,7 +548,7 @@ class Kernel:
 
 _PRIMITIVE = (bool, int, float, complex, str, bytes, type(None))
 _ALWAYS_TRUE = (Alloc, Union, Member, View, Barrier, Closure, Bound, Partial, Native, ClassObj, ModuleObj,
-                Kernel, Operand, Namespace)
+                Kernel, Operand, Namespace, Generator, ContextManager, ExitStack)
 
 
 def known_truth(item: Any) -> Any:

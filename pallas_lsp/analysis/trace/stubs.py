@@ -221,6 +221,8 @@ def attribute(interp: Interpreter, obj: Any, name: str) -> Any:  # noqa: C901 - 
         return value
     if isinstance(obj, (dict, list)) and name in _CONTAINER_METHODS:
         return Method(obj, name)
+    if isinstance(obj, o.ExitStack):
+        return Method(obj, name)
     if isinstance(obj, o.Native) and obj.qname.startswith("<python>"):
         return UNKNOWN
     if isinstance(obj, o.Native) and obj.qname == "builtins.object" and name == "__setattr__":
@@ -402,6 +404,8 @@ def call_method(interp: Interpreter, method: Method, args: list[Any], kwargs: di
     obj, name = method.obj, method.name
     if isinstance(obj, (o.Instance, o.ClassObj)):
         return _tuple_method(interp, obj, name, args, kwargs)
+    if isinstance(obj, o.ExitStack):
+        return _exit_stack_method(interp, name, args, kwargs)
     if isinstance(obj, o.DictOf):  # `clone.__dict__.update(module.__dict__)`, `vars(config).update(...)`
         target = obj.owner
         if isinstance(target, o.Namespace) and len(args) == 1 and isinstance(args[0], o.DictOf) and not kwargs:
@@ -479,6 +483,132 @@ def _update_attributes(interp: Interpreter, target: Any, args: list[Any], kwargs
         interp.set_attribute(target, name, value)
 
 
+def _exit_stack_method(interp: Interpreter, name: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """`stack.enter_context(manager)` enters it (its exit, at the stack's, is not followed);
+    a callback the stack keeps runs when the stack closes, with arguments we do not follow."""
+    if name == "enter_context" and len(args) == 1 and not kwargs:
+        return interp.enter(args[0], interp.stack[-1] if interp.stack else None)
+    for value in list(args) + list(kwargs.values()):
+        interp.escape(value)
+    return UNKNOWN
+
+
+# ---------------------------------------------------------------------------
+# Context managers and iterators.
+
+
+def entered(interp: Interpreter, manager: Any, node: nodes.NodeNG) -> Any:
+    """What `with manager as name:` binds: what `type(manager).__enter__(manager)` returns
+    (a class of the analysed code's), the first value a `@contextmanager` generator yields,
+    an `ExitStack` itself; UNKNOWN for a manager we do not read (`jax.named_scope(...)`)."""
+    if isinstance(manager, o.Instance):
+        found = class_attribute(manager.cls, "__enter__")
+        if isinstance(found, o.Closure):
+            return interp.invoke(_bound_to(interp, found, manager, manager.cls), [], {}, node)
+        return UNKNOWN
+    if isinstance(manager, o.ContextManager):
+        generator = manager.generator
+        if isinstance(generator, o.Generator) and generator.items and id(generator.items) not in interp.poisoned:
+            return generator.items[0]
+        return UNKNOWN
+    if isinstance(manager, o.ExitStack):
+        return manager
+    return UNKNOWN
+
+
+def exited(interp: Interpreter, manager: Any, node: nodes.NodeNG, raised: bool) -> None:
+    """Leaving a `with` block: a class of the analysed code's `__exit__` runs (with no
+    exception, or one we do not know); what it returns does not change how the block ended."""
+    for guard, item in o.split(manager):
+        if not isinstance(item, o.Instance):
+            continue
+        found = class_attribute(item.cls, "__exit__")
+        if isinstance(found, o.Closure):
+            both = o.conjoin(interp.guard, guard)
+            if both is None:
+                continue
+            saved = interp.guard
+            interp.guard = both
+            try:
+                details = [UNKNOWN] * 3 if raised else [None] * 3
+                interp.invoke(_bound_to(interp, found, item, item.cls), details, {}, node)
+            finally:
+                interp.guard = saved
+                interp.raised = False
+
+
+def iterator_of(interp: Interpreter, instance: o.Instance) -> Any:
+    """`iter(instance)` for a class of the analysed code with an `__iter__` (a generator
+    method, or one returning an iterator); None when it has none (`__getitem__` is asked)."""
+    found = class_attribute(instance.cls, "__iter__")
+    if not isinstance(found, o.Closure):
+        return None
+    made = interp.invoke(_bound_to(interp, found, instance, instance.cls), [], {}, found.node)
+    return made if isinstance(made, o.Generator) else UNKNOWN
+
+
+_PLAIN = (bool, int, float, complex, str, bytes, type(None), tuple, list, dict)
+_BUILTIN_CLASSES = {"builtins.int": int, "builtins.str": str, "builtins.float": float, "builtins.bool": bool,
+                    "builtins.tuple": tuple, "builtins.list": list, "builtins.dict": dict}
+
+
+def class_pattern(interp: Interpreter, cls: Any, pattern: nodes.MatchClass, subject: Any) -> Any:
+    """`case Cls(p, name=q):` on `subject`: the (pattern, value) pairs that must match too
+    (positional ones through `__match_args__`, a dataclass's fields), False when `subject` is
+    not an instance of `Cls`, None when we cannot tell."""
+    if isinstance(cls, o.Native) and cls.qname in _BUILTIN_CLASSES:
+        if not isinstance(subject, _PLAIN) or pattern.kwd_attrs or len(pattern.patterns) > 1:
+            return None
+        if not isinstance(subject, _BUILTIN_CLASSES[cls.qname]):
+            return False
+        return [(pattern.patterns[0], subject)] if pattern.patterns else []  # `int(x)`: the subject itself
+    if not isinstance(cls, o.ClassObj):
+        return None
+    if isinstance(subject, _PLAIN):
+        return False
+    if not isinstance(subject, o.Instance):
+        return None
+    if cls not in tuple(subject.cls.mro()):
+        return False
+    names = class_attribute(cls, "__match_args__")
+    if names is _NOT_FOUND and cls.dataclass and not cls.keyword_only:
+        names = tuple(field.name for field in _fields(cls) if field.init and not field.init_only)
+    if pattern.patterns and not (isinstance(names, tuple) and len(names) >= len(pattern.patterns)
+                                 and all(isinstance(name, str) for name in names)):
+        return None
+    pairs = list(zip(pattern.kwd_attrs, pattern.kwd_patterns))
+    if pattern.patterns:
+        pairs = list(zip(names, pattern.patterns)) + pairs
+    return [(part, interp.attribute(subject, name)) for name, part in pairs]
+
+
+def _b_iter(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    if len(args) != 1 or kwargs:
+        return UNKNOWN
+    return interp.lift(lambda value: value if isinstance(value, o.Generator) else _iterator(interp, value), args[0])
+
+
+def _iterator(interp: Interpreter, value: Any) -> Any:
+    items = interp.iterate(value)
+    return UNKNOWN if items is UNKNOWN else o.Generator(list(items))
+
+
+def _b_next(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """`next(iterator[, default])`: its next item; without one the default, or StopIteration."""
+    if kwargs or len(args) not in (1, 2) or not isinstance(args[0], o.Generator):
+        return UNKNOWN
+    items = args[0].items
+    if id(items) in interp.poisoned:
+        return UNKNOWN
+    if not items:
+        if len(args) == 2:
+            return args[1]
+        interp.raised = True  # StopIteration ends the path
+        return UNKNOWN
+    interp.changing(items)
+    return items.pop(0)
+
+
 def _b_setattr(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
     if len(args) == 3 and not kwargs:
         interp.set_attribute(*args)
@@ -530,6 +660,8 @@ def _b_len(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
         return len(value.groups)
     if isinstance(value, o.TailTuple):
         return o.TailLength(value, 0)
+    if isinstance(value, o.Generator):
+        return UNKNOWN  # (a TypeError; and asking would take its items)
     items = interp.iterate(value) if not isinstance(value, (str, bytes)) else value
     return UNKNOWN if items is UNKNOWN else len(items)
 
@@ -608,6 +740,45 @@ def _map(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], k
     if kwargs or not columns or any(column is UNKNOWN for column in columns):
         return UNKNOWN
     return [interp.invoke(args[0], list(row), {}, node) for row in zip(*columns)]
+
+
+def _reduce(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """`functools.reduce(function, iterable[, initial])`, run item by item."""
+    items = interp.iterate(args[1]) if len(args) in (2, 3) and not kwargs else UNKNOWN
+    if items is UNKNOWN or (len(args) == 2 and not items):
+        for value in args:
+            interp.escape(value)
+        return UNKNOWN  # (an empty iterable without an initial value: a TypeError)
+    result, rest = (args[2], items) if len(args) == 3 else (items[0], items[1:])
+    for item in rest:
+        result = interp.invoke(args[0], [result, item], {}, node)
+    return result
+
+
+_MANAGED = o.Native("<contextmanager>")
+
+
+def _contextmanager(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any],
+                    kwargs: dict[str, Any]) -> Any:
+    """`@contextlib.contextmanager`: the function, whose calls make context managers."""
+    if len(args) != 1 or kwargs:
+        return UNKNOWN
+    return o.Partial(_MANAGED, (args[0],), ())
+
+
+def _managed(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """A `@contextmanager` function called: its generator, as a context manager."""
+    return o.ContextManager(interp.invoke(args[0], args[1:], kwargs, node))
+
+
+def _nullcontext(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any],
+                 kwargs: dict[str, Any]) -> Any:
+    """`contextlib.nullcontext(enter_result=None)`: entering it gives `enter_result`."""
+    given = args if len(args) <= 1 and not kwargs else [kwargs["enter_result"]] if set(kwargs) == {"enter_result"} \
+        and not args else None
+    if given is None:
+        return UNKNOWN
+    return o.ContextManager(o.Generator([given[0] if given else None]))
 
 
 def _i_product(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
@@ -718,25 +889,10 @@ def _bound_to(interp: Interpreter, found: Any, self_value: Any, cls: o.ClassObj)
         return o.Bound(found, self_value)
     if isinstance(found, PartialMethod) and isinstance(found.func, o.Closure):
         return o.Partial(o.Bound(found.func, self_value), found.args, found.keywords)
+    if isinstance(found, o.Partial) and found.func == _MANAGED and len(found.args) == 1 \
+            and isinstance(found.args[0], o.Closure):
+        return o.Partial(found.func, (o.Bound(found.args[0], self_value),), ())  # a function: a method
     return found
-
-
-def _b_iter(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
-    """`iter(sequence)` of a known sequence: an iterator over a copy of its items."""
-    items = interp.iterate(args[0]) if len(args) == 1 and not kwargs else UNKNOWN
-    return UNKNOWN if items is UNKNOWN else o.ListIterator(list(items))
-
-
-def _b_next(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
-    """`next(iterator[, default])`: its next item, taken; the default once it is used up
-    (without one, StopIteration: not followed)."""
-    iterator = args[0] if args and len(args) <= 2 and not kwargs else None
-    if not isinstance(iterator, o.ListIterator) or id(iterator.items) in interp.poisoned:
-        return UNKNOWN
-    if not iterator.items:
-        return args[1] if len(args) == 2 else UNKNOWN
-    interp.changing(iterator.items)
-    return iterator.items.pop(0)
 
 
 BUILTIN_FUNCTIONS: dict[str, Callable[..., Any]] = {
@@ -1214,6 +1370,11 @@ NATIVE: dict[str, Callable[..., Any]] = {
     "jax.numpy.dtype": _dtype,
     "builtins.map": _map,
     "itertools.product": _i_product,
+    "functools.reduce": _reduce,
+    "contextlib.contextmanager": _contextmanager,
+    "<contextmanager>": _managed,
+    "contextlib.nullcontext": _nullcontext,
+    "contextlib.ExitStack": lambda interp, qname, node, args, kwargs: o.ExitStack(),
     "itertools.chain": _i_chain,
     "itertools.chain.from_iterable": _i_chain,
     "functools.wraps": lambda interp, qname, node, args, kwargs: o.Native("<identity>"),
