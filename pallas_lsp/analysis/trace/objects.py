@@ -381,6 +381,8 @@ class ClassObj:
     # An `enum.Enum` (or `Flag`) whose members are not their values: its body's names are
     # `Instance`s, each with its `name` and `value` (`stubs.make_members`)
     enum: bool = False
+    # A class `collections.namedtuple(...)` made (`node` is that call): its fields (`stubs._Field`)
+    tuple_fields: tuple[Any, ...] | None = None
 
     def mro(self) -> Iterator[ClassObj]:
         """The classes of the analysed code in Python's method resolution order (C3: in a

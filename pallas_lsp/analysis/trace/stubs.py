@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import itertools
+import keyword
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
@@ -1145,6 +1146,36 @@ def _as_plain(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[An
     return plain(args[0], 0)
 
 
+def _named_tuple_class(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any],
+                       kwargs: dict[str, Any]) -> Any:
+    """`collections.namedtuple(typename, field_names, *, rename=False, defaults=None)`: a tuple
+    class whose fields are the names (a string split at commas and spaces, or strings), the
+    defaults going to the last ones. UNKNOWN where Python would rename or refuse a name."""
+    given = dict(zip(("typename", "field_names"), args))
+    if len(args) > 2 or set(kwargs) & set(given) or set(kwargs) - {"typename", "field_names", "defaults",
+                                                                    "rename", "module"}:
+        return UNKNOWN
+    given.update(kwargs)
+    spelled = given.get("field_names")
+    names = spelled.replace(",", " ").split() if isinstance(spelled, str) else interp.iterate(spelled)
+    defaults = given.get("defaults")
+    defaults = [] if defaults is None else interp.iterate(defaults)
+    if not isinstance(given.get("typename"), str) or given.get("rename", False) is not False or \
+            names is UNKNOWN or defaults is UNKNOWN or not _field_names(names) or len(defaults) > len(names):
+        return UNKNOWN
+    without = len(names) - len(defaults)
+    fields = tuple(_Field(name, defaults[index - without] if index >= without else _NOT_FOUND)
+                   for index, name in enumerate(names))
+    from .interp import Frame  # (interp imports this module)
+    return o.ClassObj(node, Frame(), (), tuple_fields=fields)  # type: ignore[arg-type]  # a class a call made
+
+
+def _field_names(names: list[Any]) -> bool:
+    """Would `namedtuple` take these field names as they are (no `rename`)?"""
+    return all(isinstance(name, str) and name.isidentifier() and not keyword.iskeyword(name)
+               and not name.startswith("_") for name in names) and len(set(names)) == len(names)
+
+
 NATIVE: dict[str, Callable[..., Any]] = {
     **{f"{MGPU}.{space}": _alloc for space in ("TMEM", "SMEM", "GMEM", "REGS")},
     f"{MGPU}.RefUnion": _ref_union,
@@ -1181,6 +1212,7 @@ NATIVE: dict[str, Callable[..., Any]] = {
     "dataclasses.dataclass": _dataclass,
     "dataclasses.field": _field,
     "dataclasses.replace": _replace,
+    "collections.namedtuple": _named_tuple_class,
     "dataclasses.asdict": _as_plain,
     "dataclasses.astuple": _as_plain,
     "types.ModuleType": lambda interp, qname, node, args, kwargs: o.Namespace(),
@@ -1308,7 +1340,9 @@ def _fields(cls: o.ClassObj) -> list[_Field]:
     """A dataclass's fields in order (bases first), with their defaults."""
     found: dict[str, _Field] = {}
     for klass in reversed(list(cls.mro())):
-        if not (klass.dataclass or _is_named_tuple(klass)):
+        if klass.tuple_fields is not None:
+            found.update((field.name, field) for field in klass.tuple_fields)
+        if not (klass.dataclass or _declares_tuple_fields(klass)):
             continue
         for name, statement in _field_statements(klass):
             default = klass.env.vars.get(name, _NOT_FOUND) if statement.value is not None else _NOT_FOUND
@@ -1324,7 +1358,7 @@ def _fields(cls: o.ClassObj) -> list[_Field]:
 def _field_statements(klass: o.ClassObj) -> Iterator[tuple[str, nodes.AnnAssign]]:
     """The annotated names of a class body, `ClassVar`s aside: what dataclass transforms and
     model bases make `__init__`'s fields of."""
-    for statement in klass.node.body:
+    for statement in klass.node.body if isinstance(klass.node, nodes.ClassDef) else ():
         if isinstance(statement, nodes.AnnAssign) and isinstance(statement.target, nodes.AssignName) \
                 and "ClassVar" not in statement.annotation.as_string():
             yield statement.target.name, statement
@@ -1427,6 +1461,12 @@ def _tuple_method(interp: Interpreter, obj: o.Instance | o.ClassObj, name: str, 
 
 
 def _is_named_tuple(cls: o.ClassObj) -> bool:
+    """A named tuple's class: `collections.namedtuple`'s, a `typing.NamedTuple`, or a subclass."""
+    return any(klass.tuple_fields is not None or _declares_tuple_fields(klass) for klass in cls.mro())
+
+
+def _declares_tuple_fields(cls: o.ClassObj) -> bool:
+    """A `typing.NamedTuple` class: its annotated names are its fields (a subclass's are not)."""
     return any(isinstance(base, o.Library) and base.qname.endswith("NamedTuple") for base in cls.bases)
 
 
@@ -1434,6 +1474,10 @@ def instantiate(interp: Interpreter, cls: o.ClassObj, args: list[Any], kwargs: d
                 node: nodes.NodeNG) -> Any:
     if cls.enum:
         return _member_of(cls, args[0]) if len(args) == 1 and not kwargs else UNKNOWN
+    if isinstance(class_attribute(cls, "__new__"), o.Closure):
+        for value in list(args) + list(kwargs.values()):
+            interp.escape(value)
+        return UNKNOWN  # made by a `__new__` we do not run
     instance = o.Instance(cls)
     if cls.dataclass or _is_named_tuple(cls):
         fields = _fields(cls)
