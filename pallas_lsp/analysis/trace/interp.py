@@ -720,7 +720,7 @@ class Interpreter:
         body = Frame(frame)
         model = any(self.stubs.is_model_base(base) for base in bases)  # its fields are its __init__'s
         cls = o.ClassObj(node, body, bases, dataclass=model, keyword_only=model,
-                         enum=self.stubs.makes_enum(bases))
+                         enum=self.stubs.makes_enum(bases), flag=self.stubs.makes_flag(bases))
         saved = self.calls
         self.calls = []
         try:
@@ -733,8 +733,7 @@ class Interpreter:
             pass
         finally:
             self.calls = saved
-        if cls.enum:
-            self.stubs.make_members(cls)
+        self.stubs.make_members(self, cls)
         value: Any = cls
         for decorator in reversed(node.decorators.nodes if node.decorators else []):
             wrapper = self.ev(decorator, frame)
@@ -974,8 +973,13 @@ class Interpreter:
 
     def binary(self, op: str, left: Any, right: Any) -> Any:
         if type(left) is not o.Guarded and type(right) is not o.Guarded:
-            return _fold(_BINARY.get(op), left, right)
-        return self.lift(lambda a, b: _fold(_BINARY.get(op), a, b), left, right)
+            return self._binary(op, left, right)
+        return self.lift(lambda a, b: self._binary(op, a, b), left, right)
+
+    def _binary(self, op: str, left: Any, right: Any) -> Any:
+        if type(left) is o.Instance or type(right) is o.Instance:
+            return self.stubs.member_operation(op, left, right)  # flags combine; other objects are unknown
+        return _fold(_BINARY.get(op), left, right)
 
     def compare(self, node: nodes.Compare, frame: Frame) -> Any:
         left = self.ev(node.left, frame)
@@ -997,6 +1001,9 @@ class Interpreter:
             if self.kernels and id(left) not in self.repeated_refs:
                 return op == "is"
             return UNKNOWN
+        contained = self.stubs.flag_contains(left, right) if op in ("in", "not in") else None
+        if contained is not None:  # one flag's bits in another's
+            return contained == (op == "in")
         return _compare(op, left, right)
 
     def attribute(self, value: Any, name: str) -> Any:

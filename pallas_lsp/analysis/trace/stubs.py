@@ -593,6 +593,13 @@ def _numeric(function: Callable[..., Any]) -> Callable[..., Any]:
     return call
 
 
+def _b_bool(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """`bool(value)`: its truthiness, as `if` takes it."""
+    if len(args) > 1 or kwargs:
+        return UNKNOWN
+    return o.guarded(interp.truth(args[0], o.TRUE)) if args else False
+
+
 def _b_sorted(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
     """`sorted` of plain values of one type (the keys of a dict of scratch, names, sizes)."""
     items = interp.iterate(args[0]) if len(args) == 1 else UNKNOWN
@@ -736,7 +743,7 @@ BUILTIN_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "builtins.max": _numeric(max),
     "builtins.abs": _numeric(abs),
     "builtins.int": _numeric(int),
-    "builtins.bool": _numeric(bool),
+    "builtins.bool": _b_bool,
     "builtins.getattr": _b_getattr,
     "builtins.setattr": _b_setattr,
     "builtins.delattr": _b_delattr,
@@ -1213,6 +1220,7 @@ NATIVE: dict[str, Callable[..., Any]] = {
     "dataclasses.field": _field,
     "dataclasses.replace": _replace,
     "collections.namedtuple": _named_tuple_class,
+    "enum.auto": lambda interp, qname, node, args, kwargs: o.Auto() if not args and not kwargs else UNKNOWN,
     "dataclasses.asdict": _as_plain,
     "dataclasses.astuple": _as_plain,
     "types.ModuleType": lambda interp, qname, node, args, kwargs: o.Namespace(),
@@ -1385,24 +1393,116 @@ def makes_enum(bases: tuple[Any, ...]) -> bool:
     return bool(names & _ENUMS) or any(isinstance(base, o.ClassObj) and base.enum for base in bases)
 
 
-def make_members(cls: o.ClassObj) -> None:
-    """Turn an enum class body's names into its members (a name whose value an earlier one has
-    is an alias of it): what `enum.EnumType` does with the body."""
-    made: list[o.Instance] = []
+def makes_flag(bases: tuple[Any, ...]) -> bool:
+    """Does a class with these bases make `enum.Flag` members (objects that combine)?"""
+    return any(isinstance(base, o.Library) and base.qname == "enum.Flag" or isinstance(base, o.ClassObj) and base.flag
+               for base in bases)
+
+
+def _enum_bases(cls: o.ClassObj) -> set[str]:
+    """The library classes an enum class derives from (`enum.IntFlag`, `builtins.str`, ...)."""
+    return {base.qname for klass in cls.mro() for base in klass.bases if isinstance(base, (o.Library, o.Native))}
+
+
+def make_members(interp: Interpreter, cls: o.ClassObj) -> None:
+    """What `enum.EnumType` does with a class body: number its `auto()` values, and (for an enum
+    whose members are objects of their own) turn its names into members, a name whose value an
+    earlier one has being an alias of it, each member's `__init__` given its value's items."""
+    bases = _enum_bases(cls)
+    if not cls.enum and not bases & (_ENUMS | _VALUE_TYPES) - {"builtins.int", "builtins.str", "builtins.float"}:
+        return
     names = cls.env.vars
-    for name, value in list(names.items()):
-        if name.startswith("_") and name.endswith("_") or isinstance(
-                value, (o.Closure, o.ClassObj, o.Library, o.Native, Property, StaticMethod, ClassMethod)):
-            continue  # dunder and sunder names, methods, nested classes: not members
+    members = [(name, value) for name, value in names.items() if not (name.startswith("_") and name.endswith("_"))
+               and not isinstance(value, (o.Closure, o.ClassObj, o.Library, o.Native, Property, StaticMethod,
+                                          ClassMethod))]  # dunder and sunder names, methods, nested classes
+    members = _numbered(interp, cls, bases, members)
+    if not cls.enum:
+        names.update(members)
+        return
+    if isinstance(class_attribute(cls, "__new__"), o.Closure):
+        names.update((name, UNKNOWN) for name, _ in members)  # its `__new__`, which we do not run, makes them
+        return
+    init = class_attribute(cls, "__init__")
+    made: list[o.Instance] = []
+    for name, value in members:
         alias = next((member for member in made if _same_value(member.attributes["value"], value)), None)
         if alias is None:
             alias = o.Instance(cls, {"name": name, "value": value, "_name_": name, "_value_": value})
             made.append(alias)
+            if isinstance(init, o.Closure):
+                interp.run(init, [alias, *(value if isinstance(value, tuple) else (value,))], {}, cls.node)
         names[name] = alias
 
 
+def _numbered(interp: Interpreter, cls: o.ClassObj, bases: set[str],
+              members: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
+    """The members with their `auto()` values given, as `_generate_next_value_` gives them: the
+    class's own (run), a flag's next power of two, a `StrEnum`'s lower-cased name, else one
+    more than the last (when it is the highest: Python versions differ otherwise)."""
+    generate = class_attribute(cls, "_generate_next_value_")
+    found: list[tuple[str, Any]] = []
+    for name, value in members:
+        if isinstance(value, o.Auto):
+            last = [item for _, item in found]
+            if isinstance(generate, (o.Closure, StaticMethod)):
+                value = interp.invoke(getattr(generate, "func", generate), [name, 1, len(found), last], {}, cls.node)
+            elif "enum.StrEnum" in bases:
+                value = name.lower()
+            elif not all(isinstance(item, int) and not isinstance(item, bool) for item in last):
+                value = UNKNOWN
+            elif cls.flag or "enum.IntFlag" in bases:
+                value = 2 ** max(last).bit_length() if last and max(last) > 0 else 1
+            else:
+                value = last[-1] + 1 if last and last[-1] == max(last) else UNKNOWN if last else 1
+        found.append((name, value))
+    return found
+
+
 def _same_value(one: Any, other: Any) -> bool:
+    if isinstance(one, tuple) and type(other) is tuple:
+        return len(one) == len(other) and all(_same_value(a, b) for a, b in zip(one, other))
     return isinstance(one, (bool, int, float, str, bytes, type(None))) and type(one) is type(other) and one == other
+
+
+def member_operation(op: str, left: Any, right: Any) -> Any:
+    """`a | b`, `a & b`, `a ^ b` of one `Flag`'s members: the member of that value (a composite
+    one made once, as `Flag` caches it); UNKNOWN for any other operation on objects."""
+    function = {"|": int.__or__, "&": int.__and__, "^": int.__xor__}.get(op)
+    one, other = _flag_value(left), _flag_value(right)
+    if function is None or one is None or other is None or left.cls is not right.cls:
+        return UNKNOWN
+    return _flag_member(left.cls, function(one, other))
+
+
+def _flag_value(value: Any) -> int | None:
+    if not (isinstance(value, o.Instance) and value.cls.flag):
+        return None
+    found = value.attributes.get("_value_")
+    return found if isinstance(found, int) and not isinstance(found, bool) and found >= 0 else None
+
+
+def flag_contains(left: Any, right: Any) -> Any:
+    """`a in b` of one `Flag`'s members: are all of `a`'s bits in `b`? None: not two flags."""
+    inner, outer = _flag_value(left), _flag_value(right)
+    if inner is None or outer is None or left.cls is not right.cls:
+        return None
+    return inner & outer == inner
+
+
+def _flag_member(cls: o.ClassObj, value: int) -> Any:
+    """The member of a flag class with this value: a named one, else the composite of its bits
+    (one object per value); UNKNOWN for bits no member has."""
+    named = [member for member in enum_members(cls) if _flag_value(member) is not None]
+    if len(named) != len(enum_members(cls)):
+        return UNKNOWN
+    known = next((member for member in named if member.attributes["_value_"] == value), None)
+    every = functools.reduce(int.__or__, (member.attributes["_value_"] for member in named), 0)
+    if known is not None or value & ~every:
+        return known if known is not None else UNKNOWN
+    composites = cls.__dict__.setdefault("_composites", {})
+    if value not in composites:
+        composites[value] = o.Instance(cls, {"name": UNKNOWN, "value": value, "_name_": UNKNOWN, "_value_": value})
+    return composites[value]
 
 
 def enum_members(cls: o.ClassObj) -> list[o.Instance]:
@@ -1418,6 +1518,8 @@ def _member_of(cls: o.ClassObj, value: Any) -> Any:
     """`Mode(value)`: the member with that value (or the member itself); UNKNOWN when none is."""
     if isinstance(value, o.Instance) and value.cls is cls:
         return value
+    if cls.flag and isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return _flag_member(cls, value)
     return next((member for member in enum_members(cls) if _same_value(member.attributes["value"], value)), UNKNOWN)
 
 
