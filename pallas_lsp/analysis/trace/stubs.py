@@ -1448,8 +1448,9 @@ def _numbered(interp: Interpreter, cls: o.ClassObj, bases: set[str],
                 value = interp.invoke(getattr(generate, "func", generate), [name, 1, len(found), last], {}, cls.node)
             elif "enum.StrEnum" in bases:
                 value = name.lower()
-            elif not all(isinstance(item, int) and not isinstance(item, bool) for item in last):
-                value = UNKNOWN
+            elif bases & {"builtins.str", "builtins.float"} or not all(
+                    isinstance(item, int) and not isinstance(item, bool) for item in last):
+                value = UNKNOWN  # (a mixed-in type makes its own value of the number)
             elif cls.flag or "enum.IntFlag" in bases:
                 value = 2 ** max(last).bit_length() if last and max(last) > 0 else 1
             else:
