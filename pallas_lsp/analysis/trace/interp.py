@@ -381,7 +381,7 @@ class Interpreter:
     def _aug_current(self, target: nodes.AssignAttr | nodes.Subscript, frame: Frame) -> Any:
         if isinstance(target, nodes.AssignAttr):
             return self.attribute(self.ev(target.expr, frame), target.attrname)
-        return self.item(self.ev(target.value, frame), self.ev(target.slice, frame))
+        return self.item(self.ev(target.value, frame), self.ev(target.slice, frame), target)
 
     def branch(self, test: nodes.NodeNG, body: list[nodes.NodeNG], orelse: list[nodes.NodeNG], frame: Frame) -> None:
         """`if`: each outcome of the test runs its branch under its guard; afterwards each
@@ -790,7 +790,7 @@ class Interpreter:
         if isinstance(node, nodes.Call):
             return self.call(node, frame)
         if isinstance(node, nodes.Subscript):
-            return self.item(self.ev(node.value, frame), self.ev(node.slice, frame))
+            return self.item(self.ev(node.value, frame), self.ev(node.slice, frame), node)
         if isinstance(node, (nodes.Tuple, nodes.List, nodes.Set)):
             items = self.elements(node.elts, frame)  # type: ignore[arg-type]  # astroid types these as inference results; parsed code holds nodes
             if items is UNKNOWN:
@@ -1025,9 +1025,11 @@ class Interpreter:
             return UNKNOWN
         return found
 
-    def item(self, value: Any, index: Any) -> Any:
+    def item(self, value: Any, index: Any, node: nodes.NodeNG | None = None) -> Any:
+        """`value[index]`; `node`, the subscript, lets a read run code (a `defaultdict`'s factory):
+        not for one of several values, whose reads would all change their containers."""
         if type(value) is not o.Guarded and type(index) is not o.Guarded:
-            return self.stubs.item(self, value, index)
+            return self.stubs.item(self, value, index, node)
         return self.lift(lambda obj, key: self.stubs.item(self, obj, key), value, index)
 
     def iterate(self, value: Any) -> list[Any] | Any:
@@ -1378,7 +1380,7 @@ _EXPRESSIONS: dict[type, Callable[[Interpreter, Any, Frame], Any]] = {
     nodes.Name: lambda self, node, frame: self.name(node.name, frame),
     nodes.Attribute: lambda self, node, frame: self.attribute(self.ev(node.expr, frame), node.attrname),
     nodes.Call: Interpreter.call,
-    nodes.Subscript: lambda self, node, frame: self.item(self.ev(node.value, frame), self.ev(node.slice, frame)),
+    nodes.Subscript: lambda self, node, frame: self.item(self.ev(node.value, frame), self.ev(node.slice, frame), node),
     nodes.Compare: Interpreter.compare,
     nodes.BinOp: lambda self, node, frame: self.binary(node.op, self.ev(node.left, frame), self.ev(node.right, frame)),
     nodes.JoinedStr: lambda self, node, frame: self.lift(
@@ -1479,6 +1481,10 @@ def _combined(function: Any, left: Any, right: Any) -> Any:
             return sequence * count
     if function is operator.or_ and type(left) is dict and type(right) is dict:
         return {**left, **right}
+    if function is operator.or_ and isinstance(left, dict) and isinstance(right, dict):
+        kept = left if isinstance(left, o.DefaultDict) else right  # `defaultdict | dict`, either way round
+        if isinstance(kept, o.DefaultDict) and type(left if kept is right else right) in (dict, o.DefaultDict):
+            return o.DefaultDict(kept.factory, {**left, **right})
     return UNKNOWN
 
 

@@ -475,6 +475,18 @@ class DictView(list):  # type: ignore[type-arg]
         self.method = method
 
 
+class DefaultDict(dict):  # type: ignore[type-arg]
+    """`collections.defaultdict(factory, ...)`: a dict whose missing key, read, is stored with
+    what `factory` returns (None: reading one raises KeyError)."""
+
+    def __init__(self, factory: Any, items: Any = ()) -> None:
+        super().__init__(items)
+        self.factory = factory
+
+    def copy(self) -> DefaultDict:
+        return DefaultDict(self.factory, self)
+
+
 @dataclass(frozen=True)
 class DictOf:
     """`obj.__dict__`, waiting for `.update(...)`."""

@@ -224,6 +224,8 @@ def attribute(interp: Interpreter, obj: Any, name: str) -> Any:  # noqa: C901 - 
         return Method(obj, name)
     if isinstance(obj, o.Native) and obj.qname.startswith("<python>"):
         return UNKNOWN
+    if isinstance(obj, o.Native) and obj.qname == "builtins.dict" and name == "fromkeys":
+        return o.Native("builtins.dict.fromkeys")
     if isinstance(obj, o.Native) and obj.qname == "builtins.object" and name == "__setattr__":
         return o.Native("builtins.setattr")  # `object.__setattr__(self, name, value)`: a frozen dataclass's
     return UNKNOWN
@@ -241,7 +243,7 @@ def _ref_shape(ref: Any) -> Any:
     return tuple(shape) if exact else UNKNOWN
 
 
-def item(interp: Interpreter, obj: Any, key: Any) -> Any:  # noqa: C901
+def item(interp: Interpreter, obj: Any, key: Any, node: nodes.NodeNG | None = None) -> Any:  # noqa: C901
     if isinstance(obj, o.At):
         return o.View(obj.ref, key)
     if isinstance(obj, (tuple, list)):
@@ -255,6 +257,12 @@ def item(interp: Interpreter, obj: Any, key: Any) -> Any:  # noqa: C901
     if isinstance(obj, dict):
         if isinstance(key, (str, int, bool, float, type(None))) and key in obj and id(obj) not in interp.poisoned:
             return obj[key]
+        if isinstance(obj, o.DefaultDict) and node is not None and isinstance(key, (str, int, bool, float, type(None))) \
+                and id(obj) not in interp.poisoned and obj.factory is not None:
+            made = interp.invoke(obj.factory, [], {}, node)  # `__missing__`: the factory's value, stored
+            interp.changing(obj)
+            obj[key] = made
+            return made
         return UNKNOWN
     if isinstance(obj, o.TailTuple):
         size = len(obj.suffix)
@@ -450,7 +458,7 @@ def call_method(interp: Interpreter, method: Method, args: list[Any], kwargs: di
         if name == "values":
             return o.DictView(obj.values(), name)
         if name == "copy":
-            return dict(obj)
+            return obj.copy()  # (a defaultdict's is one)
         if name == "update" and not args:
             obj.update(kwargs)
             return None
@@ -583,6 +591,8 @@ def _b_reversed(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) ->
 
 def _numeric(function: Callable[..., Any]) -> Callable[..., Any]:
     def call(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        if function is int and not args and not kwargs:
+            return 0  # `int()`: a `defaultdict(int)`'s missing key
         values = args[0] if len(args) == 1 and isinstance(args[0], (tuple, list)) else args
         if kwargs or not values or not all(isinstance(v, (int, float, bool, str)) for v in values):
             return UNKNOWN
@@ -890,6 +900,43 @@ def _attrgetter(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[
     if len(args) != 1 or kwargs or not isinstance(args[0], str):
         return UNKNOWN
     return o.Partial(o.Native("<attrgetter>"), (args[0],), ())
+
+
+def _itemgetter(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any],
+                kwargs: dict[str, Any]) -> Any:
+    """`operator.itemgetter(key, ...)`: a callable reading that item of its argument (a tuple
+    of them for several keys)."""
+    if not args or kwargs:
+        return UNKNOWN
+    return o.Partial(o.Native("<itemgetter>"), (tuple(args),), ())
+
+
+def _get_items(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any],
+               kwargs: dict[str, Any]) -> Any:
+    if len(args) != 2 or kwargs:
+        return UNKNOWN
+    keys, value = args
+    found = tuple(interp.item(value, key, node) for key in keys)
+    return found[0] if len(found) == 1 else found
+
+
+def _from_keys(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any],
+               kwargs: dict[str, Any]) -> Any:
+    """`dict.fromkeys(keys, value=None)`: every key holds that one value."""
+    keys = interp.iterate(args[0]) if 1 <= len(args) <= 2 and not kwargs else UNKNOWN
+    if keys is UNKNOWN or not all(isinstance(key, (str, int, bool, float, type(None))) for key in keys):
+        return UNKNOWN
+    return dict.fromkeys(keys, args[1] if len(args) == 2 else None)
+
+
+def _default_dict(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any],
+                  kwargs: dict[str, Any]) -> Any:
+    """`collections.defaultdict(factory=None, items=(), **entries)`."""
+    factory = args[0] if args else None
+    if len(args) > 2 or factory is UNKNOWN or isinstance(factory, o.Guarded):
+        return UNKNOWN
+    entries = _b_dict(interp, list(args[1:]), kwargs)
+    return UNKNOWN if entries is UNKNOWN else o.DefaultDict(factory, entries)
 
 
 def _get_attributes(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any],
@@ -1207,6 +1254,10 @@ NATIVE: dict[str, Callable[..., Any]] = {
     **{name: _tree_map for name in ("jax.tree.map", "jax.tree_util.tree_map")},
     **{name: _tree_leaves for name in ("jax.tree.leaves", "jax.tree_util.tree_leaves")},
     "operator.attrgetter": _attrgetter,
+    "operator.itemgetter": _itemgetter,
+    "<itemgetter>": _get_items,
+    "builtins.dict.fromkeys": _from_keys,
+    "collections.defaultdict": _default_dict,
     "<attrgetter>": _get_attributes,
     "numpy.dtype": _dtype,
     "jax.numpy.dtype": _dtype,
