@@ -535,7 +535,7 @@ class Interpreter:
     def _aug_current(self, target: nodes.AssignAttr | nodes.Subscript, frame: Frame) -> Any:
         if isinstance(target, nodes.AssignAttr):
             return self.attribute(self.ev(target.expr, frame), target.attrname)
-        return self.item(self.ev(target.value, frame), self.ev(target.slice, frame))
+        return self.item(self.ev(target.value, frame), self.ev(target.slice, frame), target)
 
     def branch(self, test: nodes.NodeNG, body: list[nodes.NodeNG], orelse: list[nodes.NodeNG], frame: Frame) -> None:
         """`if`: each outcome of the test runs its branch under its guard; afterwards each
@@ -1033,7 +1033,7 @@ class Interpreter:
         body = Frame(frame)
         model = any(self.stubs.is_model_base(base) for base in bases)  # its fields are its __init__'s
         cls = o.ClassObj(node, body, bases, dataclass=model, keyword_only=model,
-                         enum=self.stubs.makes_enum(bases))
+                         enum=self.stubs.makes_enum(bases), flag=self.stubs.makes_flag(bases))
         saved = self.calls
         self.calls = []
         try:
@@ -1046,8 +1046,7 @@ class Interpreter:
             pass
         finally:
             self.calls = saved
-        if cls.enum:
-            self.stubs.make_members(cls)
+        self.stubs.make_members(self, cls)
         value: Any = cls
         for decorator in reversed(node.decorators.nodes if node.decorators else []):
             wrapper = self.ev(decorator, frame)
@@ -1104,7 +1103,7 @@ class Interpreter:
         if isinstance(node, nodes.Call):
             return self.call(node, frame)
         if isinstance(node, nodes.Subscript):
-            return self.item(self.ev(node.value, frame), self.ev(node.slice, frame))
+            return self.item(self.ev(node.value, frame), self.ev(node.slice, frame), node)
         if isinstance(node, (nodes.Tuple, nodes.List, nodes.Set)):
             items = self.elements(node.elts, frame)  # type: ignore[arg-type]  # astroid types these as inference results; parsed code holds nodes
             if items is UNKNOWN:
@@ -1339,8 +1338,13 @@ class Interpreter:
 
     def binary(self, op: str, left: Any, right: Any) -> Any:
         if type(left) is not o.Guarded and type(right) is not o.Guarded:
-            return _fold(_BINARY.get(op), left, right)
-        return self.lift(lambda a, b: _fold(_BINARY.get(op), a, b), left, right)
+            return self._binary(op, left, right)
+        return self.lift(lambda a, b: self._binary(op, a, b), left, right)
+
+    def _binary(self, op: str, left: Any, right: Any) -> Any:
+        if type(left) is o.Instance or type(right) is o.Instance:
+            return self.stubs.member_operation(op, left, right)  # flags combine; other objects are unknown
+        return _fold(_BINARY.get(op), left, right)
 
     def compare(self, node: nodes.Compare, frame: Frame) -> Any:
         left = self.ev(node.left, frame)
@@ -1362,6 +1366,9 @@ class Interpreter:
             if self.kernels and id(left) not in self.repeated_refs:
                 return op == "is"
             return UNKNOWN
+        contained = self.stubs.flag_contains(left, right) if op in ("in", "not in") else None
+        if contained is not None:  # one flag's bits in another's
+            return contained == (op == "in")
         return _compare(op, left, right)
 
     def attribute(self, value: Any, name: str) -> Any:
@@ -1401,9 +1408,11 @@ class Interpreter:
             return UNKNOWN
         return found
 
-    def item(self, value: Any, index: Any) -> Any:
+    def item(self, value: Any, index: Any, node: nodes.NodeNG | None = None) -> Any:
+        """`value[index]`; `node`, the subscript, lets a read run code (a `defaultdict`'s factory):
+        not for one of several values, whose reads would all change their containers."""
         if type(value) is not o.Guarded and type(index) is not o.Guarded:
-            return self.stubs.item(self, value, index)
+            return self.stubs.item(self, value, index, node)
         return self.lift(lambda obj, key: self.stubs.item(self, obj, key), value, index)
 
     def iterate(self, value: Any) -> list[Any] | Any:
@@ -1811,7 +1820,7 @@ _EXPRESSIONS: dict[type, Callable[[Interpreter, Any, Frame], Any]] = {
     nodes.Name: lambda self, node, frame: self.name(node.name, frame),
     nodes.Attribute: lambda self, node, frame: self.attribute(self.ev(node.expr, frame), node.attrname),
     nodes.Call: Interpreter.call,
-    nodes.Subscript: lambda self, node, frame: self.item(self.ev(node.value, frame), self.ev(node.slice, frame)),
+    nodes.Subscript: lambda self, node, frame: self.item(self.ev(node.value, frame), self.ev(node.slice, frame), node),
     nodes.Compare: Interpreter.compare,
     nodes.BinOp: lambda self, node, frame: self.binary(node.op, self.ev(node.left, frame), self.ev(node.right, frame)),
     nodes.JoinedStr: lambda self, node, frame: self.lift(
@@ -1912,6 +1921,10 @@ def _combined(function: Any, left: Any, right: Any) -> Any:
             return sequence * count
     if function is operator.or_ and type(left) is dict and type(right) is dict:
         return {**left, **right}
+    if function is operator.or_ and isinstance(left, dict) and isinstance(right, dict):
+        kept = left if isinstance(left, o.DefaultDict) else right  # `defaultdict | dict`, either way round
+        if isinstance(kept, o.DefaultDict) and type(left if kept is right else right) in (dict, o.DefaultDict):
+            return o.DefaultDict(kept.factory, {**left, **right})
     return UNKNOWN
 
 

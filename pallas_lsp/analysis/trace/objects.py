@@ -403,6 +403,9 @@ class ClassObj:
     # An `enum.Enum` (or `Flag`) whose members are not their values: its body's names are
     # `Instance`s, each with its `name` and `value` (`stubs.make_members`)
     enum: bool = False
+    flag: bool = False  # ... an `enum.Flag`: its members combine (`|`, `&`, `^`, `in`), a member of value 0 is false
+    # A class `collections.namedtuple(...)` made (`node` is that call): its fields (`stubs._Field`)
+    tuple_fields: tuple[Any, ...] | None = None
 
     def mro(self) -> Iterator[ClassObj]:
         """The classes of the analysed code in Python's method resolution order (C3: in a
@@ -431,6 +434,11 @@ def _linearized(cls: ClassObj, depth: int) -> list[ClassObj]:
         found.append(head)
         pending = [[klass for klass in sequence if klass is not head] for sequence in pending]
     return found
+
+
+@dataclass(eq=False)
+class Auto:
+    """`enum.auto()`: a member's value, to be numbered when its enum class is made."""
 
 
 @dataclass(eq=False)
@@ -487,6 +495,18 @@ class DictView(list):  # type: ignore[type-arg]
     def __init__(self, items: Iterable[Any], method: str) -> None:
         super().__init__(items)
         self.method = method
+
+
+class DefaultDict(dict):  # type: ignore[type-arg]
+    """`collections.defaultdict(factory, ...)`: a dict whose missing key, read, is stored with
+    what `factory` returns (None: reading one raises KeyError)."""
+
+    def __init__(self, factory: Any, items: Any = ()) -> None:
+        super().__init__(items)
+        self.factory = factory
+
+    def copy(self) -> DefaultDict:
+        return DefaultDict(self.factory, self)
 
 
 @dataclass(frozen=True)
@@ -558,7 +578,23 @@ def known_truth(item: Any) -> Any:
         return bool(item)
     if isinstance(item, _ALWAYS_TRUE) or isinstance(item, ApiValue):
         return True
+    if isinstance(item, Instance) and item.cls.enum and "_value_" in item.attributes:
+        return _member_truth(item)
     return UNKNOWN
+
+
+def _member_truth(member: Instance) -> Any:
+    """An enum member's truthiness: an `Enum`'s are true, a `Flag`'s are their values'; unknown
+    when a class defines `__bool__` or `__len__`, or mixes in a type of its own."""
+    for klass in member.cls.mro():
+        if "__bool__" in klass.env.vars or "__len__" in klass.env.vars or not all(
+                isinstance(base, ClassObj) or isinstance(base, Library) and base.qname.startswith("enum.")
+                for base in klass.bases):
+            return UNKNOWN
+    value = member.attributes["_value_"]
+    if not member.cls.flag:
+        return True
+    return bool(value) if isinstance(value, int) else UNKNOWN
 
 
 def truth_alternatives(value: Any, under: Guard) -> list[tuple[Guard, Any]]:

@@ -17,7 +17,8 @@ from . import objects as o
 from . import stubs
 
 # Libraries whose names the stubs know; everything else outside the project is opaque.
-_KNOWN_ROOTS = ("jax", "functools", "dataclasses", "builtins", "typing", "math", "types")
+_KNOWN_ROOTS = ("jax", "functools", "dataclasses", "builtins", "typing", "math", "types", "collections", "itertools",
+                "operator", "enum")
 
 
 class _Project(Protocol):

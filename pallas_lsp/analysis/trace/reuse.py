@@ -370,6 +370,7 @@ def _nodes_in(value: Any, found: dict[int, nodes.NodeNG], seen: set[int], depth:
         for key, item in value.items():
             _nodes_in(key, found, seen, depth + 1)
             _nodes_in(item, found, seen, depth + 1)
+        _nodes_in(getattr(value, "factory", None), found, seen, depth + 1)  # a defaultdict's
     elif isinstance(value, Var):
         _nodes_in(value.key, found, seen, depth + 1)
     elif isinstance(value, (o.Closure, o.ClassObj, o.ModuleObj)):
@@ -409,6 +410,7 @@ def _reachable(frames: Iterable[Any], known: set[int] | frozenset[int] = frozens
             pending.extend(value)
         elif isinstance(value, dict):
             pending.extend(value.values())
+            pending.append(getattr(value, "factory", None))  # a defaultdict's
         elif isinstance(value, o.ClassObj):
             pending.append(value.env)
             pending.extend(value.bases)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import itertools
+import keyword
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
@@ -225,6 +226,8 @@ def attribute(interp: Interpreter, obj: Any, name: str) -> Any:  # noqa: C901 - 
         return Method(obj, name)
     if isinstance(obj, o.Native) and obj.qname.startswith("<python>"):
         return UNKNOWN
+    if isinstance(obj, o.Native) and obj.qname == "builtins.dict" and name == "fromkeys":
+        return o.Native("builtins.dict.fromkeys")
     if isinstance(obj, o.Native) and obj.qname == "builtins.object" and name == "__setattr__":
         return o.Native("builtins.setattr")  # `object.__setattr__(self, name, value)`: a frozen dataclass's
     return UNKNOWN
@@ -242,7 +245,7 @@ def _ref_shape(ref: Any) -> Any:
     return tuple(shape) if exact else UNKNOWN
 
 
-def item(interp: Interpreter, obj: Any, key: Any) -> Any:  # noqa: C901
+def item(interp: Interpreter, obj: Any, key: Any, node: nodes.NodeNG | None = None) -> Any:  # noqa: C901
     if isinstance(obj, o.At):
         return o.View(obj.ref, key)
     if isinstance(obj, (tuple, list)):
@@ -256,6 +259,12 @@ def item(interp: Interpreter, obj: Any, key: Any) -> Any:  # noqa: C901
     if isinstance(obj, dict):
         if isinstance(key, (str, int, bool, float, type(None))) and key in obj and id(obj) not in interp.poisoned:
             return obj[key]
+        if isinstance(obj, o.DefaultDict) and node is not None and isinstance(key, (str, int, bool, float, type(None))) \
+                and id(obj) not in interp.poisoned and obj.factory is not None:
+            made = interp.invoke(obj.factory, [], {}, node)  # `__missing__`: the factory's value, stored
+            interp.changing(obj)
+            obj[key] = made
+            return made
         return UNKNOWN
     if isinstance(obj, o.TailTuple):
         size = len(obj.suffix)
@@ -453,7 +462,7 @@ def call_method(interp: Interpreter, method: Method, args: list[Any], kwargs: di
         if name == "values":
             return o.DictView(obj.values(), name)
         if name == "copy":
-            return dict(obj)
+            return obj.copy()  # (a defaultdict's is one)
         if name == "update" and not args:
             obj.update(kwargs)
             return None
@@ -714,6 +723,8 @@ def _b_reversed(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) ->
 
 def _numeric(function: Callable[..., Any]) -> Callable[..., Any]:
     def call(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        if function is int and not args and not kwargs:
+            return 0  # `int()`: a `defaultdict(int)`'s missing key
         values = args[0] if len(args) == 1 and isinstance(args[0], (tuple, list)) else args
         if kwargs or not values or not all(isinstance(v, (int, float, bool, str)) for v in values):
             return UNKNOWN
@@ -722,6 +733,13 @@ def _numeric(function: Callable[..., Any]) -> Callable[..., Any]:
         except (TypeError, ValueError):
             return UNKNOWN
     return call
+
+
+def _b_bool(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """`bool(value)`: its truthiness, as `if` takes it."""
+    if len(args) > 1 or kwargs:
+        return UNKNOWN
+    return o.guarded(interp.truth(args[0], o.TRUE)) if args else False
 
 
 def _b_sorted(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
@@ -911,7 +929,7 @@ BUILTIN_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "builtins.max": _numeric(max),
     "builtins.abs": _numeric(abs),
     "builtins.int": _numeric(int),
-    "builtins.bool": _numeric(bool),
+    "builtins.bool": _b_bool,
     "builtins.getattr": _b_getattr,
     "builtins.setattr": _b_setattr,
     "builtins.delattr": _b_delattr,
@@ -1061,6 +1079,43 @@ def _attrgetter(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[
     if len(args) != 1 or kwargs or not isinstance(args[0], str):
         return UNKNOWN
     return o.Partial(o.Native("<attrgetter>"), (args[0],), ())
+
+
+def _itemgetter(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any],
+                kwargs: dict[str, Any]) -> Any:
+    """`operator.itemgetter(key, ...)`: a callable reading that item of its argument (a tuple
+    of them for several keys)."""
+    if not args or kwargs:
+        return UNKNOWN
+    return o.Partial(o.Native("<itemgetter>"), (tuple(args),), ())
+
+
+def _get_items(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any],
+               kwargs: dict[str, Any]) -> Any:
+    if len(args) != 2 or kwargs:
+        return UNKNOWN
+    keys, value = args
+    found = tuple(interp.item(value, key, node) for key in keys)
+    return found[0] if len(found) == 1 else found
+
+
+def _from_keys(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any],
+               kwargs: dict[str, Any]) -> Any:
+    """`dict.fromkeys(keys, value=None)`: every key holds that one value."""
+    keys = interp.iterate(args[0]) if 1 <= len(args) <= 2 and not kwargs else UNKNOWN
+    if keys is UNKNOWN or not all(isinstance(key, (str, int, bool, float, type(None))) for key in keys):
+        return UNKNOWN
+    return dict.fromkeys(keys, args[1] if len(args) == 2 else None)
+
+
+def _default_dict(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any],
+                  kwargs: dict[str, Any]) -> Any:
+    """`collections.defaultdict(factory=None, items=(), **entries)`."""
+    factory = args[0] if args else None
+    if len(args) > 2 or factory is UNKNOWN or isinstance(factory, o.Guarded):
+        return UNKNOWN
+    entries = _b_dict(interp, list(args[1:]), kwargs)
+    return UNKNOWN if entries is UNKNOWN else o.DefaultDict(factory, entries)
 
 
 def _get_attributes(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any],
@@ -1341,6 +1396,36 @@ def _as_plain(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[An
     return plain(args[0], 0)
 
 
+def _named_tuple_class(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any],
+                       kwargs: dict[str, Any]) -> Any:
+    """`collections.namedtuple(typename, field_names, *, rename=False, defaults=None)`: a tuple
+    class whose fields are the names (a string split at commas and spaces, or strings), the
+    defaults going to the last ones. UNKNOWN where Python would rename or refuse a name."""
+    given = dict(zip(("typename", "field_names"), args))
+    if len(args) > 2 or set(kwargs) & set(given) or set(kwargs) - {"typename", "field_names", "defaults",
+                                                                    "rename", "module"}:
+        return UNKNOWN
+    given.update(kwargs)
+    spelled = given.get("field_names")
+    names = spelled.replace(",", " ").split() if isinstance(spelled, str) else interp.iterate(spelled)
+    defaults = given.get("defaults")
+    defaults = [] if defaults is None else interp.iterate(defaults)
+    if not isinstance(given.get("typename"), str) or given.get("rename", False) is not False or \
+            names is UNKNOWN or defaults is UNKNOWN or not _field_names(names) or len(defaults) > len(names):
+        return UNKNOWN
+    without = len(names) - len(defaults)
+    fields = tuple(_Field(name, defaults[index - without] if index >= without else _NOT_FOUND)
+                   for index, name in enumerate(names))
+    from .interp import Frame  # (interp imports this module)
+    return o.ClassObj(node, Frame(), (), tuple_fields=fields)  # type: ignore[arg-type]  # a class a call made
+
+
+def _field_names(names: list[Any]) -> bool:
+    """Would `namedtuple` take these field names as they are (no `rename`)?"""
+    return all(isinstance(name, str) and name.isidentifier() and not keyword.iskeyword(name)
+               and not name.startswith("_") for name in names) and len(set(names)) == len(names)
+
+
 NATIVE: dict[str, Callable[..., Any]] = {
     **{f"{MGPU}.{space}": _alloc for space in ("TMEM", "SMEM", "GMEM", "REGS")},
     f"{MGPU}.RefUnion": _ref_union,
@@ -1365,6 +1450,10 @@ NATIVE: dict[str, Callable[..., Any]] = {
     **{name: _tree_map for name in ("jax.tree.map", "jax.tree_util.tree_map")},
     **{name: _tree_leaves for name in ("jax.tree.leaves", "jax.tree_util.tree_leaves")},
     "operator.attrgetter": _attrgetter,
+    "operator.itemgetter": _itemgetter,
+    "<itemgetter>": _get_items,
+    "builtins.dict.fromkeys": _from_keys,
+    "collections.defaultdict": _default_dict,
     "<attrgetter>": _get_attributes,
     "numpy.dtype": _dtype,
     "jax.numpy.dtype": _dtype,
@@ -1382,6 +1471,8 @@ NATIVE: dict[str, Callable[..., Any]] = {
     "dataclasses.dataclass": _dataclass,
     "dataclasses.field": _field,
     "dataclasses.replace": _replace,
+    "collections.namedtuple": _named_tuple_class,
+    "enum.auto": lambda interp, qname, node, args, kwargs: o.Auto() if not args and not kwargs else UNKNOWN,
     "dataclasses.asdict": _as_plain,
     "dataclasses.astuple": _as_plain,
     "types.ModuleType": lambda interp, qname, node, args, kwargs: o.Namespace(),
@@ -1509,7 +1600,9 @@ def _fields(cls: o.ClassObj) -> list[_Field]:
     """A dataclass's fields in order (bases first), with their defaults."""
     found: dict[str, _Field] = {}
     for klass in reversed(list(cls.mro())):
-        if not (klass.dataclass or _is_named_tuple(klass)):
+        if klass.tuple_fields is not None:
+            found.update((field.name, field) for field in klass.tuple_fields)
+        if not (klass.dataclass or _declares_tuple_fields(klass)):
             continue
         for name, statement in _field_statements(klass):
             default = klass.env.vars.get(name, _NOT_FOUND) if statement.value is not None else _NOT_FOUND
@@ -1525,7 +1618,7 @@ def _fields(cls: o.ClassObj) -> list[_Field]:
 def _field_statements(klass: o.ClassObj) -> Iterator[tuple[str, nodes.AnnAssign]]:
     """The annotated names of a class body, `ClassVar`s aside: what dataclass transforms and
     model bases make `__init__`'s fields of."""
-    for statement in klass.node.body:
+    for statement in klass.node.body if isinstance(klass.node, nodes.ClassDef) else ():
         if isinstance(statement, nodes.AnnAssign) and isinstance(statement.target, nodes.AssignName) \
                 and "ClassVar" not in statement.annotation.as_string():
             yield statement.target.name, statement
@@ -1552,24 +1645,117 @@ def makes_enum(bases: tuple[Any, ...]) -> bool:
     return bool(names & _ENUMS) or any(isinstance(base, o.ClassObj) and base.enum for base in bases)
 
 
-def make_members(cls: o.ClassObj) -> None:
-    """Turn an enum class body's names into its members (a name whose value an earlier one has
-    is an alias of it): what `enum.EnumType` does with the body."""
-    made: list[o.Instance] = []
+def makes_flag(bases: tuple[Any, ...]) -> bool:
+    """Does a class with these bases make `enum.Flag` members (objects that combine)?"""
+    return any(isinstance(base, o.Library) and base.qname == "enum.Flag" or isinstance(base, o.ClassObj) and base.flag
+               for base in bases)
+
+
+def _enum_bases(cls: o.ClassObj) -> set[str]:
+    """The library classes an enum class derives from (`enum.IntFlag`, `builtins.str`, ...)."""
+    return {base.qname for klass in cls.mro() for base in klass.bases if isinstance(base, (o.Library, o.Native))}
+
+
+def make_members(interp: Interpreter, cls: o.ClassObj) -> None:
+    """What `enum.EnumType` does with a class body: number its `auto()` values, and (for an enum
+    whose members are objects of their own) turn its names into members, a name whose value an
+    earlier one has being an alias of it, each member's `__init__` given its value's items."""
+    bases = _enum_bases(cls)
+    if not cls.enum and not bases & (_ENUMS | _VALUE_TYPES) - {"builtins.int", "builtins.str", "builtins.float"}:
+        return
     names = cls.env.vars
-    for name, value in list(names.items()):
-        if name.startswith("_") and name.endswith("_") or isinstance(
-                value, (o.Closure, o.ClassObj, o.Library, o.Native, Property, StaticMethod, ClassMethod)):
-            continue  # dunder and sunder names, methods, nested classes: not members
+    members = [(name, value) for name, value in names.items() if not (name.startswith("_") and name.endswith("_"))
+               and not isinstance(value, (o.Closure, o.ClassObj, o.Library, o.Native, Property, StaticMethod,
+                                          ClassMethod))]  # dunder and sunder names, methods, nested classes
+    members = _numbered(interp, cls, bases, members)
+    if not cls.enum:
+        names.update(members)
+        return
+    if isinstance(class_attribute(cls, "__new__"), o.Closure):
+        names.update((name, UNKNOWN) for name, _ in members)  # its `__new__`, which we do not run, makes them
+        return
+    init = class_attribute(cls, "__init__")
+    made: list[o.Instance] = []
+    for name, value in members:
         alias = next((member for member in made if _same_value(member.attributes["value"], value)), None)
         if alias is None:
             alias = o.Instance(cls, {"name": name, "value": value, "_name_": name, "_value_": value})
             made.append(alias)
+            if isinstance(init, o.Closure):
+                interp.run(init, [alias, *(value if isinstance(value, tuple) else (value,))], {}, cls.node)
         names[name] = alias
 
 
+def _numbered(interp: Interpreter, cls: o.ClassObj, bases: set[str],
+              members: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
+    """The members with their `auto()` values given, as `_generate_next_value_` gives them: the
+    class's own (run), a flag's next power of two, a `StrEnum`'s lower-cased name, else one
+    more than the last (when it is the highest: Python versions differ otherwise)."""
+    generate = class_attribute(cls, "_generate_next_value_")
+    found: list[tuple[str, Any]] = []
+    for name, value in members:
+        if isinstance(value, o.Auto):
+            last = [item for _, item in found]
+            if isinstance(generate, (o.Closure, StaticMethod)):
+                value = interp.invoke(getattr(generate, "func", generate), [name, 1, len(found), last], {}, cls.node)
+            elif "enum.StrEnum" in bases:
+                value = name.lower()
+            elif bases & {"builtins.str", "builtins.float"} or not all(
+                    isinstance(item, int) and not isinstance(item, bool) for item in last):
+                value = UNKNOWN  # (a mixed-in type makes its own value of the number)
+            elif cls.flag or "enum.IntFlag" in bases:
+                value = 2 ** max(last).bit_length() if last and max(last) > 0 else 1
+            else:
+                value = last[-1] + 1 if last and last[-1] == max(last) else UNKNOWN if last else 1
+        found.append((name, value))
+    return found
+
+
 def _same_value(one: Any, other: Any) -> bool:
+    if isinstance(one, tuple) and type(other) is tuple:
+        return len(one) == len(other) and all(_same_value(a, b) for a, b in zip(one, other))
     return isinstance(one, (bool, int, float, str, bytes, type(None))) and type(one) is type(other) and one == other
+
+
+def member_operation(op: str, left: Any, right: Any) -> Any:
+    """`a | b`, `a & b`, `a ^ b` of one `Flag`'s members: the member of that value (a composite
+    one made once, as `Flag` caches it); UNKNOWN for any other operation on objects."""
+    function = {"|": int.__or__, "&": int.__and__, "^": int.__xor__}.get(op)
+    one, other = _flag_value(left), _flag_value(right)
+    if function is None or one is None or other is None or left.cls is not right.cls:
+        return UNKNOWN
+    return _flag_member(left.cls, function(one, other))
+
+
+def _flag_value(value: Any) -> int | None:
+    if not (isinstance(value, o.Instance) and value.cls.flag):
+        return None
+    found = value.attributes.get("_value_")
+    return found if isinstance(found, int) and not isinstance(found, bool) and found >= 0 else None
+
+
+def flag_contains(left: Any, right: Any) -> Any:
+    """`a in b` of one `Flag`'s members: are all of `a`'s bits in `b`? None: not two flags."""
+    inner, outer = _flag_value(left), _flag_value(right)
+    if inner is None or outer is None or left.cls is not right.cls:
+        return None
+    return inner & outer == inner
+
+
+def _flag_member(cls: o.ClassObj, value: int) -> Any:
+    """The member of a flag class with this value: a named one, else the composite of its bits
+    (one object per value); UNKNOWN for bits no member has."""
+    named = [member for member in enum_members(cls) if _flag_value(member) is not None]
+    if len(named) != len(enum_members(cls)):
+        return UNKNOWN
+    known = next((member for member in named if member.attributes["_value_"] == value), None)
+    every = functools.reduce(int.__or__, (member.attributes["_value_"] for member in named), 0)
+    if known is not None or value & ~every:
+        return known if known is not None else UNKNOWN
+    composites = cls.__dict__.setdefault("_composites", {})
+    if value not in composites:
+        composites[value] = o.Instance(cls, {"name": UNKNOWN, "value": value, "_name_": UNKNOWN, "_value_": value})
+    return composites[value]
 
 
 def enum_members(cls: o.ClassObj) -> list[o.Instance]:
@@ -1585,6 +1771,8 @@ def _member_of(cls: o.ClassObj, value: Any) -> Any:
     """`Mode(value)`: the member with that value (or the member itself); UNKNOWN when none is."""
     if isinstance(value, o.Instance) and value.cls is cls:
         return value
+    if cls.flag and isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return _flag_member(cls, value)
     return next((member for member in enum_members(cls) if _same_value(member.attributes["value"], value)), UNKNOWN)
 
 
@@ -1628,6 +1816,12 @@ def _tuple_method(interp: Interpreter, obj: o.Instance | o.ClassObj, name: str, 
 
 
 def _is_named_tuple(cls: o.ClassObj) -> bool:
+    """A named tuple's class: `collections.namedtuple`'s, a `typing.NamedTuple`, or a subclass."""
+    return any(klass.tuple_fields is not None or _declares_tuple_fields(klass) for klass in cls.mro())
+
+
+def _declares_tuple_fields(cls: o.ClassObj) -> bool:
+    """A `typing.NamedTuple` class: its annotated names are its fields (a subclass's are not)."""
     return any(isinstance(base, o.Library) and base.qname.endswith("NamedTuple") for base in cls.bases)
 
 
@@ -1635,6 +1829,10 @@ def instantiate(interp: Interpreter, cls: o.ClassObj, args: list[Any], kwargs: d
                 node: nodes.NodeNG) -> Any:
     if cls.enum:
         return _member_of(cls, args[0]) if len(args) == 1 and not kwargs else UNKNOWN
+    if isinstance(class_attribute(cls, "__new__"), o.Closure):
+        for value in list(args) + list(kwargs.values()):
+            interp.escape(value)
+        return UNKNOWN  # made by a `__new__` we do not run
     instance = o.Instance(cls)
     if cls.dataclass or _is_named_tuple(cls):
         fields = _fields(cls)
