@@ -415,6 +415,9 @@ class Trace:
                     cls, free=objects.Free(("self", owner), names[0]) if free else None)
             else:
                 preset[names[0]] = UNKNOWN
+        if free:
+            for name, default in _literal_defaults(func.args).items():
+                preset[name] = _input_or_default(preset[name], default)
         return preset
 
 
@@ -445,6 +448,26 @@ def _cases(parameters: objects.Parameters, positional: list[str], names: list[st
             if len(alternatives) == len(axis):
                 found[name] = objects.guarded(alternatives)
     return found
+
+
+def _literal_defaults(arguments: nodes.Arguments) -> dict[str, int | float | str]:
+    """The parameters whose default is a number or a string literal (`block_m=128`)."""
+    positional = (arguments.posonlyargs or []) + (arguments.args or [])
+    pairs = list(zip(positional[len(positional) - len(arguments.defaults):], arguments.defaults))
+    pairs += [(arg, default) for arg, default in zip(arguments.kwonlyargs, arguments.kw_defaults) if default]
+    return {arg.name: default.value for arg, default in pairs
+            if isinstance(default, nodes.Const) and type(default.value) in (int, float, str)}
+
+
+def _input_or_default(free: Any, default: int | float | str) -> Any:
+    """An input left at its literal default is that value: one alternative, under the same
+    condition `free == default` in the code would test (so a finding that needs the default
+    says "when block_m == 96"); any other value is still the input. Truthiness and None
+    already split booleans and None defaults both ways."""
+    if not isinstance(free, objects.Free):
+        return free
+    var = objects.equals_var(free, "==", default)
+    return objects.Guarded(((frozenset({(var, True)}), default), (frozenset({(var, False)}), free)))
 
 
 def _run_unknown(interp: Interpreter, closure: objects.Closure, free: bool = False) -> None:
