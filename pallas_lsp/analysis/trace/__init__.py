@@ -16,7 +16,7 @@ from astroid import nodes
 
 from ..project import Project
 from ..values import UNKNOWN, Var
-from . import callers, decide, objects, reuse
+from . import callers, decide, objects, reuse, stubs
 from .interp import ABSENT, EntryExhausted, Interpreter, Site
 from .resolver import Resolver, _library_module
 
@@ -416,8 +416,9 @@ class Trace:
             else:
                 preset[names[0]] = UNKNOWN
         if free:
-            for name, default in _literal_defaults(func.args).items():
-                preset[name] = _input_or_default(preset[name], default)
+            for name, default in stubs.literal_defaults(func).items():
+                if type(default) in (int, float, str):  # bools and None: truth and none_var split them
+                    preset[name] = _input_or_default(preset[name], default)
         return preset
 
 
@@ -448,15 +449,6 @@ def _cases(parameters: objects.Parameters, positional: list[str], names: list[st
             if len(alternatives) == len(axis):
                 found[name] = objects.guarded(alternatives)
     return found
-
-
-def _literal_defaults(arguments: nodes.Arguments) -> dict[str, int | float | str]:
-    """The parameters whose default is a number or a string literal (`block_m=128`)."""
-    positional = (arguments.posonlyargs or []) + (arguments.args or [])
-    pairs = list(zip(positional[len(positional) - len(arguments.defaults):], arguments.defaults))
-    pairs += [(arg, default) for arg, default in zip(arguments.kwonlyargs, arguments.kw_defaults) if default]
-    return {arg.name: default.value for arg, default in pairs
-            if isinstance(default, nodes.Const) and type(default.value) in (int, float, str)}
 
 
 def _input_or_default(free: Any, default: int | float | str) -> Any:

@@ -93,7 +93,7 @@ def bind_api(interp: Interpreter, qname: str, args: list[Any], kwargs: dict[str,
     if node is None:
         return None
     closure = o.Closure(node, None, True)
-    object.__setattr__(closure, "defaults", _literal_defaults(node))
+    object.__setattr__(closure, "defaults", literal_defaults(node))
     if isinstance(node.parent, nodes.ClassDef):  # __init__(self, ...)
         args = [None] + args
     bound: dict[str, Any] | None = interp.bind(closure, args, kwargs)
@@ -103,7 +103,7 @@ def bind_api(interp: Interpreter, qname: str, args: list[Any], kwargs: dict[str,
 
 
 @functools.lru_cache(maxsize=None)
-def _literal_defaults(node: nodes.FunctionDef) -> dict[str, Any]:
+def literal_defaults(node: nodes.FunctionDef) -> dict[str, Any]:
     found = {}
     arguments = node.args
     assert arguments.args is not None and arguments.defaults is not None and arguments.kw_defaults is not None
