@@ -15,6 +15,7 @@ real code still uses (`out_shape=`/`scratch_shapes=`, `GPUMemorySpace`) are acce
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 MOSAIC_GPU = "jax.experimental.pallas.mosaic_gpu"
 PALLAS = "jax.experimental.pallas"
@@ -254,6 +255,19 @@ class ApiValue:
     not model it, but it is certainly not None."""
 
     qualified: str
+
+
+@dataclass(frozen=True)
+class ShapeDtype(ApiValue):
+    """A `jax.ShapeDtypeStruct(shape, dtype)`: its `.shape` and `.dtype` are what it was given
+    (hashable, UNKNOWN-free values only; None for what cannot be said)."""
+
+    shape: Any = None
+    dtype: Any = None
+
+
+def is_shape_dtype_struct(value: Any) -> bool:
+    return isinstance(value, ApiValue) and value.qualified == SHAPE_DTYPE_STRUCT + "()"
 
 
 def api_value(qualified: str | None, called: bool = False) -> ApiValue | None:

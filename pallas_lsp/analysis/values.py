@@ -45,4 +45,6 @@ class Var:
             return self.labels[self.domain.index(value)]
         if self.key[0] == "none":
             return f"{self.label} is {'None' if value else 'not None'}"
+        if len(self.key) == 4 and self.key[2] == "==" and self.domain == (False, True):  # `objects.equals_var`
+            return self.label if value else self.label.replace(" == ", " != ", 1)
         return f"{self.label} is {value}"

@@ -166,7 +166,7 @@ def _outputs(pick: Picker, run: KernelRun) -> int | Any:
     found = pick.pick(value)
     if found is None:
         return 0
-    if found == api.ApiValue(api.SHAPE_DTYPE_STRUCT + "()"):
+    if api.is_shape_dtype_struct(found):
         return 1
     if isinstance(found, (tuple, list)):
         return len(found)

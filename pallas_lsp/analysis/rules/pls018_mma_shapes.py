@@ -99,10 +99,8 @@ def _shape(pick: Picker, operand: Any) -> tuple[int, int] | Any:
         ref = pick.pick(ref.ref)
     if not isinstance(ref, o.Alloc):
         return UNKNOWN
-    shape = pick.pick(ref.argument("shape", UNKNOWN))
-    if not isinstance(shape, (tuple, list)):
-        return UNKNOWN
-    if not all(isinstance(dim, int) and not isinstance(dim, bool) for dim in shape):
+    shape = pick.shape(ref.argument("shape", UNKNOWN))
+    if shape is UNKNOWN:
         return UNKNOWN
     if ref.space == "TMEM" and ref.argument("layout") is None and shape[0] not in TMEM_ROWS:
         return UNKNOWN  # JAX refuses to build it (PLS019) and never reaches the MMA

@@ -59,10 +59,8 @@ class TmemRows(SiteRule):
         layout = pick.given(site.arguments.get("layout"))
         if layout is not False:
             return UNKNOWN if layout is UNKNOWN else None
-        shape = pick.pick(site.arguments.get("shape"))
-        if not isinstance(shape, (tuple, list)) or len(shape) < 2:
-            return UNKNOWN
-        if not all(isinstance(dim, int) and not isinstance(dim, bool) for dim in shape):
+        shape = pick.shape(site.arguments.get("shape"))
+        if shape is UNKNOWN or len(shape) < 2:
             return UNKNOWN
         return None if shape[-2] in ROWS else tuple(shape[-2:])
 

@@ -74,6 +74,18 @@ class Picker:
         """One alternative of `value` (a plain value, an object, a `Free` input or UNKNOWN)."""
         return self._choose(decide.alternatives(value, self.guard))
 
+    def shape(self, value: Any) -> tuple[int, ...] | Any:
+        """A shape of plain integers, each dimension one of its alternatives (`(block_m, 128)`
+        with `block_m` an input left at its default, or `128 if collective else 64`);
+        UNKNOWN when it is not a tuple or list of integers."""
+        shape = self.pick(value)
+        if not isinstance(shape, (tuple, list)):
+            return UNKNOWN
+        dims = tuple(self.pick(dim) for dim in shape)
+        if not all(isinstance(dim, int) and not isinstance(dim, bool) for dim in dims):
+            return UNKNOWN
+        return dims
+
     def holds(self, guard: o.Guard) -> bool:
         """Does `guard` hold (decided both ways when the guard so far leaves it open)?"""
         open_literals = [literal for literal in guard if literal not in self.guard]

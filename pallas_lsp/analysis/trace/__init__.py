@@ -16,7 +16,7 @@ from astroid import nodes
 
 from ..project import Project
 from ..values import UNKNOWN, Var
-from . import callers, decide, objects, reuse
+from . import callers, decide, objects, reuse, stubs
 from .interp import ABSENT, EntryExhausted, Interpreter, Site
 from .resolver import Resolver, _library_module
 
@@ -415,6 +415,10 @@ class Trace:
                     cls, free=objects.Free(("self", owner), names[0]) if free else None)
             else:
                 preset[names[0]] = UNKNOWN
+        if free:
+            for name, default in stubs.literal_defaults(func).items():
+                if type(default) in (int, float, str):  # bools and None: truth and none_var split them
+                    preset[name] = _input_or_default(preset[name], default)
         return preset
 
 
@@ -445,6 +449,17 @@ def _cases(parameters: objects.Parameters, positional: list[str], names: list[st
             if len(alternatives) == len(axis):
                 found[name] = objects.guarded(alternatives)
     return found
+
+
+def _input_or_default(free: Any, default: int | float | str) -> Any:
+    """An input left at its literal default is that value: one alternative, under the same
+    condition `free == default` in the code would test (so a finding that needs the default
+    says "when block_m == 96"); any other value is still the input. Truthiness and None
+    already split booleans and None defaults both ways."""
+    if not isinstance(free, objects.Free):
+        return free
+    var = objects.equals_var(free, "==", default)
+    return objects.Guarded(((frozenset({(var, True)}), default), (frozenset({(var, False)}), free)))
 
 
 def _run_unknown(interp: Interpreter, closure: objects.Closure, free: bool = False) -> None:

@@ -214,18 +214,21 @@ class Verdicts:
         bad_guards = [guard for guard, _ in self.bad]
         all_guards = bad_guards + [guard for guard, _ in self.decided]
         parts = []
+        first = bad_guards[0]
+        # An input's value (`block_m == 96`, an entry point's default) is named even when
+        # nothing was decided for its other values: the finding holds for that value only.
+        shown = {literal for literal in first if _is_value_test(literal[0])}
         if set(bad_guards) != set(all_guards):
-            common = frozenset.intersection(*all_guards) if all_guards else frozenset()
-            first = bad_guards[0]
-            bad_set = set(bad_guards)
-            conditions = []
-            for var, value in sorted(first - common, key=lambda literal: literal[0].label):
-                flipped = (first - {(var, value)}) | {(var, not value)}
-                if flipped in bad_set:
-                    continue
-                conditions.append(var.render(value))
-            if conditions:
-                parts.append("when " + " and ".join(conditions))
+            shown |= first - (frozenset.intersection(*all_guards) if all_guards else frozenset())
+        bad_set = set(bad_guards)
+        conditions = []
+        for var, value in sorted(shown, key=lambda literal: literal[0].label):
+            flipped = (first - {(var, value)}) | {(var, not value)}
+            if flipped in bad_set:
+                continue
+            conditions.append(var.render(value))
+        if conditions:
+            parts.append("when " + " and ".join(conditions))
         bad_contexts = {context(chain) for _, chain in self.bad}
         all_contexts = bad_contexts | {context(chain) for _, chain in self.decided}
         if bad_contexts != all_contexts:
@@ -233,6 +236,11 @@ class Verdicts:
             if first_context is not None:
                 parts.append(f"via the call at line {first_context.lineno}")
         return ", ".join(parts)
+
+
+def _is_value_test(var: Any) -> bool:
+    """Is `var` an input compared with a constant (`objects.equals_var`)?"""
+    return len(var.key) == 4 and var.key[0] == "cond"
 
 
 def combine(groups: Iterable[list[tuple[Guard, Any]]]) -> list[list[tuple[Guard, Any]]]:

@@ -1951,6 +1951,15 @@ def _compare(op: str, left: Any, right: Any) -> Any:
             var = o.equals_var(subject, "==", other)
             truth = op == "=="
             return o.Guarded(((frozenset({(var, True)}), truth), (frozenset({(var, False)}), not truth)))
+    if isinstance(left, api.DType) and isinstance(right, api.DType) and op in ("==", "!="):
+        same = _same_dtype(left, right)
+        return UNKNOWN if same is UNKNOWN else same == (op == "==")
+    if op in ("in", "not in") and isinstance(left, api.DType) and isinstance(right, (tuple, list)) and right \
+            and all(isinstance(item, api.DType) for item in right):  # `x.dtype in (jnp.float16, jnp.bfloat16)`
+        found = [_same_dtype(left, item) for item in right]
+        if True not in found and UNKNOWN in found:
+            return UNKNOWN
+        return (True in found) == (op == "in")
     if op in ("in", "not in") and isinstance(right, (tuple, list)) and isinstance(left, _PRIMITIVE) and all(
             isinstance(item, _PRIMITIVE) for item in right):
         return _COMPARE[op](left, right)
@@ -1960,6 +1969,18 @@ def _compare(op: str, left: Any, right: Any) -> Any:
         except TypeError:
             return UNKNOWN
     return UNKNOWN
+
+
+def _same_dtype(left: api.DType, right: api.DType) -> Any:
+    """`x.dtype == jnp.float32`: NumPy's dtypes and JAX's scalar types compare equal when they
+    name one dtype (`np.half` is `float16`). 64-bit types stay undecided: JAX may make them
+    32-bit (x64 off)."""
+    if 64 in (left.bits, right.bits):
+        return UNKNOWN
+    return _DTYPE_ALIASES.get(left.name, left.name) == _DTYPE_ALIASES.get(right.name, right.name)
+
+
+_DTYPE_ALIASES = {"half": "float16", "single": "float32"}
 
 
 def _member_compare(op: str, left: Any, right: Any) -> Any:

@@ -94,7 +94,7 @@ def bind_api(interp: Interpreter, qname: str, args: list[Any], kwargs: dict[str,
     if node is None:
         return None
     closure = o.Closure(node, None, True)
-    object.__setattr__(closure, "defaults", _literal_defaults(node))
+    object.__setattr__(closure, "defaults", literal_defaults(node))
     if isinstance(node.parent, nodes.ClassDef):  # __init__(self, ...)
         args = [None] + args
     bound: dict[str, Any] | None = interp.bind(closure, args, kwargs)
@@ -104,7 +104,7 @@ def bind_api(interp: Interpreter, qname: str, args: list[Any], kwargs: dict[str,
 
 
 @functools.lru_cache(maxsize=None)
-def _literal_defaults(node: nodes.FunctionDef) -> dict[str, Any]:
+def literal_defaults(node: nodes.FunctionDef) -> dict[str, Any]:
     found = {}
     arguments = node.args
     assert arguments.args is not None and arguments.defaults is not None and arguments.kw_defaults is not None
@@ -202,6 +202,14 @@ def attribute(interp: Interpreter, obj: Any, name: str) -> Any:  # noqa: C901 - 
         return resolve(f"{obj.qualified}.{name}")  # plgpu.TMEMLayout.SCALES_LAYOUT
     if isinstance(obj, (o.Alloc, o.View)) and name == "shape":  # a ref's shape: its allocation's, or a view of it
         return _ref_shape(obj)
+    if isinstance(obj, (o.Alloc, o.View)) and name == "dtype":  # `.at[...]` keeps the allocation's dtype
+        dtype = o.base_ref(obj).argument("dtype", UNKNOWN) if isinstance(o.base_ref(obj), o.Alloc) else UNKNOWN
+        return dtype if isinstance(dtype, api.DType) else UNKNOWN
+    if isinstance(obj, api.ShapeDtype) and name in ("shape", "dtype", "ndim"):
+        found = obj.shape if name != "dtype" else obj.dtype
+        if found is None:
+            return UNKNOWN
+        return len(found) if name == "ndim" else found
     if isinstance(obj, (o.Alloc, o.Union, o.Member, o.View, o.Barrier, o.Operand)):
         return o.At(obj) if name == "at" else UNKNOWN
     if isinstance(obj, o.Instance):
@@ -1205,7 +1213,7 @@ def _leading(interp: Interpreter, node: nodes.Call, bound: dict[str, Any]) -> in
     out = bound.get("out_type", bound.get("out_shape"))
     if out is None:
         outputs = 0
-    elif out == api.ApiValue(api.SHAPE_DTYPE_STRUCT + "()"):
+    elif api.is_shape_dtype_struct(out):
         outputs = 1
     elif isinstance(out, (tuple, list)):
         outputs = len(out)
@@ -1559,7 +1567,19 @@ def _parameters_of(node: nodes.NodeNG, axes: list[Any]) -> Any:
     return o.Parameters(node, tuple(axes))
 
 
+def _shape_dtype_struct(interp: Interpreter, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """`jax.ShapeDtypeStruct(shape, dtype, ...)`: what it keeps, read back by `.shape` and
+    `.dtype` (`plgpu.TMEM((m, n), x.dtype)`)."""
+    given = dict(zip(("shape", "dtype"), args))
+    given.update((name, value) for name, value in kwargs.items() if name in ("shape", "dtype"))
+    shape, dtype = given.get("shape"), _as_dtype(given.get("dtype"))
+    shape = tuple(shape) if isinstance(shape, (tuple, list)) and all(
+        isinstance(dim, int) and not isinstance(dim, bool) for dim in shape) else None
+    return api.ShapeDtype(api.SHAPE_DTYPE_STRUCT + "()", shape, dtype if isinstance(dtype, api.DType) else None)
+
+
 LIBRARY_CALLS: dict[str, Callable[..., Any]] = {
+    api.SHAPE_DTYPE_STRUCT: _shape_dtype_struct,
     f"{PARAMETERIZED}.product": _product,
     f"{PARAMETERIZED}.parameters": _cases(named=False),
     f"{PARAMETERIZED}.named_parameters": _cases(named=True),
