@@ -1242,8 +1242,26 @@ class Interpreter:
         """Its value; with one `for`, one per way its filters can go (`[t for t in types if t
         is not None]` with an item that is None under some guard only): alternatives, each
         under its guard, as a branch's are."""
+        iterable = self.ev(node.generators[0].iter, frame)
+        if type(iterable) is not o.Guarded:
+            return self._comprehended(node, frame, self.iterate(iterable))
+        found = []  # one iterable per alternative (`range(nbuf)`, a default and the input)
+        saved = self.guard
+        try:
+            for guard, item in split(iterable):
+                self.guard = conjoin(saved, guard)
+                if self.guard is not None:
+                    found.append((self.guard, self._comprehended(node, frame, self.iterate(item))))
+        finally:
+            self.guard = saved
+        return guarded(found)
+
+    def _comprehended(self, node: nodes.ListComp | nodes.SetComp | nodes.DictComp | nodes.GeneratorExp,
+                      frame: Frame, items: list[Any] | Any) -> Any:
+        """Its value over these items of its first iterable."""
         states: list[list[Any]] = [[self.guard, []]]  # [guard, results]: one per outcome so far
-        if not self._generate(node, list(node.generators), Frame(frame), frame, states, states):
+        if items is UNKNOWN or not self._generate(node, list(node.generators), Frame(frame), frame, states, states,
+                                                  items):
             return UNKNOWN
         return guarded((guard, self._collected(node, results)) for guard, results in states)
 
@@ -1257,7 +1275,7 @@ class Interpreter:
 
     def _generate(self, node: nodes.ListComp | nodes.SetComp | nodes.DictComp | nodes.GeneratorExp,
                   generators: list[nodes.Comprehension], inner: Frame, frame: Frame, states: list[list[Any]],
-                  active: list[list[Any]]) -> bool:
+                  active: list[list[Any]], first: list[Any] | None = None) -> bool:
         """The comprehension's elements from `generators` on, added to the `active` states.
         A filter whose outcome differs between guards splits a state, one per outcome (into
         `states`), in a comprehension with one `for` (where every state takes every item);
@@ -1269,7 +1287,7 @@ class Interpreter:
                 state[1].append(element)
             return True
         generator = generators[0]
-        items = self.iterate(self.ev(generator.iter, inner if generator is not node.generators[0] else frame))
+        items = first if first is not None else self.iterate(self.ev(generator.iter, inner))
         if items is UNKNOWN:
             return False
         splits = len(node.generators) == 1

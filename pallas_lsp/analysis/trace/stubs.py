@@ -663,9 +663,16 @@ def _builtin(function: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _b_range(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
-    if kwargs or not 1 <= len(args) <= 3 or not all(isinstance(a, int) and not isinstance(a, bool) for a in args):
+    """`range(...)`, one per alternative of its bounds (`range(nbuf)`, `nbuf` a default)."""
+    if kwargs or not 1 <= len(args) <= 3:
         return UNKNOWN
-    result = range(*args)
+    return interp.lift(_range, *args)
+
+
+def _range(*bounds: Any) -> Any:
+    if not all(isinstance(bound, int) and not isinstance(bound, bool) for bound in bounds):
+        return UNKNOWN
+    result = range(*bounds)
     return result if len(result) <= 4096 else UNKNOWN
 
 
