@@ -1628,6 +1628,8 @@ class Interpreter:
             if isinstance(node, nodes.Call):
                 self.record("kernel_apply", node, {"kernel": callee.node, "args": tuple(args),
                                                    "kwargs": tuple(kwargs)})
+                if not kwargs:
+                    self.stubs.apply_kernel(self, callee, args, node)
             return UNKNOWN
         if isinstance(callee, o.Library) and callee.qname in self.stubs.LIBRARY_CALLS:
             return self.stubs.LIBRARY_CALLS[callee.qname](self, node, args, kwargs)

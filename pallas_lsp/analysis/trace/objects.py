@@ -558,9 +558,12 @@ class ExitStack:
 
 @dataclass(frozen=True)
 class Kernel:
-    """What `plgpu.kernel(...)` returns: calling it runs nothing we need to see."""
+    """What `plgpu.kernel(...)` returns. Calling it runs its body again only when the body
+    takes `*refs` and its operands were not counted where it was made (`later`: the body,
+    the scratch, the bound arguments and the count of outputs)."""
 
     node: nodes.Call
+    later: tuple[Any, Any, dict[str, Any], int] | None = field(default=None, compare=False)
 
 
 # ---------------------------------------------------------------------------

@@ -1188,21 +1188,43 @@ def _partial(interp: Interpreter, qname: str, node: nodes.Call, args: list[Any],
 
 def _kernel(interp: Interpreter, qname: str, node: nodes.Call, args: list[Any], kwargs: dict[str, Any]) -> Any:
     """`plgpu.kernel(body, ...)` / `pl.kernel(...)`, also as a decorator factory: the body
-    runs at once with unknown operands and the scratch refs in its last parameters."""
+    runs at once with unknown operands and the scratch refs in its last parameters. A body
+    taking `*refs`, applied later, runs again where it is applied (`apply_kernel`), when
+    what the application gives counts its operands."""
     body = args[0] if args else kwargs.get("body")
     if body is None:  # @plgpu.kernel(out_type=..., ...)
         return o.Partial(o.Native(qname), (), tuple(kwargs.items()))
     bound = bind_api(interp, qname, args, kwargs) or {}
     scratch = next((bound[k] for k in ("scratch_types", "scratch_shapes") if bound.get(k) is not None), ())
     interp.record("kernel", node, bound)
-    _run_body(interp, node, body, scratch, tail=True, gmem=True, leading=_leading(interp, node, bound))
-    return o.Kernel(node)
+    operands, outputs = _operands_here(interp, node), _outputs(bound)
+    counted = operands is not None and outputs is not None
+    _run_body(interp, node, body, scratch, tail=True, gmem=True, leading=operands + outputs if counted else None)
+    later = not counted and outputs is not None and isinstance(scratch, (tuple, list)) and _takes_refs(body)
+    return o.Kernel(node, (body, scratch, bound, outputs) if later else None)
 
 
-def _leading(interp: Interpreter, node: nodes.Call, bound: dict[str, Any]) -> int | None:
-    """Operands and outputs of `plgpu.kernel(...)(x, y)` applied in the same expression (the
-    refs before the scratch); None when they cannot be counted here. A starred operand counts
-    when it names a sequence known now (`(*inputs)`: reading a name runs nothing)."""
+def apply_kernel(interp: Interpreter, kernel: o.Kernel, args: list[Any], node: nodes.Call) -> None:
+    """`kernel(x, y)` of a kernel whose body takes `*refs` and ran with its operands not
+    counted: it runs again as the application traces it, with them counted."""
+    if kernel.later is None:
+        return
+    body, scratch, bound, outputs = kernel.later
+    interp.record("kernel", kernel.node, bound)
+    _run_body(interp, kernel.node, body, scratch, tail=True, gmem=True, leading=len(args) + outputs)
+
+
+def _takes_refs(body: Any) -> bool:
+    """Does the body (a function, a partial of one, a bound method) take `*refs`?"""
+    while isinstance(body, (o.Partial, o.Bound)):
+        body = body.func
+    return isinstance(body, o.Closure) and isinstance(body.node, nodes.FunctionDef) and bool(body.node.args.vararg)
+
+
+def _operands_here(interp: Interpreter, node: nodes.Call) -> int | None:
+    """The operands of `plgpu.kernel(...)(x, y)` applied in the same expression; None when
+    they cannot be counted here. A starred operand counts when it names a sequence known
+    now (`(*inputs)`: reading a name runs nothing)."""
     parent = node.parent
     if not (isinstance(parent, nodes.Call) and parent.func is node) or parent.keywords:
         return None
@@ -1217,16 +1239,19 @@ def _leading(interp: Interpreter, node: nodes.Call, bound: dict[str, Any]) -> in
         if items is UNKNOWN:
             return None
         operands += len(items)
+    return operands
+
+
+def _outputs(bound: dict[str, Any]) -> int | None:
+    """The output refs the body gets after the operands (None: not known)."""
     out = bound.get("out_type", bound.get("out_shape"))
     if out is None:
-        outputs = 0
-    elif api.is_shape_dtype_struct(out):
-        outputs = 1
-    elif isinstance(out, (tuple, list)):
-        outputs = len(out)
-    else:
-        return None
-    return operands + outputs
+        return 0
+    if api.is_shape_dtype_struct(out):
+        return 1
+    if isinstance(out, (tuple, list)):
+        return len(out)
+    return None
 
 
 def _pallas_call(interp: Interpreter, qname: str, node: nodes.Call, args: list[Any], kwargs: dict[str, Any]) -> Any:
