@@ -118,10 +118,13 @@ class _Iteration:
     containers: dict[int, Any] = field(default_factory=dict)
     names: set[str] = field(default_factory=set)
     exits: list[Guard] = field(default_factory=list)
+    attributes: dict[int, tuple[dict[str, Any], set[Any]]] = field(default_factory=dict)  # instances': names set
 
     def absorb(self, other: _Iteration) -> None:
         self.containers.update(other.containers)
         self.names.update(other.names)
+        for key, (held, names) in other.attributes.items():
+            self.attributes.setdefault(key, (held, set()))[1].update(names)
 
 
 @dataclass
@@ -668,6 +671,9 @@ class Interpreter:
                 if name in iteration.names or iteration.start.get(name, _MISSING) is not value:
                     frame.vars[name] = UNKNOWN
             self.poisoned.update(iteration.containers)
+            for held, names in iteration.attributes.values():
+                for name in held if _MISSING in names else names:
+                    held[name] = UNKNOWN
 
     def while_loop(self, node: nodes.While, frame: Frame) -> None:
         """A `while` whose test is decided before every iteration (a counter, a worklist of
@@ -788,10 +794,22 @@ class Interpreter:
             return None
         self.wrote(obj)
         held = obj.env.vars if isinstance(obj, (o.ClassObj, o.ModuleObj)) else obj.attributes
+        if isinstance(obj, (o.Namespace, o.Instance)):
+            self._attributes_changing(held, name)
         if self.shared_log is not None and isinstance(obj, (o.ClassObj, o.ModuleObj)):
             names = [name] if isinstance(name, str) else list(held)
             self.shared_log.extend((held, known, held.get(known, ABSENT)) for known in names)
         return held
+
+    def _attributes_changing(self, held: dict[str, Any], name: Any) -> None:
+        """An instance's attributes, about to change (`name`; any, when not a string): inside a
+        branch they are as they were for the next outcome, and joined after it, as a dict is;
+        an unrolled iteration keeps which names changed, to forget them (`_forget`)."""
+        if self.branch_logs and id(held) not in self.branch_logs[-1]:
+            self.branch_logs[-1][id(held)] = (held, held.copy())
+        if self.iterations:
+            self.iterations[-1].attributes.setdefault(id(held), (held, set()))[1].add(
+                name if isinstance(name, str) else _MISSING)
 
     def delete_item(self, container: Any, key: Any) -> None:
         """`del container[key]`: the item (or slice) gone, or the container's contents unknown."""
