@@ -111,6 +111,24 @@ _RAISED = ("Raise",)  # the args of a `_Signal` that an exception raised
 
 
 @dataclass
+class _Iteration:
+    """What one run of an unrolled loop's body changed: the names as it began, the containers
+    changed on any path, the names rebound on the paths that left it early (and their guards)."""
+
+    start: dict[str, Any]
+    containers: dict[int, Any] = field(default_factory=dict)
+    names: set[str] = field(default_factory=set)
+    exits: list[Guard] = field(default_factory=list)
+    attributes: dict[int, tuple[dict[str, Any], set[Any]]] = field(default_factory=dict)  # instances': names set
+
+    def absorb(self, other: _Iteration) -> None:
+        self.containers.update(other.containers)
+        self.names.update(other.names)
+        for key, (held, names) in other.attributes.items():
+            self.attributes.setdefault(key, (held, set()))[1].update(names)
+
+
+@dataclass
 class _Call:
     returns: list[tuple[Guard, Any]] = field(default_factory=list)  # (guard, value)
     function: nodes.NodeNG | None = None  # the function running (what `super()` needs of it)
@@ -166,6 +184,10 @@ class Interpreter:
         # Paths that raised while others went on (a test, assert or call we could not decide
         # dropped them), counted: a `try` whose body adds to it may end in a handler instead
         self.dropped_raises = 0
+        # ... and paths that left a loop's body early, by kind (an undecided test whose one
+        # outcome continues or breaks): the unrolled loop forgets what the others changed
+        self.dropped_exits = {"Break": 0, "Continue": 0}
+        self.iterations: list[_Iteration] = []  # the unrolled iterations running now
         self.entry_limit = float("inf")  # `Trace` gives each entry point a number of steps
         # What `trace.reuse` needs to keep an entry point's run for the next analysis: every
         # closure made, in order, and (while it watches, a list) the objects written to
@@ -467,6 +489,7 @@ class Interpreter:
                         if (both := conjoin(guard, frozenset({(raised, False)}))) is not None]
         if ending is not None or normal is None:
             endings.add(ending or ())
+            self._left_early(ending or (), frame)
         else:
             self.guard = normal
             if self._outcome(lambda: self.block(node.orelse, frame), frame, changed, endings):
@@ -486,6 +509,7 @@ class Interpreter:
         self.guard = saved
         if _RAISED in endings and live:
             self.dropped_raises += 1  # `else` or a handler raised: the try does, on some paths
+        self._count_exits(endings, bool(live))
         if not live:
             frame.vars = before
             raise _Signal(*(next(iter(endings)) if len(endings) == 1 else ()))
@@ -494,6 +518,20 @@ class Interpreter:
             self.guard, frame.vars = live[0]
             return
         frame.vars = _join(live, before)
+
+    def _left_early(self, ending: tuple[Any, ...], frame: Frame) -> None:
+        """A path that continues or breaks: the names it rebound in the running iteration."""
+        if self.iterations and ending in (("Break",), ("Continue",)):
+            iteration = self.iterations[-1]
+            iteration.exits.append(self.guard)
+            iteration.names.update(name for name, value in frame.vars.items()
+                                   if iteration.start.get(name, _MISSING) is not value)
+
+    def _count_exits(self, endings: set[tuple[Any, ...]], live: bool) -> None:
+        """Outcomes that continued or broke out of a loop while others went on."""
+        for kind in self.dropped_exits:
+            if (kind,) in endings and live:
+                self.dropped_exits[kind] += 1
 
     def _outcome(self, run: Callable[[], None], frame: Frame, changed: dict[int, tuple[Any, Any]],
                  endings: set[tuple[Any, ...]]) -> bool:
@@ -505,6 +543,7 @@ class Interpreter:
             return True
         except _Signal as signal:
             endings.add(signal.args)
+            self._left_early(signal.args, frame)
             return False
         finally:
             for key, entry in self.branch_logs.pop().items():
@@ -572,6 +611,7 @@ class Interpreter:
                 alive = True
             except _Signal as signal:
                 endings.add(signal.args)
+                self._left_early(signal.args, frame)
             finally:
                 log = self.branch_logs.pop()
             for key, (container, old) in log.items():
@@ -583,6 +623,7 @@ class Interpreter:
         self.guard = saved
         if _RAISED in endings and (live or len(endings) > 1):
             self.dropped_raises += 1
+        self._count_exits(endings, bool(live))
         if not live:
             frame.vars = before
             raise _Signal(*(next(iter(endings)) if len(endings) == 1 else ()))
@@ -773,11 +814,13 @@ class Interpreter:
             self.opaque_loop(node, node.target, frame)
             return
         self.unrolled *= max(len(items), 1)
+        broke: list[_Iteration] = []
         try:
             for item in self._taken_one_by_one(iterable) if lazy else items:
                 self.assign(node.target, item, frame)
-                if not self._iteration(node.body, frame):
+                if not self._iteration(node.body, frame, broke):
                     return
+            self._forget(broke, frame)
             self.block(node.orelse, frame)
         finally:
             self.unrolled //= max(len(items), 1)
@@ -788,8 +831,33 @@ class Interpreter:
             self.changing(iterator.items)
             yield iterator.items.pop(0)
 
-    def _iteration(self, body: list[nodes.NodeNG], frame: Frame) -> bool:
-        """One run of a loop's body; False when it breaks out of the loop."""
+    def _iteration(self, body: list[nodes.NodeNG], frame: Frame, broke: list[_Iteration]) -> bool:
+        """One run of a loop's body; False when it breaks out of the loop. Where an outcome
+        of a test we could not decide continued (or broke), the paths that did hold other
+        values: what this iteration changed is unknown after it (and, after a `break`, what
+        the loop changed from this iteration on, once it ends: `broke`)."""
+        exits = dict(self.dropped_exits)
+        iteration = _Iteration(dict(frame.vars))
+        self.iterations.append(iteration)
+        try:
+            ran = self._run_body(body, frame)
+        finally:
+            self.iterations.pop()
+            if self.iterations:
+                self.iterations[-1].absorb(iteration)
+        for since in broke:
+            since.absorb(iteration)
+        if self.dropped_exits["Break"] != exits["Break"] and not broke:
+            broke.append(_Iteration(iteration.start, dict(iteration.containers), set(iteration.names)))
+        if self.dropped_exits != exits:
+            self._forget([iteration], frame)
+            self.guard = self.guard.intersection(*iteration.exits)  # the paths that left rejoin here
+            self.dropped_exits = exits  # (this loop's: an enclosing one's iteration went on)
+        if not ran:
+            self._forget(broke, frame)
+        return ran
+
+    def _run_body(self, body: list[nodes.NodeNG], frame: Frame) -> bool:
         try:
             self.block(body, frame)
         except _Signal as signal:
@@ -799,19 +867,33 @@ class Interpreter:
                 raise
         return True
 
+    def _forget(self, since: list[_Iteration], frame: Frame) -> None:
+        """The names rebound and the containers changed since `since[0]` began are unknown."""
+        for iteration in since[:1]:
+            for name, value in list(frame.vars.items()):
+                if name in iteration.names or iteration.start.get(name, _MISSING) is not value:
+                    frame.vars[name] = UNKNOWN
+            self.poisoned.update(iteration.containers)
+            for held, names in iteration.attributes.values():
+                for name in held if _MISSING in names else names:
+                    held[name] = UNKNOWN
+
     def while_loop(self, node: nodes.While, frame: Frame) -> None:
         """A `while` whose test is decided before every iteration (a counter, a worklist of
         known items) runs as Python runs it, up to MAX_UNROLL iterations; from the first test
         it cannot decide on, the rest of it is an `opaque_loop`."""
+        broke: list[_Iteration] = []
         for _ in range(MAX_UNROLL + 1):
             outcomes = self.truth_of(node.test, frame)
             if len(outcomes) != 1 or outcomes[0][0] != self.guard:
                 break
             if not outcomes[0][1]:
+                self._forget(broke, frame)
                 self.block(node.orelse, frame)
                 return
-            if not self._iteration(node.body, frame):
+            if not self._iteration(node.body, frame, broke):
                 return
+        self._forget(broke, frame)
         self.opaque_loop(node, None, frame)
 
     def opaque_loop(self, node: nodes.For | nodes.While | nodes.Match | nodes.Try, target: nodes.NodeNG | None,
@@ -819,7 +901,7 @@ class Interpreter:
         """A loop we cannot unroll: its body runs once on unknown items, to see the calls in
         it; whatever it rebinds or grows is unknown afterwards. (`bodies`: a match's cases or
         a try's handlers, one of which runs.)"""
-        before = dict(frame.vars)
+        before, exits = dict(frame.vars), dict(self.dropped_exits)
         self.loop_depth += 1
         try:
             for body in bodies if bodies is not None else [node.body]:  # type: ignore[union-attr]  # a Match gives bodies
@@ -830,8 +912,12 @@ class Interpreter:
                 except _Signal as signal:
                     if signal.args == _RAISED:
                         self.dropped_raises += 1  # on some run of it
+                    elif bodies is not None and signal.args in (("Break",), ("Continue",)):
+                        self.dropped_exits[signal.args[0]] += 1  # one case or handler left the loop's body
         finally:
             self.loop_depth -= 1
+            if bodies is None:
+                self.dropped_exits = exits  # its own `break`s and `continue`s: what it changed is unknown anyway
         if not self.loop_depth:
             self.poisoned |= self.mutated
             self.mutated = set()
@@ -911,10 +997,22 @@ class Interpreter:
             return None
         self.wrote(obj)
         held = obj.env.vars if isinstance(obj, (o.ClassObj, o.ModuleObj)) else obj.attributes
+        if isinstance(obj, (o.Namespace, o.Instance)):
+            self._attributes_changing(held, name)
         if self.shared_log is not None and isinstance(obj, (o.ClassObj, o.ModuleObj)):
             names = [name] if isinstance(name, str) else list(held)
             self.shared_log.extend((held, known, held.get(known, ABSENT)) for known in names)
         return held
+
+    def _attributes_changing(self, held: dict[str, Any], name: Any) -> None:
+        """An instance's attributes, about to change (`name`; any, when not a string): inside a
+        branch they are as they were for the next outcome, and joined after it, as a dict is;
+        an unrolled iteration keeps which names changed, to forget them (`_forget`)."""
+        if self.branch_logs and id(held) not in self.branch_logs[-1]:
+            self.branch_logs[-1][id(held)] = (held, held.copy())
+        if self.iterations:
+            self.iterations[-1].attributes.setdefault(id(held), (held, set()))[1].add(
+                name if isinstance(name, str) else _MISSING)
 
     def delete_item(self, container: Any, key: Any) -> None:
         """`del container[key]`: the item (or slice) gone, or the container's contents unknown."""
@@ -976,6 +1074,8 @@ class Interpreter:
         self.wrote(container)
         if self.loop_depth:
             self.mutated.add(id(container))
+        if self.iterations:
+            self.iterations[-1].containers[id(container)] = container
         if self.branch_logs:
             log = self.branch_logs[-1]
             if id(container) not in log:

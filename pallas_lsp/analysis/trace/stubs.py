@@ -1198,10 +1198,11 @@ def _kernel(interp: Interpreter, qname: str, node: nodes.Call, args: list[Any], 
     scratch = next((bound[k] for k in ("scratch_types", "scratch_shapes") if bound.get(k) is not None), ())
     interp.record("kernel", node, bound)
     operands, outputs = _operands_here(interp, node), _outputs(bound)
-    counted = operands is not None and outputs is not None
-    _run_body(interp, node, body, scratch, tail=True, gmem=True, leading=operands + outputs if counted else None)
-    later = not counted and outputs is not None and isinstance(scratch, (tuple, list)) and _takes_refs(body)
-    return o.Kernel(node, (body, scratch, bound, outputs) if later else None)
+    leading = operands + outputs if operands is not None and outputs is not None else None
+    _run_body(interp, node, body, scratch, tail=True, gmem=True, leading=leading)
+    if leading is None and outputs is not None and isinstance(scratch, (tuple, list)) and _takes_refs(body):
+        return o.Kernel(node, (body, scratch, bound, outputs))
+    return o.Kernel(node)
 
 
 def apply_kernel(interp: Interpreter, kernel: o.Kernel, args: list[Any], node: nodes.Call) -> None:
