@@ -278,10 +278,17 @@ class Barrier:
     arguments: tuple[tuple[str, Any], ...]
 
 
+@dataclass(frozen=True)
+class Index:
+    """An integer whose value we cannot tell: a loop's traced index (`fori_loop`'s `ki`),
+    `lax.rem(ki, 2)`, arithmetic on them. As an index it takes one dimension away, as any
+    integer does (JAX indexes with a traced int32 scalar as with a Python int)."""
+
+
 def view_shape(shape: tuple[int, ...], index: Any) -> tuple[int, ...] | None:
     """The shape of `ref.at[index]` for a ref of `shape`, as NumPy's basic indexing makes it: an
-    integer takes its dimension away, a slice or `pl.ds` keeps what it selects; None when an
-    index is not known exactly (or is not one of these)."""
+    integer (known, or an `Index`) takes its dimension away, a slice or `pl.ds` keeps what it
+    selects; None when an index is not known exactly (or is not one of these)."""
     parts = index if isinstance(index, tuple) else (index,)
     if len(parts) > len(shape):
         return None
@@ -290,6 +297,8 @@ def view_shape(shape: tuple[int, ...], index: Any) -> tuple[int, ...] | None:
         if isinstance(part, int) and not isinstance(part, bool):
             if not -dim <= part < dim:
                 return None
+        elif isinstance(part, Index):
+            pass
         elif isinstance(part, slice) and all(p is None or isinstance(p, int) for p in (part.start, part.stop, part.step)):
             found.append(len(range(*part.indices(dim))))
         elif isinstance(part, DSlice) and isinstance(part.size, int) and not isinstance(part.size, bool):

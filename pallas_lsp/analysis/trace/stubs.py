@@ -50,8 +50,8 @@ def stub_function(node: nodes.FunctionDef) -> Any:
     module_name = getattr(node.root(), "pallas_trace_stub", None)
     if module_name is None or not isinstance(node.parent, nodes.Module):
         return None
-    if node.name == "_traced":
-        return o.Native("<traced>")
+    if node.name in ("_traced", "_index"):
+        return o.Native(f"<{node.name[1:]}>")
     qname = f"{module_name}.{node.name}"
     if qname in NATIVE or not is_executable(node):
         return o.Native(qname)
@@ -774,6 +774,8 @@ def call_native(interp: Interpreter, callee: o.Native, args: list[Any], kwargs: 
         return args[0] if len(args) == 1 and not kwargs else UNKNOWN
     if qname == "<traced>":
         return UNKNOWN
+    if qname == "<index>":
+        return o.Index()
     handler = NATIVE.get(qname) or BUILTIN_FUNCTIONS.get(qname)
     if handler is None:
         for value in list(args) + list(kwargs.values()):
@@ -825,6 +827,18 @@ def _dtype(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any],
         return UNKNOWN
     found = _as_dtype(args[0])
     return found if isinstance(found, api.DType) else UNKNOWN
+
+
+def _rem(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """`lax.rem(x, y)` of integers: a traced integer (an `Index`), whatever they are."""
+    operands = list(args) + list(kwargs.values())
+    if len(operands) == 2 and all(_integer(x) for x in operands):
+        return o.Index()
+    return UNKNOWN
+
+
+def _integer(value: Any) -> bool:
+    return isinstance(value, o.Index) or (isinstance(value, int) and not isinstance(value, bool))
 
 
 def _tree_map(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
@@ -1178,6 +1192,7 @@ NATIVE: dict[str, Callable[..., Any]] = {
     **{name: _tree_leaves for name in ("jax.tree.leaves", "jax.tree_util.tree_leaves")},
     "operator.attrgetter": _attrgetter,
     "<attrgetter>": _get_attributes,
+    "jax.lax.rem": _rem,
     "numpy.dtype": _dtype,
     "jax.numpy.dtype": _dtype,
     "builtins.map": _map,
