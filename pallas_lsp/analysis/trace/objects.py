@@ -285,10 +285,20 @@ class Index:
     integer does (JAX indexes with a traced int32 scalar as with a Python int)."""
 
 
+@dataclass(frozen=True)
+class Transpose:
+    """The "index" of a transposed view (`b_smem.T`, `b_smem.transpose((1, 0))`): its
+    dimensions in the order of `permutation` (None: reversed, as `.T` does)."""
+
+    permutation: tuple[Any, ...] | None
+
+
 def view_shape(shape: tuple[int, ...], index: Any) -> tuple[int, ...] | None:
     """The shape of `ref.at[index]` for a ref of `shape`, as NumPy's basic indexing makes it: an
     integer (known, or an `Index`) takes its dimension away, a slice or `pl.ds` keeps what it
     selects; None when an index is not known exactly (or is not one of these)."""
+    if isinstance(index, Transpose):
+        return _transposed(shape, index.permutation)
     parts = index if isinstance(index, tuple) else (index,)
     if len(parts) > len(shape):
         return None
@@ -306,6 +316,14 @@ def view_shape(shape: tuple[int, ...], index: Any) -> tuple[int, ...] | None:
         else:
             return None
     return (*found, *shape[len(parts):])
+
+
+def _transposed(shape: tuple[int, ...], permutation: tuple[Any, ...] | None) -> tuple[int, ...] | None:
+    if permutation is None:
+        return tuple(reversed(shape))
+    if sorted(permutation) != list(range(len(shape))) or any(isinstance(axis, bool) for axis in permutation):
+        return None  # not a permutation of these dimensions (or not known): JAX's business
+    return tuple(shape[axis] for axis in permutation)
 
 
 def base_ref(value: Any) -> Any:

@@ -209,6 +209,8 @@ def attribute(interp: Interpreter, obj: Any, name: str) -> Any:  # noqa: C901 - 
         if found is None:
             return UNKNOWN
         return len(found) if name == "ndim" else found
+    if name in ("T", "transpose") and _smem_ref(obj):  # `b_smem.T`: the MMA's transposed operand
+        return o.View(obj, o.Transpose(None)) if name == "T" else o.Partial(o.Native("<transpose>"), (obj,), ())
     if isinstance(obj, (o.Alloc, o.Union, o.Member, o.View, o.Barrier, o.Operand)):
         return o.At(obj) if name == "at" else UNKNOWN
     if isinstance(obj, o.Instance):
@@ -234,6 +236,21 @@ def attribute(interp: Interpreter, obj: Any, name: str) -> Any:  # noqa: C901 - 
     if isinstance(obj, o.Native) and obj.qname == "builtins.object" and name == "__setattr__":
         return o.Native("builtins.setattr")  # `object.__setattr__(self, name, value)`: a frozen dataclass's
     return UNKNOWN
+
+
+def _smem_ref(obj: Any) -> bool:
+    base = o.base_ref(obj) if isinstance(obj, (o.Alloc, o.View)) else None
+    return isinstance(base, o.Alloc) and base.space == "SMEM"
+
+
+def _transpose(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """`ref.transpose((1, 0))`: a view with its dimensions permuted (JAX takes one sequence)."""
+    if kwargs or len(args) != 2 or not isinstance(args[1], (tuple, list)):
+        return UNKNOWN
+    axes = tuple(args[1])
+    if not all(isinstance(axis, int) and not isinstance(axis, bool) for axis in axes):
+        return UNKNOWN
+    return o.View(args[0], o.Transpose(axes))
 
 
 def _ref_shape(ref: Any) -> Any:
@@ -1193,6 +1210,7 @@ NATIVE: dict[str, Callable[..., Any]] = {
     "operator.attrgetter": _attrgetter,
     "<attrgetter>": _get_attributes,
     "jax.lax.rem": _rem,
+    "<transpose>": _transpose,
     "numpy.dtype": _dtype,
     "jax.numpy.dtype": _dtype,
     "builtins.map": _map,
