@@ -123,7 +123,7 @@ _LAX_STUB = '''
 """pallas-lsp stand-in for jax.lax: control flow calls its functions as tracing does."""
 
 def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
-    return body_fun(_traced(), init_val)
+    return body_fun(_index(), init_val)
 
 def while_loop(cond_fun, body_fun, init_val):
     cond_fun(init_val)
@@ -143,7 +143,9 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, **kwargs):
     return f(init, _traced())
 
 def axis_index(axis_name): ...
+def rem(x, y): ...
 def _traced(): ...
+def _index(): ...
 '''
 
 _JAX_STUB = '''

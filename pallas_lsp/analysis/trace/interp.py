@@ -2010,11 +2010,18 @@ def _foldable(value: Any) -> bool:
     return isinstance(value, _PRIMITIVE)
 
 
+_INDEX_ARITHMETIC = frozenset({operator.add, operator.sub, operator.mul, operator.floordiv, operator.mod,
+                               operator.neg, operator.pos})
+
+
 def _fold(function: Any, *operands: Any) -> Any:
     if function in (operator.add, operator.sub) and len(operands) == 2 and isinstance(operands[0], o.TailLength) \
             and isinstance(operands[1], int) and not isinstance(operands[1], bool):
         length, number = operands
         return o.TailLength(length.tail, length.offset + (number if function is operator.add else -number))
+    if function in _INDEX_ARITHMETIC and any(isinstance(x, o.Index) for x in operands) and all(
+            isinstance(x, o.Index) or (isinstance(x, int) and not isinstance(x, bool)) for x in operands):
+        return o.Index()  # `ki % 2`, `slot + 1`: still an integer
     if function is None or not all(_foldable(operand) for operand in operands):
         return _combined(function, *operands)
     try:

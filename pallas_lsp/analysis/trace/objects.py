@@ -300,10 +300,27 @@ class Barrier:
     arguments: tuple[tuple[str, Any], ...]
 
 
+@dataclass(frozen=True)
+class Index:
+    """An integer whose value we cannot tell: a loop's traced index (`fori_loop`'s `ki`),
+    `lax.rem(ki, 2)`, arithmetic on them. As an index it takes one dimension away, as any
+    integer does (JAX indexes with a traced int32 scalar as with a Python int)."""
+
+
+@dataclass(frozen=True)
+class Transpose:
+    """The "index" of a transposed view (`b_smem.T`, `b_smem.transpose((1, 0))`): its
+    dimensions in the order of `permutation` (None: reversed, as `.T` does)."""
+
+    permutation: tuple[Any, ...] | None
+
+
 def view_shape(shape: tuple[int, ...], index: Any) -> tuple[int, ...] | None:
     """The shape of `ref.at[index]` for a ref of `shape`, as NumPy's basic indexing makes it: an
-    integer takes its dimension away, a slice or `pl.ds` keeps what it selects; None when an
-    index is not known exactly (or is not one of these)."""
+    integer (known, or an `Index`) takes its dimension away, a slice or `pl.ds` keeps what it
+    selects; None when an index is not known exactly (or is not one of these)."""
+    if isinstance(index, Transpose):
+        return _transposed(shape, index.permutation)
     parts = index if isinstance(index, tuple) else (index,)
     if len(parts) > len(shape):
         return None
@@ -312,6 +329,8 @@ def view_shape(shape: tuple[int, ...], index: Any) -> tuple[int, ...] | None:
         if isinstance(part, int) and not isinstance(part, bool):
             if not -dim <= part < dim:
                 return None
+        elif isinstance(part, Index):
+            pass
         elif isinstance(part, slice) and all(p is None or isinstance(p, int) for p in (part.start, part.stop, part.step)):
             found.append(len(range(*part.indices(dim))))
         elif isinstance(part, DSlice) and isinstance(part.size, int) and not isinstance(part.size, bool):
@@ -319,6 +338,14 @@ def view_shape(shape: tuple[int, ...], index: Any) -> tuple[int, ...] | None:
         else:
             return None
     return (*found, *shape[len(parts):])
+
+
+def _transposed(shape: tuple[int, ...], permutation: tuple[Any, ...] | None) -> tuple[int, ...] | None:
+    if permutation is None:
+        return tuple(reversed(shape))
+    if sorted(permutation) != list(range(len(shape))) or any(isinstance(axis, bool) for axis in permutation):
+        return None  # not a permutation of these dimensions (or not known): JAX's business
+    return tuple(shape[axis] for axis in permutation)
 
 
 def base_ref(value: Any) -> Any:

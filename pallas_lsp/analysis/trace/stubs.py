@@ -51,8 +51,8 @@ def stub_function(node: nodes.FunctionDef) -> Any:
     module_name = getattr(node.root(), "pallas_trace_stub", None)
     if module_name is None or not isinstance(node.parent, nodes.Module):
         return None
-    if node.name == "_traced":
-        return o.Native("<traced>")
+    if node.name in ("_traced", "_index"):
+        return o.Native(f"<{node.name[1:]}>")
     qname = f"{module_name}.{node.name}"
     if qname in NATIVE or not is_executable(node):
         return o.Native(qname)
@@ -210,6 +210,8 @@ def attribute(interp: Interpreter, obj: Any, name: str) -> Any:  # noqa: C901 - 
         if found is None:
             return UNKNOWN
         return len(found) if name == "ndim" else found
+    if name in ("T", "transpose") and _smem_ref(obj):  # `b_smem.T`: the MMA's transposed operand
+        return o.View(obj, o.Transpose(None)) if name == "T" else o.Partial(o.Native("<transpose>"), (obj,), ())
     if isinstance(obj, (o.Alloc, o.Union, o.Member, o.View, o.Barrier, o.Operand)):
         return o.At(obj) if name == "at" else UNKNOWN
     if isinstance(obj, o.Instance):
@@ -239,6 +241,21 @@ def attribute(interp: Interpreter, obj: Any, name: str) -> Any:  # noqa: C901 - 
     if isinstance(obj, o.Native) and obj.qname == "builtins.object" and name == "__setattr__":
         return o.Native("builtins.setattr")  # `object.__setattr__(self, name, value)`: a frozen dataclass's
     return UNKNOWN
+
+
+def _smem_ref(obj: Any) -> bool:
+    base = o.base_ref(obj) if isinstance(obj, (o.Alloc, o.View)) else None
+    return isinstance(base, o.Alloc) and base.space == "SMEM"
+
+
+def _transpose(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """`ref.transpose((1, 0))`: a view with its dimensions permuted (JAX takes one sequence)."""
+    if kwargs or len(args) != 2 or not isinstance(args[1], (tuple, list)):
+        return UNKNOWN
+    axes = tuple(args[1])
+    if not all(isinstance(axis, int) and not isinstance(axis, bool) for axis in axes):
+        return UNKNOWN
+    return o.View(args[0], o.Transpose(axes))
 
 
 def _ref_shape(ref: Any) -> Any:
@@ -976,6 +993,8 @@ def call_native(interp: Interpreter, callee: o.Native, args: list[Any], kwargs: 
         return args[0] if len(args) == 1 and not kwargs else UNKNOWN
     if qname == "<traced>":
         return UNKNOWN
+    if qname == "<index>":
+        return o.Index()
     handler = NATIVE.get(qname) or BUILTIN_FUNCTIONS.get(qname)
     if handler is None:
         for value in list(args) + list(kwargs.values()):
@@ -1029,6 +1048,18 @@ def _dtype(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any],
         return UNKNOWN
     found = _as_dtype(args[0])
     return found if isinstance(found, api.DType) else UNKNOWN
+
+
+def _rem(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """`lax.rem(x, y)` of integers: a traced integer (an `Index`), whatever they are."""
+    operands = list(args) + list(kwargs.values())
+    if len(operands) == 2 and all(_integer(x) for x in operands):
+        return o.Index()
+    return UNKNOWN
+
+
+def _integer(value: Any) -> bool:
+    return isinstance(value, o.Index) or (isinstance(value, int) and not isinstance(value, bool))
 
 
 def _tree_map(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
@@ -1496,6 +1527,8 @@ NATIVE: dict[str, Callable[..., Any]] = {
     "builtins.dict.fromkeys": _from_keys,
     "collections.defaultdict": _default_dict,
     "<attrgetter>": _get_attributes,
+    "jax.lax.rem": _rem,
+    "<transpose>": _transpose,
     "numpy.dtype": _dtype,
     "jax.numpy.dtype": _dtype,
     "builtins.map": _map,
