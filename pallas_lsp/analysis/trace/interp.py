@@ -374,6 +374,7 @@ class Interpreter:
     def enter(self, manager: Any, node: nodes.NodeNG) -> Any:
         """What entering `manager` gives, per alternative (run under its guard)."""
         results = []
+        raised = False
         saved = self.guard
         try:
             for guard, item in split(manager):
@@ -381,9 +382,17 @@ class Interpreter:
                 if both is None:
                     continue
                 self.guard = both
-                results.append((both, self.stubs.entered(self, item, node)))
+                self.raised = False
+                value = self.stubs.entered(self, item, node)
+                if self.raised:  # an `__enter__` that raises on every path: the block never runs
+                    raised = True
+                else:
+                    results.append((both, value))
         finally:
             self.guard = saved
+            self.raised = False
+        if raised and not results:
+            raise _Signal(*_RAISED)
         return guarded(results) if results else UNKNOWN
 
     def yielded(self, items: list[Any] | Any) -> None:
@@ -669,6 +678,8 @@ class Interpreter:
             UNKNOWN if id(iterable.items) in self.poisoned else list(iterable.items))
         if items is UNKNOWN or self.unrolled * max(len(items), 1) > (
                 MAX_NESTED_UNROLL if self.unrolled > 1 else MAX_UNROLL):
+            if lazy:
+                self.poisoned.add(id(iterable.items))  # what the loop leaves in it is not known
             self.opaque_loop(node, node.target, frame)
             return
         self.unrolled *= max(len(items), 1)
@@ -1129,7 +1140,7 @@ class Interpreter:
             return dict(results)
         if isinstance(node, nodes.SetComp):
             return UNKNOWN
-        return results if isinstance(node, nodes.ListComp) else tuple(results)
+        return results if isinstance(node, nodes.ListComp) else o.Generator(results)  # `(x for ...)`: an iterator
 
     def _generate(self, node: nodes.ListComp | nodes.SetComp | nodes.DictComp | nodes.GeneratorExp,
                   generators: list[nodes.Comprehension], inner: Frame, frame: Frame, results: list[Any]) -> bool:
@@ -1267,8 +1278,10 @@ class Interpreter:
 
     def _take(self, iterator: Any) -> list[Any] | Any:
         """The items an iterator has left, taken from it."""
-        if not isinstance(iterator, o.Generator) or id(iterator.items) in self.poisoned or \
-                len(iterator.items) > MAX_UNROLL * 4:
+        if not isinstance(iterator, o.Generator) or id(iterator.items) in self.poisoned:
+            return UNKNOWN
+        if len(iterator.items) > MAX_UNROLL * 4:
+            self.poisoned.add(id(iterator.items))  # taken, but not followed
             return UNKNOWN
         items = list(iterator.items)
         self.changing(iterator.items)
@@ -1785,6 +1798,8 @@ def _is_unknown_callable(value: Any) -> bool:
 
 def _memo_key(func: Any, env: Any, bound: dict[str, Any], guard: Guard, anchor: Any,
               kernel: Any, free: tuple[Any, ...] = ()) -> tuple[Any, ...] | None:
+    if any(isinstance(value, o.Generator) for _, value in free):
+        return None  # the callee may take its items: the same call may give other values
     try:
         frozen = tuple(sorted((name, _freeze(value)) for name, value in bound.items()))
         key = (func, env, frozen, guard, anchor, kernel, free)  # the frame itself: an id may be reused
@@ -1803,8 +1818,8 @@ class _Unfreezable(Exception):
 def _freeze(value: Any) -> Any:
     if isinstance(value, tuple):
         return tuple(_freeze(item) for item in value)
-    if isinstance(value, (list, dict, set)):
-        raise _Unfreezable()  # the callee may mutate it: run it every time
+    if isinstance(value, (list, dict, set, o.Generator)):
+        raise _Unfreezable()  # the callee may mutate it (take an iterator's items): run it every time
     if isinstance(value, o.Instance):
         return value  # by identity, and kept alive by the key
     return value

@@ -714,7 +714,11 @@ def _b_reversed(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) ->
 
 def _numeric(function: Callable[..., Any]) -> Callable[..., Any]:
     def call(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
-        values = args[0] if len(args) == 1 and isinstance(args[0], (tuple, list)) else args
+        iterable = len(args) == 1 and (isinstance(args[0], (tuple, list)) or (
+            isinstance(args[0], o.Generator) and function in (min, max)))  # (`bool(iterator)` takes nothing)
+        values = interp.iterate(args[0]) if iterable else args
+        if values is UNKNOWN:
+            return UNKNOWN
         if kwargs or not values or not all(isinstance(v, (int, float, bool, str)) for v in values):
             return UNKNOWN
         try:
