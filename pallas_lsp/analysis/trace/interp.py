@@ -520,7 +520,9 @@ class Interpreter:
             if len(chosen) + len(pending) > o.MAX_ALTERNATIVES:
                 self.opaque_loop(node, None, frame, bodies=[case.body for case in node.cases])
                 return
-        self.branches(chosen + [(guard, lambda: None) for guard, _ in pending], frame)
+        outcomes = chosen + [(guard, lambda: None) for guard, _ in pending]
+        if outcomes:  # (none: no alternative of the subject holds on this path)
+            self.branches(outcomes, frame)
 
     def _run_case(self, case: nodes.MatchCase, captures: dict[str, Any], frame: Frame) -> None:
         for name, value in captures.items():
@@ -684,7 +686,7 @@ class Interpreter:
             return
         self.unrolled *= max(len(items), 1)
         try:
-            for item in self._taken_one_by_one(iterable) if lazy else items:
+            for item in self.taken_one_by_one(iterable) if lazy else items:
                 self.assign(node.target, item, frame)
                 if not self._iteration(node.body, frame):
                     return
@@ -692,7 +694,7 @@ class Interpreter:
         finally:
             self.unrolled //= max(len(items), 1)
 
-    def _taken_one_by_one(self, iterator: o.Generator) -> Iterable[Any]:
+    def taken_one_by_one(self, iterator: o.Generator) -> Iterable[Any]:
         """An iterator's items as a loop takes them (its body may take some too: `next(it)`)."""
         while iterator.items and id(iterator.items) not in self.poisoned:
             self.changing(iterator.items)
@@ -1153,7 +1155,10 @@ class Interpreter:
                 results.append(self.ev(node.elt, inner))
             return True
         generator = generators[0]
-        items = self.iterate(self.ev(generator.iter, inner if generator is not node.generators[0] else frame))
+        source = self.ev(generator.iter, inner if generator is not node.generators[0] else frame)
+        items = self.iterate(source)
+        if isinstance(node, nodes.GeneratorExp) and isinstance(source, o.Generator):
+            self.poisoned.add(id(source.items))  # (Python takes them as the expression's items are taken)
         if items is UNKNOWN:
             return False
         for item in items:

@@ -609,6 +609,42 @@ def _b_next(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any
     return items.pop(0)
 
 
+def _b_sum(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """`sum(iterable, start=0)`: the items added in turn (numbers; tuples or lists joined)."""
+    start = args[1] if len(args) == 2 else kwargs.get("start", 0)
+    items = interp.iterate(args[0]) if len(args) in (1, 2) and set(kwargs) <= {"start"} else UNKNOWN
+    if items is UNKNOWN or isinstance(start, (str, bytes)):  # (strings: a TypeError)
+        return UNKNOWN
+    for item in items:
+        start = interp.binary("+", start, item)
+    return start
+
+
+def _b_any_all(wanted: bool) -> Callable[..., Any]:
+    """`any(iterable)` (`wanted` True) or `all(iterable)`: items taken until one's truth is
+    `wanted` (an iterator keeps the rest); unknown once one's truth is not known."""
+    def call(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        source = args[0] if len(args) == 1 and not kwargs else UNKNOWN
+        if isinstance(source, o.Generator):
+            if id(source.items) in interp.poisoned:
+                return UNKNOWN
+            items: Any = interp.taken_one_by_one(source)
+        else:
+            items = interp.iterate(source)
+        if items is UNKNOWN:
+            return UNKNOWN
+        for item in items:
+            truths = interp.truth(item, o.TRUE)
+            if len(truths) != 1 or truths[0][1] is UNKNOWN:
+                if isinstance(source, o.Generator):
+                    interp.poisoned.add(id(source.items))  # how far it was taken is not known
+                return UNKNOWN
+            if truths[0][1] is wanted:
+                return wanted
+        return not wanted
+    return call
+
+
 def _b_setattr(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
     if len(args) == 3 and not kwargs:
         interp.set_attribute(*args)
@@ -923,6 +959,9 @@ BUILTIN_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "builtins.super": _b_super,
     "builtins.print": lambda interp, args, kwargs: None,
     "builtins.iter": _b_iter,
+    "builtins.sum": _b_sum,
+    "builtins.any": _b_any_all(True),
+    "builtins.all": _b_any_all(False),
     "builtins.next": _b_next,
 }
 BUILTINS: dict[str, Any] = {
