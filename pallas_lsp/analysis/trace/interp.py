@@ -14,9 +14,10 @@ on it is decided later.
 
 from __future__ import annotations
 
+import functools
 import operator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 import astroid
 from astroid import nodes
@@ -450,7 +451,7 @@ class Interpreter:
     def branch(self, test: nodes.NodeNG, body: list[nodes.NodeNG], orelse: list[nodes.NodeNG], frame: Frame) -> None:
         """`if`: each outcome of the test runs its branch under its guard; afterwards each
         variable is the guarded join of what the live branches left."""
-        self.branches([(guard, lambda taken=taken: self.block(body if taken else orelse, frame))
+        self.branches([(guard, functools.partial(self.block, body if taken else orelse, frame))
                        for guard, taken in self.truth_of(test, frame)], frame)
 
     def branches(self, outcomes: list[tuple[Guard, Callable[[], None]]], frame: Frame) -> None:
@@ -505,15 +506,15 @@ class Interpreter:
         whose pattern (and `if`) holds runs, with its captures bound. A test we cannot decide
         is a free variable of its own, as an `if`'s is: the cases it separates run as
         alternatives, joined afterwards."""
-        pending = [(both, subject) for guard, subject in split(self.ev(node.subject, frame))
-                   if (both := conjoin(self.guard, guard)) is not None]
+        pending: list[tuple[Guard, Any]] = [(both, subject) for guard, subject in split(self.ev(node.subject, frame))
+                                            if (both := conjoin(self.guard, guard)) is not None]
         chosen: list[tuple[Guard, Callable[[], None]]] = []
         for case in node.cases:
-            still = []
+            still: list[tuple[Guard, Any]] = []
             for guard, subject in pending:
                 for outcome, matched, captures in self._case_outcomes(case, subject, guard, frame):
                     if matched:
-                        chosen.append((outcome, lambda case=case, captures=captures: self._run_case(case, captures, frame)))
+                        chosen.append((outcome, functools.partial(self._run_case, case, captures, frame)))
                     else:
                         still.append((outcome, subject))
             pending = still
@@ -536,7 +537,7 @@ class Interpreter:
         outcomes = self._pattern(case.pattern, subject, guard, frame)
         if case.guard is None:
             return outcomes
-        found = []
+        found: list[tuple[Guard, bool, dict[str, Any]]] = []
         for outcome, matched, captures in outcomes:
             if not matched:
                 found.append((outcome, matched, captures))
@@ -561,20 +562,14 @@ class Interpreter:
             return [found for inner, item in subject.alternatives if (both := conjoin(guard, inner)) is not None
                     for found in self._pattern(pattern, item, both, frame)]
         if isinstance(pattern, nodes.MatchAs):
-            found = [(guard, True, {})] if pattern.pattern is None else self._pattern(pattern.pattern, subject, guard, frame)
+            found: list[tuple[Guard, bool, dict[str, Any]]] = [(guard, True, {})] if pattern.pattern is None \
+                else self._pattern(pattern.pattern, subject, guard, frame)
             if pattern.name is None:
                 return found
             return [(outcome, matched, {**captures, pattern.name.name: subject} if matched else captures)
                     for outcome, matched, captures in found]
         if isinstance(pattern, nodes.MatchOr):
-            found, pending = [], [(guard, {})]
-            for alternative in pattern.patterns:
-                still = []
-                for outcome, _ in pending:
-                    for inner, matched, captures in self._pattern(alternative, subject, outcome, frame):
-                        (found if matched else still).append((inner, matched, captures))
-                pending = [(outcome, captures) for outcome, _, captures in still]
-            return found + [(outcome, False, {}) for outcome, _ in pending]
+            return self._either(pattern.patterns, subject, guard, frame)
         if isinstance(pattern, (nodes.MatchValue, nodes.MatchSingleton)):
             value = self.ev(pattern.value, frame) if isinstance(pattern, nodes.MatchValue) else pattern.value
             test = self._identity("==" if isinstance(pattern, nodes.MatchValue) else "is", subject, value)
@@ -584,14 +579,39 @@ class Interpreter:
         if parts is None:  # not decided here
             return [(outcome, matched, {}) for outcome, matched in self.decided(UNKNOWN, pattern, guard,
                                                                                 self._pattern_var(pattern))]
-        if parts is False:
+        if not isinstance(parts, list):  # it cannot match
             return [(guard, False, {})]
-        found = [(guard, True, {})]
+        return self._all_of(parts, guard, frame)
+
+    def _either(self, alternatives: Sequence[nodes.NodeNG], subject: Any, guard: Guard, frame: Frame
+                ) -> list[tuple[Guard, bool, dict[str, Any]]]:
+        """`p | q`: each alternative tried where the ones before it did not match."""
+        found: list[tuple[Guard, bool, dict[str, Any]]] = []
+        pending = [guard]
+        for alternative in alternatives:
+            still = []
+            for outcome in pending:
+                for inner, matched, captures in self._pattern(alternative, subject, outcome, frame):
+                    if matched:
+                        found.append((inner, True, captures))
+                    else:
+                        still.append(inner)
+            pending = still
+        return found + [(outcome, False, {}) for outcome in pending]
+
+    def _all_of(self, parts: list[tuple[Any, Any]], guard: Guard, frame: Frame
+                ) -> list[tuple[Guard, bool, dict[str, Any]]]:
+        """Every (pattern, value) of `parts` matches, in order (the first that does not ends it)."""
+        found: list[tuple[Guard, bool, dict[str, Any]]] = [(guard, True, {})]
         for part, item in parts:
-            found = [(inner, matched, {**captures, **more}) if matched else (inner, matched, captures)
-                     for outcome, matched, captures in found
-                     for inner, matched, more in (self._pattern(part, item, outcome, frame) if matched
-                                                   else [(outcome, False, {})])]
+            extended: list[tuple[Guard, bool, dict[str, Any]]] = []
+            for outcome, matched, captures in found:
+                if not matched:
+                    extended.append((outcome, False, captures))
+                    continue
+                for inner, part_matched, more in self._pattern(part, item, outcome, frame):
+                    extended.append((inner, part_matched, {**captures, **more}))
+            found = extended
         return found
 
     def _pattern_var(self, pattern: nodes.NodeNG) -> Var:
@@ -624,11 +644,14 @@ class Interpreter:
             if len(items) < star + after:
                 return False
             starred = pattern.patterns[star]
+            assert isinstance(starred, nodes.MatchStar)
             return [*zip(pattern.patterns[:star], items[:star]),
                     *zip(pattern.patterns[star + 1:], items[len(items) - after:]),
                     *([(starred.name.name, list(items[star:len(items) - after]))] if starred.name else [])]
         if isinstance(pattern, nodes.MatchClass):
-            return self.stubs.class_pattern(self, self.ev(pattern.cls, frame), pattern, subject)
+            parts: list[tuple[Any, Any]] | bool | None = self.stubs.class_pattern(
+                self, self.ev(pattern.cls, frame), pattern, subject)
+            return parts
         return None
 
     def _join_containers(self, changed: dict[int, tuple[Any, Any]], ended: list[tuple[Guard, dict[int, Any]]]) -> None:
@@ -1423,7 +1446,7 @@ class Interpreter:
         if isinstance(callee, o.ClassObj):
             return self.stubs.instantiate(self, callee, args, kwargs, node)
         if isinstance(callee, self.stubs.Method):
-            return self.stubs.call_method(self, callee, args, kwargs)
+            return self.stubs.call_method(self, callee, args, kwargs, node)
         if isinstance(callee, o.Instance):  # a callable object: its class's __call__
             method = self.stubs.class_attribute(callee.cls, "__call__")
             if isinstance(method, o.Closure):

@@ -400,12 +400,13 @@ _CONTAINER_METHODS = frozenset({"append", "extend", "insert", "get", "items", "k
                                 "update", "setdefault", "pop", "remove", "clear", "reverse", "sort", "popitem"})
 
 
-def call_method(interp: Interpreter, method: Method, args: list[Any], kwargs: dict[str, Any]) -> Any:  # noqa: C901
+def call_method(interp: Interpreter, method: Method, args: list[Any], kwargs: dict[str, Any],  # noqa: C901
+                node: nodes.NodeNG) -> Any:
     obj, name = method.obj, method.name
     if isinstance(obj, (o.Instance, o.ClassObj)):
         return _tuple_method(interp, obj, name, args, kwargs)
     if isinstance(obj, o.ExitStack):
-        return _exit_stack_method(interp, name, args, kwargs)
+        return _exit_stack_method(interp, name, args, kwargs, node)
     if isinstance(obj, o.DictOf):  # `clone.__dict__.update(module.__dict__)`, `vars(config).update(...)`
         target = obj.owner
         if isinstance(target, o.Namespace) and len(args) == 1 and isinstance(args[0], o.DictOf) and not kwargs:
@@ -483,11 +484,12 @@ def _update_attributes(interp: Interpreter, target: Any, args: list[Any], kwargs
         interp.set_attribute(target, name, value)
 
 
-def _exit_stack_method(interp: Interpreter, name: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
+def _exit_stack_method(interp: Interpreter, name: str, args: list[Any], kwargs: dict[str, Any],
+                       node: nodes.NodeNG) -> Any:
     """`stack.enter_context(manager)` enters it (its exit, at the stack's, is not followed);
     a callback the stack keeps runs when the stack closes, with arguments we do not follow."""
     if name == "enter_context" and len(args) == 1 and not kwargs:
-        return interp.enter(args[0], interp.stack[-1] if interp.stack else None)
+        return interp.enter(args[0], node)
     for value in list(args) + list(kwargs.values()):
         interp.escape(value)
     return UNKNOWN
@@ -814,11 +816,10 @@ def _managed(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any
 def _nullcontext(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any],
                  kwargs: dict[str, Any]) -> Any:
     """`contextlib.nullcontext(enter_result=None)`: entering it gives `enter_result`."""
-    given = args if len(args) <= 1 and not kwargs else [kwargs["enter_result"]] if set(kwargs) == {"enter_result"} \
-        and not args else None
-    if given is None:
+    if len(args) + len(kwargs) > 1 or set(kwargs) - {"enter_result"}:
         return UNKNOWN
-    return o.ContextManager(o.Generator([given[0] if given else None]))
+    given = args[0] if args else kwargs.get("enter_result")
+    return o.ContextManager(o.Generator([given]))
 
 
 def _i_product(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
