@@ -14,9 +14,10 @@ on it is decided later.
 
 from __future__ import annotations
 
+import functools
 import operator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 import astroid
 from astroid import nodes
@@ -395,6 +396,7 @@ class Interpreter:
     def enter(self, manager: Any, node: nodes.NodeNG) -> Any:
         """What entering `manager` gives, per alternative (run under its guard)."""
         results = []
+        raised = False
         saved = self.guard
         try:
             for guard, item in split(manager):
@@ -402,9 +404,17 @@ class Interpreter:
                 if both is None:
                     continue
                 self.guard = both
-                results.append((both, self.stubs.entered(self, item, node)))
+                self.raised = False
+                value = self.stubs.entered(self, item, node)
+                if self.raised:  # an `__enter__` that raises on every path: the block never runs
+                    raised = True
+                else:
+                    results.append((both, value))
         finally:
             self.guard = saved
+            self.raised = False
+        if raised and not results:
+            raise _Signal(*_RAISED)
         return guarded(results) if results else UNKNOWN
 
     def yielded(self, items: list[Any] | Any) -> None:
@@ -579,7 +589,7 @@ class Interpreter:
     def branch(self, test: nodes.NodeNG, body: list[nodes.NodeNG], orelse: list[nodes.NodeNG], frame: Frame) -> None:
         """`if`: each outcome of the test runs its branch under its guard; afterwards each
         variable is the guarded join of what the live branches left."""
-        self.branches([(guard, lambda taken=taken: self.block(body if taken else orelse, frame))
+        self.branches([(guard, functools.partial(self.block, body if taken else orelse, frame))
                        for guard, taken in self.truth_of(test, frame)], frame)
 
     def branches(self, outcomes: list[tuple[Guard, Callable[[], None]]], frame: Frame) -> None:
@@ -638,22 +648,24 @@ class Interpreter:
         whose pattern (and `if`) holds runs, with its captures bound. A test we cannot decide
         is a free variable of its own, as an `if`'s is: the cases it separates run as
         alternatives, joined afterwards."""
-        pending = [(both, subject) for guard, subject in split(self.ev(node.subject, frame))
-                   if (both := conjoin(self.guard, guard)) is not None]
+        pending: list[tuple[Guard, Any]] = [(both, subject) for guard, subject in split(self.ev(node.subject, frame))
+                                            if (both := conjoin(self.guard, guard)) is not None]
         chosen: list[tuple[Guard, Callable[[], None]]] = []
         for case in node.cases:
-            still = []
+            still: list[tuple[Guard, Any]] = []
             for guard, subject in pending:
                 for outcome, matched, captures in self._case_outcomes(case, subject, guard, frame):
                     if matched:
-                        chosen.append((outcome, lambda case=case, captures=captures: self._run_case(case, captures, frame)))
+                        chosen.append((outcome, functools.partial(self._run_case, case, captures, frame)))
                     else:
                         still.append((outcome, subject))
             pending = still
             if len(chosen) + len(pending) > o.MAX_ALTERNATIVES:
                 self.opaque_loop(node, None, frame, bodies=[case.body for case in node.cases])
                 return
-        self.branches(chosen + [(guard, lambda: None) for guard, _ in pending], frame)
+        outcomes = chosen + [(guard, lambda: None) for guard, _ in pending]
+        if outcomes:  # (none: no alternative of the subject holds on this path)
+            self.branches(outcomes, frame)
 
     def _run_case(self, case: nodes.MatchCase, captures: dict[str, Any], frame: Frame) -> None:
         for name, value in captures.items():
@@ -667,7 +679,7 @@ class Interpreter:
         outcomes = self._pattern(case.pattern, subject, guard, frame)
         if case.guard is None:
             return outcomes
-        found = []
+        found: list[tuple[Guard, bool, dict[str, Any]]] = []
         for outcome, matched, captures in outcomes:
             if not matched:
                 found.append((outcome, matched, captures))
@@ -692,20 +704,14 @@ class Interpreter:
             return [found for inner, item in subject.alternatives if (both := conjoin(guard, inner)) is not None
                     for found in self._pattern(pattern, item, both, frame)]
         if isinstance(pattern, nodes.MatchAs):
-            found = [(guard, True, {})] if pattern.pattern is None else self._pattern(pattern.pattern, subject, guard, frame)
+            found: list[tuple[Guard, bool, dict[str, Any]]] = [(guard, True, {})] if pattern.pattern is None \
+                else self._pattern(pattern.pattern, subject, guard, frame)
             if pattern.name is None:
                 return found
             return [(outcome, matched, {**captures, pattern.name.name: subject} if matched else captures)
                     for outcome, matched, captures in found]
         if isinstance(pattern, nodes.MatchOr):
-            found, pending = [], [(guard, {})]
-            for alternative in pattern.patterns:
-                still = []
-                for outcome, _ in pending:
-                    for inner, matched, captures in self._pattern(alternative, subject, outcome, frame):
-                        (found if matched else still).append((inner, matched, captures))
-                pending = [(outcome, captures) for outcome, _, captures in still]
-            return found + [(outcome, False, {}) for outcome, _ in pending]
+            return self._either(pattern.patterns, subject, guard, frame)
         if isinstance(pattern, (nodes.MatchValue, nodes.MatchSingleton)):
             value = self.ev(pattern.value, frame) if isinstance(pattern, nodes.MatchValue) else pattern.value
             test = self._identity("==" if isinstance(pattern, nodes.MatchValue) else "is", subject, value)
@@ -715,14 +721,39 @@ class Interpreter:
         if parts is None:  # not decided here
             return [(outcome, matched, {}) for outcome, matched in self.decided(UNKNOWN, pattern, guard,
                                                                                 self._pattern_var(pattern))]
-        if parts is False:
+        if not isinstance(parts, list):  # it cannot match
             return [(guard, False, {})]
-        found = [(guard, True, {})]
+        return self._all_of(parts, guard, frame)
+
+    def _either(self, alternatives: Sequence[nodes.NodeNG], subject: Any, guard: Guard, frame: Frame
+                ) -> list[tuple[Guard, bool, dict[str, Any]]]:
+        """`p | q`: each alternative tried where the ones before it did not match."""
+        found: list[tuple[Guard, bool, dict[str, Any]]] = []
+        pending = [guard]
+        for alternative in alternatives:
+            still = []
+            for outcome in pending:
+                for inner, matched, captures in self._pattern(alternative, subject, outcome, frame):
+                    if matched:
+                        found.append((inner, True, captures))
+                    else:
+                        still.append(inner)
+            pending = still
+        return found + [(outcome, False, {}) for outcome in pending]
+
+    def _all_of(self, parts: list[tuple[Any, Any]], guard: Guard, frame: Frame
+                ) -> list[tuple[Guard, bool, dict[str, Any]]]:
+        """Every (pattern, value) of `parts` matches, in order (the first that does not ends it)."""
+        found: list[tuple[Guard, bool, dict[str, Any]]] = [(guard, True, {})]
         for part, item in parts:
-            found = [(inner, matched, {**captures, **more}) if matched else (inner, matched, captures)
-                     for outcome, matched, captures in found
-                     for inner, matched, more in (self._pattern(part, item, outcome, frame) if matched
-                                                   else [(outcome, False, {})])]
+            extended: list[tuple[Guard, bool, dict[str, Any]]] = []
+            for outcome, matched, captures in found:
+                if not matched:
+                    extended.append((outcome, False, captures))
+                    continue
+                for inner, part_matched, more in self._pattern(part, item, outcome, frame):
+                    extended.append((inner, part_matched, {**captures, **more}))
+            found = extended
         return found
 
     def _pattern_var(self, pattern: nodes.NodeNG) -> Var:
@@ -755,11 +786,14 @@ class Interpreter:
             if len(items) < star + after:
                 return False
             starred = pattern.patterns[star]
+            assert isinstance(starred, nodes.MatchStar)
             return [*zip(pattern.patterns[:star], items[:star]),
                     *zip(pattern.patterns[star + 1:], items[len(items) - after:]),
                     *([(starred.name.name, list(items[star:len(items) - after]))] if starred.name else [])]
         if isinstance(pattern, nodes.MatchClass):
-            return self.stubs.class_pattern(self, self.ev(pattern.cls, frame), pattern, subject)
+            parts: list[tuple[Any, Any]] | bool | None = self.stubs.class_pattern(
+                self, self.ev(pattern.cls, frame), pattern, subject)
+            return parts
         return None
 
     def _join_containers(self, changed: dict[int, tuple[Any, Any]], ended: list[tuple[Guard, dict[int, Any]]]) -> None:
@@ -811,12 +845,14 @@ class Interpreter:
             UNKNOWN if id(iterable.items) in self.poisoned else list(iterable.items))
         if items is UNKNOWN or self.unrolled * max(len(items), 1) > (
                 MAX_NESTED_UNROLL if self.unrolled > 1 else MAX_UNROLL):
+            if lazy:
+                self.poisoned.add(id(iterable.items))  # what the loop leaves in it is not known
             self.opaque_loop(node, node.target, frame)
             return
         self.unrolled *= max(len(items), 1)
         broke: list[_Iteration] = []
         try:
-            for item in self._taken_one_by_one(iterable) if lazy else items:
+            for item in self.taken_one_by_one(iterable) if lazy else items:
                 self.assign(node.target, item, frame)
                 if not self._iteration(node.body, frame, broke):
                     return
@@ -825,7 +861,7 @@ class Interpreter:
         finally:
             self.unrolled //= max(len(items), 1)
 
-    def _taken_one_by_one(self, iterator: o.Generator) -> Iterable[Any]:
+    def taken_one_by_one(self, iterator: o.Generator) -> Iterable[Any]:
         """An iterator's items as a loop takes them (its body may take some too: `next(it)`)."""
         while iterator.items and id(iterator.items) not in self.poisoned:
             self.changing(iterator.items)
@@ -1344,14 +1380,18 @@ class Interpreter:
         under its guard, as a branch's are."""
         iterable = self.ev(node.generators[0].iter, frame)
         if type(iterable) is not o.Guarded:
-            return self._comprehended(node, frame, self.iterate(iterable))
+            items = self.iterate(iterable)
+            if isinstance(node, nodes.GeneratorExp) and isinstance(iterable, o.Generator):
+                self.poisoned.add(id(iterable.items))  # (Python takes them as the expression's items are taken)
+            return self._comprehended(node, frame, items)
         found = []  # one iterable per alternative (`range(nbuf)`, a default and the input)
         saved = self.guard
         try:
             for guard, item in split(iterable):
-                self.guard = conjoin(saved, guard)
-                if self.guard is not None:
-                    found.append((self.guard, self._comprehended(node, frame, self.iterate(item))))
+                both = conjoin(saved, guard)
+                if both is not None:
+                    self.guard = both
+                    found.append((both, self._comprehended(node, frame, self.iterate(item))))
         finally:
             self.guard = saved
         return guarded(found)
@@ -1371,7 +1411,7 @@ class Interpreter:
             return dict(results) if all(isinstance(key, _PRIMITIVE) for key, _ in results) else UNKNOWN
         if isinstance(node, nodes.SetComp):
             return UNKNOWN
-        return results if isinstance(node, nodes.ListComp) else tuple(results)
+        return results if isinstance(node, nodes.ListComp) else o.Generator(results)  # `(x for ...)`: an iterator
 
     def _generate(self, node: nodes.ListComp | nodes.SetComp | nodes.DictComp | nodes.GeneratorExp,
                   generators: list[nodes.Comprehension], inner: Frame, frame: Frame, states: list[list[Any]],
@@ -1561,8 +1601,10 @@ class Interpreter:
 
     def _take(self, iterator: Any) -> list[Any] | Any:
         """The items an iterator has left, taken from it."""
-        if not isinstance(iterator, o.Generator) or id(iterator.items) in self.poisoned or \
-                len(iterator.items) > MAX_UNROLL * 4:
+        if not isinstance(iterator, o.Generator) or id(iterator.items) in self.poisoned:
+            return UNKNOWN
+        if len(iterator.items) > MAX_UNROLL * 4:
+            self.poisoned.add(id(iterator.items))  # taken, but not followed
             return UNKNOWN
         items = list(iterator.items)
         self.changing(iterator.items)
@@ -1719,7 +1761,7 @@ class Interpreter:
         if isinstance(callee, o.ClassObj):
             return self.stubs.instantiate(self, callee, args, kwargs, node)
         if isinstance(callee, self.stubs.Method):
-            return self.stubs.call_method(self, callee, args, kwargs)
+            return self.stubs.call_method(self, callee, args, kwargs, node)
         if isinstance(callee, o.Instance):  # a callable object: its class's __call__
             method = self.stubs.class_attribute(callee.cls, "__call__")
             if isinstance(method, o.Closure):
@@ -2137,6 +2179,8 @@ def _is_unknown_callable(value: Any) -> bool:
 
 def _memo_key(func: Any, env: Any, bound: dict[str, Any], guard: Guard, anchor: Any,
               kernel: Any, free: tuple[Any, ...] = ()) -> tuple[Any, ...] | None:
+    if any(isinstance(value, o.Generator) for _, value in free):
+        return None  # the callee may take its items: the same call may give other values
     try:
         frozen = tuple(sorted((name, _freeze(value)) for name, value in bound.items()))
         key = (func, env, frozen, guard, anchor, kernel, free)  # the frame itself: an id may be reused
@@ -2155,8 +2199,8 @@ class _Unfreezable(Exception):
 def _freeze(value: Any) -> Any:
     if isinstance(value, tuple):
         return tuple(_freeze(item) for item in value)
-    if isinstance(value, (list, dict, set)):
-        raise _Unfreezable()  # the callee may mutate it: run it every time
+    if isinstance(value, (list, dict, set, o.Generator)):
+        raise _Unfreezable()  # the callee may mutate it (take an iterator's items): run it every time
     if isinstance(value, o.Instance):
         return value  # by identity, and kept alive by the key
     return value

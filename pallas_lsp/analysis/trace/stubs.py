@@ -434,12 +434,13 @@ _CONTAINER_METHODS = frozenset({"append", "extend", "insert", "get", "items", "k
                                 "update", "setdefault", "pop", "remove", "clear", "reverse", "sort", "popitem"})
 
 
-def call_method(interp: Interpreter, method: Method, args: list[Any], kwargs: dict[str, Any]) -> Any:  # noqa: C901
+def call_method(interp: Interpreter, method: Method, args: list[Any], kwargs: dict[str, Any],  # noqa: C901
+                node: nodes.NodeNG) -> Any:
     obj, name = method.obj, method.name
     if isinstance(obj, (o.Instance, o.ClassObj)):
         return _tuple_method(interp, obj, name, args, kwargs)
     if isinstance(obj, o.ExitStack):
-        return _exit_stack_method(interp, name, args, kwargs)
+        return _exit_stack_method(interp, name, args, kwargs, node)
     if isinstance(obj, o.DictOf):  # `clone.__dict__.update(module.__dict__)`, `vars(config).update(...)`
         target = obj.owner
         if isinstance(target, o.Namespace) and len(args) == 1 and isinstance(args[0], o.DictOf) and not kwargs:
@@ -517,11 +518,12 @@ def _update_attributes(interp: Interpreter, target: Any, args: list[Any], kwargs
         interp.set_attribute(target, name, value)
 
 
-def _exit_stack_method(interp: Interpreter, name: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
+def _exit_stack_method(interp: Interpreter, name: str, args: list[Any], kwargs: dict[str, Any],
+                       node: nodes.NodeNG) -> Any:
     """`stack.enter_context(manager)` enters it (its exit, at the stack's, is not followed);
     a callback the stack keeps runs when the stack closes, with arguments we do not follow."""
     if name == "enter_context" and len(args) == 1 and not kwargs:
-        return interp.enter(args[0], interp.stack[-1] if interp.stack else None)
+        return interp.enter(args[0], node)
     for value in list(args) + list(kwargs.values()):
         interp.escape(value)
     return UNKNOWN
@@ -643,6 +645,42 @@ def _b_next(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any
     return items.pop(0)
 
 
+def _b_sum(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """`sum(iterable, start=0)`: the items added in turn (numbers; tuples or lists joined)."""
+    start = args[1] if len(args) == 2 else kwargs.get("start", 0)
+    items = interp.iterate(args[0]) if len(args) in (1, 2) and set(kwargs) <= {"start"} else UNKNOWN
+    if items is UNKNOWN or isinstance(start, (str, bytes)):  # (strings: a TypeError)
+        return UNKNOWN
+    for item in items:
+        start = interp.binary("+", start, item)
+    return start
+
+
+def _b_any_all(wanted: bool) -> Callable[..., Any]:
+    """`any(iterable)` (`wanted` True) or `all(iterable)`: items taken until one's truth is
+    `wanted` (an iterator keeps the rest); unknown once one's truth is not known."""
+    def call(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        source = args[0] if len(args) == 1 and not kwargs else UNKNOWN
+        if isinstance(source, o.Generator):
+            if id(source.items) in interp.poisoned:
+                return UNKNOWN
+            items: Any = interp.taken_one_by_one(source)
+        else:
+            items = interp.iterate(source)
+        if items is UNKNOWN:
+            return UNKNOWN
+        for item in items:
+            truths = interp.truth(item, o.TRUE)
+            if len(truths) != 1 or truths[0][1] is UNKNOWN:
+                if isinstance(source, o.Generator):
+                    interp.poisoned.add(id(source.items))  # how far it was taken is not known
+                return UNKNOWN
+            if truths[0][1] is wanted:
+                return wanted
+        return not wanted
+    return call
+
+
 def _b_setattr(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
     if len(args) == 3 and not kwargs:
         interp.set_attribute(*args)
@@ -757,7 +795,11 @@ def _numeric(function: Callable[..., Any]) -> Callable[..., Any]:
     def call(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
         if function is int and not args and not kwargs:
             return 0  # `int()`: a `defaultdict(int)`'s missing key
-        values = args[0] if len(args) == 1 and isinstance(args[0], (tuple, list)) else args
+        iterable = len(args) == 1 and (isinstance(args[0], (tuple, list)) or (
+            isinstance(args[0], o.Generator) and function in (min, max)))  # (`bool(iterator)` takes nothing)
+        values = interp.iterate(args[0]) if iterable else args
+        if values is UNKNOWN:
+            return UNKNOWN
         if kwargs or not values or not all(isinstance(v, (int, float, bool, str)) for v in values):
             return UNKNOWN
         try:
@@ -824,11 +866,10 @@ def _managed(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any
 def _nullcontext(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any],
                  kwargs: dict[str, Any]) -> Any:
     """`contextlib.nullcontext(enter_result=None)`: entering it gives `enter_result`."""
-    given = args if len(args) <= 1 and not kwargs else [kwargs["enter_result"]] if set(kwargs) == {"enter_result"} \
-        and not args else None
-    if given is None:
+    if len(args) + len(kwargs) > 1 or set(kwargs) - {"enter_result"}:
         return UNKNOWN
-    return o.ContextManager(o.Generator([given[0] if given else None]))
+    given = args[0] if args else kwargs.get("enter_result")
+    return o.ContextManager(o.Generator([given]))
 
 
 def _i_product(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
@@ -955,8 +996,6 @@ BUILTIN_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "builtins.enumerate": _b_enumerate,
     "builtins.reversed": _b_reversed,
     "builtins.sorted": _b_sorted,
-    "builtins.iter": _b_iter,
-    "builtins.next": _b_next,
     "builtins.min": _numeric(min),
     "builtins.max": _numeric(max),
     "builtins.abs": _numeric(abs),
@@ -970,6 +1009,11 @@ BUILTIN_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "builtins.isinstance": _b_isinstance,
     "builtins.super": _b_super,
     "builtins.print": lambda interp, args, kwargs: None,
+    "builtins.iter": _b_iter,
+    "builtins.sum": _b_sum,
+    "builtins.any": _b_any_all(True),
+    "builtins.all": _b_any_all(False),
+    "builtins.next": _b_next,
 }
 AT_CALL = {"builtins.getattr"}  # builtins whose handlers take the call node too
 BUILTINS: dict[str, Any] = {
