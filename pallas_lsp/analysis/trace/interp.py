@@ -912,7 +912,7 @@ class Interpreter:
             return dict(results)
         if isinstance(node, nodes.SetComp):
             return UNKNOWN
-        return results if isinstance(node, nodes.ListComp) else tuple(results)
+        return results if isinstance(node, nodes.ListComp) else o.OneShot(results, "a generator expression")
 
     def _generate(self, node: nodes.ListComp | nodes.SetComp | nodes.DictComp | nodes.GeneratorExp,
                   generators: list[nodes.Comprehension], inner: Frame, frame: Frame, results: list[Any]) -> bool:
@@ -1033,7 +1033,14 @@ class Interpreter:
         return self.lift(lambda obj, key: self.stubs.item(self, obj, key), value, index)
 
     def iterate(self, value: Any) -> list[Any] | Any:
-        """The items of a known iterable, else UNKNOWN."""
+        """The items of a known iterable, else UNKNOWN. An iterator is spent after: what it
+        yields again is taken as unknown (empty in Python; the trace keeps no such order
+        across branches and loops, and a kernel body short of refs binds them as operands)."""
+        if isinstance(value, o.OneShot):
+            if id(value) in self.poisoned:
+                return UNKNOWN
+            self.poisoned.add(id(value))
+            return list(value)
         if isinstance(value, (tuple, list)):
             if id(value) in self.poisoned or len(value) > MAX_UNROLL * 4:
                 return UNKNOWN
@@ -1445,6 +1452,8 @@ _COMPARE: dict[str, Callable[[Any, Any], Any]] = {
 
 
 def _foldable(value: Any) -> bool:
+    if isinstance(value, o.NotSequence):
+        return False  # (compared as objects, not as their items)
     if isinstance(value, (tuple, list)):
         return all(_foldable(item) for item in value)
     return isinstance(value, _PRIMITIVE)
@@ -1470,6 +1479,8 @@ def _combined(function: Any, left: Any, right: Any) -> Any:
     """Containers of objects (refs, specs) joined as Python joins them: concatenated
     (`(a_smem,) + scratch`), repeated (`[spec] * 2`: the same object twice), or two dicts'
     union (`base | {"collective": False}`: the right one's entries win)."""
+    if isinstance(left, o.NotSequence) or isinstance(right, o.NotSequence):
+        return UNKNOWN  # (no `+` or `*`: a set's operators, or a TypeError)
     if function is operator.add and isinstance(left, tuple) and isinstance(right, tuple):
         return left + right
     if function is operator.add and isinstance(left, list) and isinstance(right, list):
@@ -1511,7 +1522,8 @@ def _compare(op: str, left: Any, right: Any) -> Any:
             var = o.equals_var(subject, "==", other)
             truth = op == "=="
             return o.Guarded(((frozenset({(var, True)}), truth), (frozenset({(var, False)}), not truth)))
-    if op in ("in", "not in") and isinstance(right, (tuple, list)) and isinstance(left, _PRIMITIVE) and all(
+    if op in ("in", "not in") and isinstance(right, (tuple, list)) and not isinstance(right, o.OneShot) \
+            and isinstance(left, _PRIMITIVE) and all(
             isinstance(item, _PRIMITIVE) for item in right):
         return _COMPARE[op](left, right)
     if _foldable(left) and _foldable(right):

@@ -466,13 +466,30 @@ class ImportFails(Exception):
 STAR_IMPORTS = "<from * import>"
 
 
-class DictView(list):  # type: ignore[type-arg]
-    """A dict's `keys()`, `values()` or `items()` (`method`): iterated as the list it holds,
-    but neither a sequence nor a mapping (`plgpu.kernel` ignores it as its scratch)."""
+class NotSequence(list):  # type: ignore[type-arg]
+    """An iterable that is neither a sequence nor a mapping (`plgpu.kernel` ignores it as its
+    scratch; JAX's pytrees take it as a leaf), iterated as the list it holds. `what` names it
+    in messages."""
+
+    what = "an iterable"
+
+
+class DictView(NotSequence):
+    """A dict's `keys()`, `values()` or `items()` (`method`)."""
 
     def __init__(self, items: Iterable[Any], method: str) -> None:
         super().__init__(items)
         self.method = method
+        self.what = f"a dict's {method}()"
+
+
+class OneShot(NotSequence):
+    """A one-shot iterator (`map(...)`, a generator expression, `reversed(...)`): iterated
+    once (`Interpreter.iterate`); it is always true, and has no length or items."""
+
+    def __init__(self, items: Iterable[Any], what: str) -> None:
+        super().__init__(items)
+        self.what = what
 
 
 class DefaultDict(dict):  # type: ignore[type-arg]
@@ -528,6 +545,8 @@ _ALWAYS_TRUE = (Alloc, Union, Member, View, Barrier, Closure, Bound, Partial, Na
 def known_truth(item: Any) -> Any:
     """True or False for a value whose truthiness is certain, else UNKNOWN (a library's object,
     an instance that may define `__bool__`)."""
+    if isinstance(item, OneShot):
+        return True
     if isinstance(item, _PRIMITIVE + (tuple, list, dict, range)):
         return bool(item)
     if isinstance(item, _ALWAYS_TRUE) or isinstance(item, ApiValue):

@@ -247,8 +247,8 @@ def item(interp: Interpreter, obj: Any, key: Any, node: nodes.NodeNG | None = No
     if isinstance(obj, o.At):
         return o.View(obj.ref, key)
     if isinstance(obj, (tuple, list)):
-        if isinstance(obj, list) and id(obj) in interp.poisoned:
-            return UNKNOWN
+        if isinstance(obj, list) and id(obj) in interp.poisoned or isinstance(obj, o.NotSequence):
+            return UNKNOWN  # (no items: a TypeError)
         if isinstance(key, int) and not isinstance(key, bool):
             return obj[key] if -len(obj) <= key < len(obj) else UNKNOWN
         if isinstance(key, slice):
@@ -539,6 +539,8 @@ def _b_len(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
         return len(value.groups)
     if isinstance(value, o.TailTuple):
         return o.TailLength(value, 0)
+    if isinstance(value, o.OneShot):
+        return UNKNOWN  # (no length: a TypeError)
     items = interp.iterate(value) if not isinstance(value, (str, bytes)) else value
     return UNKNOWN if items is UNKNOWN else len(items)
 
@@ -585,8 +587,8 @@ def _b_enumerate(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -
 
 
 def _b_reversed(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
-    items = interp.iterate(args[0]) if len(args) == 1 else UNKNOWN
-    return UNKNOWN if items is UNKNOWN else list(reversed(items))
+    items = interp.iterate(args[0]) if len(args) == 1 and not isinstance(args[0], o.OneShot) else UNKNOWN
+    return UNKNOWN if items is UNKNOWN else o.OneShot(reversed(items), "reversed(...)")
 
 
 def _numeric(function: Callable[..., Any]) -> Callable[..., Any]:
@@ -625,7 +627,7 @@ def _map(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], k
     columns = [interp.iterate(arg) for arg in args[1:]]
     if kwargs or not columns or any(column is UNKNOWN for column in columns):
         return UNKNOWN
-    return [interp.invoke(args[0], list(row), {}, node) for row in zip(*columns)]
+    return o.OneShot([interp.invoke(args[0], list(row), {}, node) for row in zip(*columns)], "a map object")
 
 
 def _i_product(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
@@ -1129,7 +1131,7 @@ def _run_one_body(interp: Interpreter, node: nodes.NodeNG, body: Any, scratch: A
     if isinstance(scratch, dict):
         keywords = {**keywords, **scratch}
         preset.update({p: operand(p) for p in free if p not in scratch})
-    elif isinstance(scratch, o.DictView):  # (not a sequence: plgpu.kernel ignores it, as a lone allocation)
+    elif isinstance(scratch, o.NotSequence):  # (not a sequence: plgpu.kernel ignores it, as a lone allocation)
         preset.update({p: UNKNOWN for p in free})
     elif isinstance(scratch, (tuple, list)) and arguments.vararg and tail:
         # operands come first: GMEM refs when the application shows they fill the named
@@ -1592,6 +1594,8 @@ def tree_children(item: Any) -> list[Any] | None:
     leaf, or a dict whose keys do not sort)."""
     if item is None:
         return []
+    if isinstance(item, o.NotSequence):
+        return None  # (a leaf)
     if isinstance(item, (tuple, list)):
         return list(item)
     if isinstance(item, dict):
