@@ -1226,6 +1226,14 @@ def _named_tuple_class(interp: Interpreter, qname: str, node: nodes.NodeNG, args
     return o.ClassObj(node, Frame(), (), tuple_fields=fields)  # type: ignore[arg-type]  # a class a call made
 
 
+def _typed_named_tuple_class(interp: Interpreter, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """`typing.NamedTuple(typename, [(name, type), ...])`: the same class, without defaults."""
+    fields = interp.iterate(args[1]) if len(args) == 2 and not kwargs else UNKNOWN
+    if fields is UNKNOWN or not all(isinstance(field, tuple) and len(field) == 2 for field in fields):
+        return UNKNOWN
+    return _named_tuple_class(interp, "typing.NamedTuple", node, [args[0], [name for name, _ in fields]], {})
+
+
 def _field_names(names: list[Any]) -> bool:
     """Would `namedtuple` take these field names as they are (no `rename`)?"""
     return all(isinstance(name, str) and name.isidentifier() and not keyword.iskeyword(name)
@@ -1364,6 +1372,7 @@ LIBRARY_CALLS: dict[str, Callable[..., Any]] = {
     f"{PARAMETERIZED}.product": _product,
     f"{PARAMETERIZED}.parameters": _cases(named=False),
     f"{PARAMETERIZED}.named_parameters": _cases(named=True),
+    "typing.NamedTuple": _typed_named_tuple_class,
 }
 
 
