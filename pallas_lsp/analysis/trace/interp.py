@@ -969,7 +969,8 @@ class Interpreter:
     def unary(self, op: str, value: Any) -> Any:
         if op == "not":
             return guarded((guard, UNKNOWN if truth is UNKNOWN else not truth) for guard, truth in self.truth(value, TRUE))
-        return self.lift(lambda item: _fold(_UNARY.get(op), item), value)
+        return self.lift(lambda item: self.stubs.flag_inverse(item) if op == "~" and type(item) is o.Instance
+                         else _fold(_UNARY.get(op), item), value)
 
     def binary(self, op: str, left: Any, right: Any) -> Any:
         if type(left) is not o.Guarded and type(right) is not o.Guarded:

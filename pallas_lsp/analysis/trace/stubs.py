@@ -208,6 +208,9 @@ def attribute(interp: Interpreter, obj: Any, name: str) -> Any:  # noqa: C901 - 
         return instance_attribute(interp, obj, name)
     if isinstance(obj, o.ClassObj):
         found = class_attribute(obj, name)
+        if found is _NOT_FOUND and name == "__members__" and obj.enum:  # its names, aliases too
+            return {key: value for key, value in obj.env.vars.items()
+                    if isinstance(value, o.Instance) and value.cls is obj}
         if found is _NOT_FOUND and name in _TUPLE_CLASS_MEMBERS and _is_named_tuple(obj):
             return Method(obj, name) if name == "_make" else tuple(field.name for field in _fields(obj))
         if isinstance(found, StaticMethod):
@@ -1542,6 +1545,15 @@ def _flag_value(value: Any) -> int | None:
         return None
     found = value.attributes.get("_value_")
     return found if isinstance(found, int) and not isinstance(found, bool) and found >= 0 else None
+
+
+def flag_inverse(member: Any) -> Any:
+    """`~flag`: the member of the class's other bits (UNKNOWN for anything but a flag)."""
+    value = _flag_value(member)
+    if value is None:
+        return UNKNOWN
+    every = functools.reduce(int.__or__, (_flag_value(item) or 0 for item in enum_members(member.cls)), 0)
+    return _flag_member(member.cls, every & ~value)
 
 
 def flag_contains(left: Any, right: Any) -> Any:
