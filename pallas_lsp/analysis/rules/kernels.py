@@ -196,7 +196,7 @@ def tmem_allocations(pick: Picker, run: KernelRun) -> list[Allocation] | Any:
     found: list[Allocation] = []
     accounted: set[nodes.Call] = set()
     scratch = pick.pick(scratch_value(run))
-    if not isinstance(scratch, (o.Alloc, o.Union, o.Member, o.View, o.DictView)):  # (JAX ignores these)
+    if not isinstance(scratch, (o.Alloc, o.Union, o.Member, o.View, o.NotSequence, o.Generator)):  # (JAX ignores these)
         if not _collect(pick, scratch, None, found, accounted):
             return UNKNOWN
     for site in run.members:

@@ -23,8 +23,9 @@ ALLOCATIONS = (o.Alloc, o.Union, o.Member, o.View, o.Barrier)
 class SingleKernelScratch(KernelRule):
     """## What it does
     Flags `plgpu.kernel(body, ..., scratch_types=plgpu.TMEM(...))(*operands)`: a single
-    allocation (TMEM, SMEM, a RefUnion, a barrier), or a dict's `keys()`, `values()` or
-    `items()`, where a sequence or a mapping is expected, when the body has a parameter left
+    allocation (TMEM, SMEM, a RefUnion, a barrier), a dict's `keys()`, `values()` or
+    `items()`, or an iterator (`map(...)`, a generator expression, `reversed(...)`), where a
+    sequence or a mapping is expected, when the body has a parameter left
     for it (more required parameters than operands and
     outputs). The operands are counted where the kernel is applied, directly or later (a
     decorated body, a kernel bound to a name, `jax.jit(kernel)(x)`); a kernel never applied
@@ -49,7 +50,8 @@ class SingleKernelScratch(KernelRule):
     ## Fix safety
     Putting the allocation in a list is safe when the body misses exactly one parameter: that
     parameter then receives it. A dict's view gets no fix: the dict itself binds its refs by
-    name, a list of its values by position, and which one the body wants is not told.
+    name, a list of its values by position, and which one the body wants is not told; nor does
+    an iterator (a list of what it yields is a different program: its items may be any count).
 
     ## JAX message
     `kernel() missing 1 required positional argument: 'acc_tmem'` (TypeError when the kernel
@@ -67,14 +69,15 @@ class SingleKernelScratch(KernelRule):
 
     def problem(self, ctx: Context, run: KernelRun, pick: Picker) -> Any:
         value = pick.pick(scratch_value(run))
-        if not isinstance(value, (*ALLOCATIONS, o.DictView)):
+        if not isinstance(value, (*ALLOCATIONS, o.NotSequence, o.Generator)):
             return None if value is not UNKNOWN else UNKNOWN
         missing = _missing_parameters(ctx, pick, run)
         if missing is UNKNOWN:
             return UNKNOWN
         if not missing:
             return None
-        return (value.method if isinstance(value, o.DictView) else None, tuple(missing), _applications(ctx, run)[0])
+        what = value.what if isinstance(value, (o.NotSequence, o.Generator)) else None
+        return (what, tuple(missing), _applications(ctx, run)[0])
 
     def reported(self, run: KernelRun, detail: Any) -> Site:
         application: Site = detail[2]  # where the kernel is applied: JAX traces the body there, and raises
@@ -83,7 +86,7 @@ class SingleKernelScratch(KernelRule):
     def message(self, ctx: Context, run: KernelRun, detail: Any) -> str:
         name = "scratch_types" if run.site.arguments.get("scratch_types") is not None else "scratch_shapes"
         view, missing, _ = detail
-        what = f"a dict's {view}()" if view else "a single allocation"
+        what = view or "a single allocation"
         return (f"{name} is {what}, not a sequence or a mapping: plgpu.kernel "
                 f"ignores it, and the body misses {', '.join(repr(name) for name in missing)}")
 

@@ -1411,7 +1411,7 @@ class Interpreter:
             return dict(results) if all(isinstance(key, _PRIMITIVE) for key, _ in results) else UNKNOWN
         if isinstance(node, nodes.SetComp):
             return UNKNOWN
-        return results if isinstance(node, nodes.ListComp) else o.Generator(results)  # `(x for ...)`: an iterator
+        return results if isinstance(node, nodes.ListComp) else o.Generator(results, "a generator expression")
 
     def _generate(self, node: nodes.ListComp | nodes.SetComp | nodes.DictComp | nodes.GeneratorExp,
                   generators: list[nodes.Comprehension], inner: Frame, frame: Frame, states: list[list[Any]],
@@ -1492,7 +1492,8 @@ class Interpreter:
     def unary(self, op: str, value: Any) -> Any:
         if op == "not":
             return guarded((guard, UNKNOWN if truth is UNKNOWN else not truth) for guard, truth in self.truth(value, TRUE))
-        return self.lift(lambda item: _fold(_UNARY.get(op), item), value)
+        return self.lift(lambda item: self.stubs.flag_inverse(item) if op == "~" and type(item) is o.Instance
+                         else _fold(_UNARY.get(op), item), value)
 
     def binary(self, op: str, left: Any, right: Any) -> Any:
         if type(left) is not o.Guarded and type(right) is not o.Guarded:
@@ -1574,7 +1575,9 @@ class Interpreter:
         return self.lift(lambda obj, key: self.stubs.item(self, obj, key), value, index)
 
     def iterate(self, value: Any) -> list[Any] | Any:
-        """The items of a known iterable, else UNKNOWN."""
+        """The items of a known iterable, else UNKNOWN. An iterator is spent after: what it
+        yields again is taken as unknown (empty in Python; the trace keeps no such order
+        across branches and loops, and a kernel body short of refs binds them as operands)."""
         if isinstance(value, (tuple, list)):
             if id(value) in self.poisoned or len(value) > MAX_UNROLL * 4:
                 return UNKNOWN
@@ -1609,6 +1612,10 @@ class Interpreter:
         items = list(iterator.items)
         self.changing(iterator.items)
         iterator.items.clear()
+        # what it gives again is taken as unknown (empty in Python, but the trace keeps no
+        # such order across branches and loops, and a kernel body short of refs binds them
+        # as operands: a false PLS009)
+        self.poisoned.add(id(iterator.items))
         return items
 
     # -- calls -----------------------------------------------------------------------------
@@ -2047,6 +2054,8 @@ _COMPARE: dict[str, Callable[[Any, Any], Any]] = {
 
 
 def _foldable(value: Any) -> bool:
+    if isinstance(value, o.NotSequence):
+        return False  # (compared as objects, not as their items)
     if isinstance(value, (tuple, list)):
         return all(_foldable(item) for item in value)
     return isinstance(value, _PRIMITIVE)
@@ -2079,6 +2088,8 @@ def _combined(function: Any, left: Any, right: Any) -> Any:
     """Containers of objects (refs, specs) joined as Python joins them: concatenated
     (`(a_smem,) + scratch`), repeated (`[spec] * 2`: the same object twice), or two dicts'
     union (`base | {"collective": False}`: the right one's entries win)."""
+    if isinstance(left, o.NotSequence) or isinstance(right, o.NotSequence):
+        return UNKNOWN  # (no `+` or `*`: a set's operators, or a TypeError)
     if function is operator.add and isinstance(left, tuple) and isinstance(right, tuple):
         return left + right
     if function is operator.add and isinstance(left, list) and isinstance(right, list):

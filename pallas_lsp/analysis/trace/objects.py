@@ -515,13 +515,21 @@ class ImportFails(Exception):
 STAR_IMPORTS = "<from * import>"
 
 
-class DictView(list):  # type: ignore[type-arg]
-    """A dict's `keys()`, `values()` or `items()` (`method`): iterated as the list it holds,
-    but neither a sequence nor a mapping (`plgpu.kernel` ignores it as its scratch)."""
+class NotSequence(list):  # type: ignore[type-arg]
+    """An iterable that is neither a sequence nor a mapping (`plgpu.kernel` ignores it as its
+    scratch; JAX's pytrees take it as a leaf), iterated as the list it holds. `what` names it
+    in messages."""
+
+    what = "an iterable"
+
+
+class DictView(NotSequence):
+    """A dict's `keys()`, `values()` or `items()` (`method`)."""
 
     def __init__(self, items: Iterable[Any], method: str) -> None:
         super().__init__(items)
         self.method = method
+        self.what = f"a dict's {method}()"
 
 
 class DefaultDict(dict):  # type: ignore[type-arg]
@@ -561,12 +569,14 @@ class TailLength:
 
 @dataclass(eq=False)
 class Generator:
-    """What calling a generator function of the analysed code gives (or `iter(items)`): an
-    iterator over the values its body yielded. `items` are those not taken yet; iterating
-    takes them (a list, so that a branch or loop that takes them is undone or poisoned as a
-    list's change is)."""
+    """An iterator: what calling a generator function of the analysed code gives, `iter(items)`,
+    a generator expression, `map(...)`, `reversed(...)`; `what` names it in messages. `items`
+    are those not taken yet; iterating takes them (a list, so that a branch or loop that takes
+    them is undone or poisoned as a list's change is). It is always true, has no length or
+    items, and is neither a sequence nor a mapping (`plgpu.kernel` ignores it as scratch)."""
 
     items: list[Any]
+    what: str = "a generator"
 
 
 @dataclass(frozen=True, eq=False)

@@ -218,6 +218,9 @@ def attribute(interp: Interpreter, obj: Any, name: str) -> Any:  # noqa: C901 - 
         return instance_attribute(interp, obj, name)
     if isinstance(obj, o.ClassObj):
         found = class_attribute(obj, name)
+        if found is _NOT_FOUND and name == "__members__" and obj.enum:  # its names, aliases too
+            return {key: value for key, value in obj.env.vars.items()
+                    if isinstance(value, o.Instance) and value.cls is obj}
         if found is _NOT_FOUND and name in _TUPLE_CLASS_MEMBERS and _is_named_tuple(obj):
             return Method(obj, name) if name == "_make" else tuple(field.name for field in _fields(obj))
         if isinstance(found, StaticMethod):
@@ -274,8 +277,8 @@ def item(interp: Interpreter, obj: Any, key: Any, node: nodes.NodeNG | None = No
     if isinstance(obj, o.At):
         return o.View(obj.ref, key)
     if isinstance(obj, (tuple, list)):
-        if isinstance(obj, list) and id(obj) in interp.poisoned:
-            return UNKNOWN
+        if isinstance(obj, list) and id(obj) in interp.poisoned or isinstance(obj, o.NotSequence):
+            return UNKNOWN  # (no items: a TypeError)
         if isinstance(key, int) and not isinstance(key, bool):
             return obj[key] if -len(obj) <= key < len(obj) else UNKNOWN
         if isinstance(key, slice):
@@ -787,8 +790,8 @@ def _b_enumerate(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -
 
 
 def _b_reversed(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
-    items = interp.iterate(args[0]) if len(args) == 1 else UNKNOWN
-    return UNKNOWN if items is UNKNOWN else list(reversed(items))
+    items = interp.iterate(args[0]) if len(args) == 1 and not isinstance(args[0], o.Generator) else UNKNOWN
+    return UNKNOWN if items is UNKNOWN else o.Generator(list(reversed(items)), "reversed(...)")
 
 
 def _numeric(function: Callable[..., Any]) -> Callable[..., Any]:
@@ -831,7 +834,7 @@ def _map(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], k
     columns = [interp.iterate(arg) for arg in args[1:]]
     if kwargs or not columns or any(column is UNKNOWN for column in columns):
         return UNKNOWN
-    return [interp.invoke(args[0], list(row), {}, node) for row in zip(*columns)]
+    return o.Generator([interp.invoke(args[0], list(row), {}, node) for row in zip(*columns)], "a map object")
 
 
 def _reduce(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
@@ -1435,7 +1438,7 @@ def _run_one_body(interp: Interpreter, node: nodes.NodeNG, body: Any, scratch: A
     if isinstance(scratch, dict):
         keywords = {**keywords, **scratch}
         preset.update({p: operand(p) for p in free if p not in scratch})
-    elif isinstance(scratch, o.DictView):  # (not a sequence: plgpu.kernel ignores it, as a lone allocation)
+    elif isinstance(scratch, (o.NotSequence, o.Generator)):  # (not a sequence: plgpu.kernel ignores it, as a lone allocation)
         preset.update({p: UNKNOWN for p in free})
     elif isinstance(scratch, (tuple, list)) and arguments.vararg and tail and leading is not None:
         # the application counts the operands: the body gets them (GMEM refs), then the
@@ -1534,6 +1537,14 @@ def _named_tuple_class(interp: Interpreter, qname: str, node: nodes.NodeNG, args
                    for index, name in enumerate(names))
     from .interp import Frame  # (interp imports this module)
     return o.ClassObj(node, Frame(), (), tuple_fields=fields)  # type: ignore[arg-type]  # a class a call made
+
+
+def _typed_named_tuple_class(interp: Interpreter, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """`typing.NamedTuple(typename, [(name, type), ...])`: the same class, without defaults."""
+    fields = interp.iterate(args[1]) if len(args) == 2 and not kwargs else UNKNOWN
+    if fields is UNKNOWN or not all(isinstance(field, tuple) and len(field) == 2 for field in fields):
+        return UNKNOWN
+    return _named_tuple_class(interp, "typing.NamedTuple", node, [args[0], [name for name, _ in fields]], {})
 
 
 def _field_names(names: list[Any]) -> bool:
@@ -1693,6 +1704,7 @@ LIBRARY_CALLS: dict[str, Callable[..., Any]] = {
     f"{PARAMETERIZED}.product": _product,
     f"{PARAMETERIZED}.parameters": _cases(named=False),
     f"{PARAMETERIZED}.named_parameters": _cases(named=True),
+    "typing.NamedTuple": _typed_named_tuple_class,
 }
 
 
@@ -1864,6 +1876,15 @@ def _flag_value(value: Any) -> int | None:
     return found if isinstance(found, int) and not isinstance(found, bool) and found >= 0 else None
 
 
+def flag_inverse(member: Any) -> Any:
+    """`~flag`: the member of the class's other bits (UNKNOWN for anything but a flag)."""
+    value = _flag_value(member)
+    if value is None:
+        return UNKNOWN
+    every = functools.reduce(int.__or__, (_flag_value(item) or 0 for item in enum_members(member.cls)), 0)
+    return _flag_member(member.cls, every & ~value)
+
+
 def flag_contains(left: Any, right: Any) -> Any:
     """`a in b` of one `Flag`'s members: are all of `a`'s bits in `b`? None: not two flags."""
     inner, outer = _flag_value(left), _flag_value(right)
@@ -1923,6 +1944,8 @@ def tree_children(item: Any) -> list[Any] | None:
     leaf, or a dict whose keys do not sort)."""
     if item is None:
         return []
+    if isinstance(item, (o.NotSequence, o.Generator)):
+        return None  # (a leaf)
     if isinstance(item, (tuple, list)):
         return list(item)
     if isinstance(item, dict):
