@@ -67,7 +67,8 @@ class Cls:
     kernel_kw: str = ""  # extra keywords of the kernel call
     inputs: tuple = ("a_gmem",)
     # where the finding goes: "trigger" (the trigger's call, in any file: JAX's frame),
-    # "kernel" (the kernel call),
+    # "kernel" (the kernel call), "application" (where the kernel is applied: JAX traces
+    # the body there),
     # "owner" (the kernel call; the run_scoped call when the allocations are made there),
     # "scope" (the op is a `pl.run_scoped` call: its line, or kernel.py's call leading to a
     # helper module making it, as PLS014's docs say)
@@ -169,7 +170,7 @@ CLASSES: tuple[Cls, ...] = (
         ops=("{api}(scoped, {pg}.TMEM((M, N), jnp.float32{KW}))",),
         kernel_kw=PAIR, site="scope", skip=frozenset({"scratch"})),
     Cls("single_scratch", "PLS015", "PLS015", ("kernel", None), "{S}", "[{S}]",
-        allocs=(("staging", "{pg}.SMEM((M, K), jnp.float16)"),), site="kernel",
+        allocs=(("staging", "{pg}.SMEM((M, K), jnp.float16)"),), site="application",
         skip=KERNEL_LEVEL | OP_ONLY | {"scratch", "plumbing"}),
     Cls("thread_scope", "PLS016", "PLS016 [lowering]", ("op", 0), OMIT, '"wg"',
         kw="collective_axes", allocs=(), omit_as="()",
@@ -493,6 +494,7 @@ def _builder(r: _Render, builder_name: str) -> list[str]:
     unused = [n for n in inputs if not any(n in op for op in ops)]
     body = [f"del {', '.join(unused)}"] + body
     ksite = SITE if c.site == "kernel" or (c.site == "owner" and not in_scope) else ""
+    asite = SITE if c.site == "application" else ""  # (JAX traces the body where it is applied)
     fac = a["factory"]
     lines = list(local_defs)
     applied = _applied(r)
@@ -502,7 +504,7 @@ def _builder(r: _Render, builder_name: str) -> list[str]:
     if a["entry"] == "decorator":  # (the factory axis stays at its default)
         lines += ["@" + _kernel_call(r, allocs, in_scope, None) + ksite,
                   f"def kernel({', '.join(params)}):"] + _indent(body) + [
-            "", f"return kernel({operands})" if applied else "return kernel"]
+            "", f"return kernel({operands}){asite}" if applied else "return kernel"]
     else:
         if fac == "closure_factory":
             lines += ["def make_body():"] + _indent(
@@ -516,7 +518,7 @@ def _builder(r: _Render, builder_name: str) -> list[str]:
         else:
             lines += [f"def kernel({', '.join(params)}):"] + _indent(body)
             body_expr = "kernel"
-        lines += [""] + _entry_lines(r, allocs, in_scope, body_expr, ksite)
+        lines += [""] + _entry_lines(r, allocs, in_scope, body_expr, ksite, asite)
     out = ["", "", f"def {builder_name}({', '.join(r.params)}):"] + _indent(lines)
     return out
 
@@ -556,17 +558,19 @@ def _applied(r: _Render) -> bool:
             or r.c.name == "rhs_gmem" and r.a["plumbing"] == "star_refs")
 
 
-def _entry_lines(r: _Render, allocs, in_scope: bool, body_expr: str, ksite: str) -> list[str]:
+def _entry_lines(r: _Render, allocs, in_scope: bool, body_expr: str, ksite: str, asite: str = "") -> list[str]:
+    """The builder's last lines: the kernel made (the marker `ksite` there) and applied
+    (`asite` where the application is)."""
     entry = r.a["entry"]
     apply = "(" + ", ".join(n.replace("_gmem", "") for n in r.c.inputs) + ")" if _applied(r) else ""
     if entry == "partial_kernel":
         call = _kernel_call(r, allocs, in_scope, body_expr, head="make")
-        return [f"make = functools.partial({r.pg}.kernel)", f"return {call}{apply}{ksite}"]
+        return [f"make = functools.partial({r.pg}.kernel)", f"return {call}{apply}{ksite or asite}"]
     call = _kernel_call(r, allocs, in_scope, body_expr)
     if apply:
         if entry == "jit_wrapped":
-            return [f"kern = {call}{ksite}", f"return jax.jit(kern){apply}"]
-        return [f"return {call}{apply}{ksite}"]
+            return [f"kern = {call}{ksite}", f"return jax.jit(kern){apply}{asite}"]
+        return [f"return {call}{apply}{ksite or asite}"]
     if entry == "jit_wrapped":
         return [f"kern = {call}{ksite}", "return jax.jit(lambda *args: kern(*args))"]
     return [f"return {call}{ksite}"]

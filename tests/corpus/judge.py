@@ -34,7 +34,6 @@ their arguments and the program frames of the call, while a case is built and tr
 * ``Collective attributes are inconsistent...``: PLS001 when every op that disagrees with the
   kernel's TMEM is an MMA with ``collective_axis`` (a RefUnion member: at the MMA equations,
   as before), else PLS017 at the disagreeing ops that are not such MMAs;
-* PLS015 (the body misses a scratch ref): the kernel call;
 * PLS008 in jax 0.10.2 is a ``DeprecationWarning``: a warning of ``WARNING_MESSAGES`` is a
   finding at the innermost program frame of the stack that issued it.
 """
@@ -175,7 +174,7 @@ def _tmem_collective(alloc) -> bool | None:
 
 def _place(rec: _Recorder, code: str) -> list[tuple[str, int]] | None:
     """Where a finding JAX reports without a line goes (module doc); None: cannot tell."""
-    if code in ("PLS013", "PLS014", "PLS015", "PLS016") and len(rec.kernels) != 1:
+    if code in ("PLS013", "PLS014", "PLS016") and len(rec.kernels) != 1:
         return None
     kernel = rec.kernels[0] if rec.kernels else None
 
@@ -184,8 +183,6 @@ def _place(rec: _Recorder, code: str) -> list[tuple[str, int]] | None:
         mine = [f for f in scope["stack"] if f[0] == kfile]
         return (mine or scope["stack"])[-1]
 
-    if code == "PLS015":
-        return [kernel["stack"][-1]]
     if code == "PLS012":  # the axes that are not the kernel's minor-most cluster axis, else all
         given = [op for op in rec.ops if op["axis"] is not None]
         names = [n for k in rec.kernels for n in k["cluster_names"][-1:]]
@@ -305,9 +302,6 @@ def judge(directory: Path, lower: bool = True) -> dict:
                     rec.on = False
                     code = rf._classify(exc, rf.TRACE_MESSAGES)
                     site = _innermost(traceback.extract_tb(exc.__traceback__), files)
-                    if code == "PLS015":
-                        placed = _place(rec, code)
-                        site = placed[0] if placed and len(placed) == 1 else None
                     if code and site:
                         findings.add((site[0], site[1], code, "trace"))
                         entry["trace"] = [site[0], site[1], code, str(exc).splitlines()[0][:200]]
