@@ -272,6 +272,18 @@ def is_shape_dtype_struct(value: Any) -> bool:
     return isinstance(value, ApiValue) and value.qualified == SHAPE_DTYPE_STRUCT + "()"
 
 
+def output_refs(out_type: Any) -> int | None:
+    """How many output refs a kernel body gets for this `out_type`: one per item of a tuple
+    or list, one for a `jax.ShapeDtypeStruct(...)`, none without one (None: not known)."""
+    if out_type is None:
+        return 0
+    if is_shape_dtype_struct(out_type):
+        return 1
+    if isinstance(out_type, (tuple, list)):
+        return len(out_type)
+    return None
+
+
 def api_value(qualified: str | None, called: bool = False) -> ApiValue | None:
     """What an attribute of the Pallas modules (or a call of one) is, when we can say it is
     not None: enum members and attributes, layouts, transforms. Functions the analysis

@@ -166,11 +166,5 @@ def _outputs(pick: Picker, run: KernelRun) -> int | Any:
     value = arguments.get("out_type")
     if value is None:
         value = arguments.get("out_shape")
-    found = pick.pick(value)
-    if found is None:
-        return 0
-    if api.is_shape_dtype_struct(found):
-        return 1
-    if isinstance(found, (tuple, list)):
-        return len(found)
-    return UNKNOWN
+    count = api.output_refs(pick.pick(value))
+    return UNKNOWN if count is None else count

@@ -519,6 +519,21 @@ class Interpreter:
         self.guard = saved
         if _RAISED in endings and live:
             self.dropped_raises += 1  # `else` or a handler raised: the try does, on some paths
+        self._rejoin(endings, live, changed, ended, before, frame)
+
+    def _left_early(self, ending: tuple[Any, ...], frame: Frame) -> None:
+        """A path that continues or breaks: the names it rebound in the running iteration."""
+        if self.iterations and ending in (("Break",), ("Continue",)):
+            iteration = self.iterations[-1]
+            iteration.exits.append(self.guard)
+            iteration.names.update(name for name, value in frame.vars.items()
+                                   if iteration.start.get(name, _MISSING) is not value)
+
+    def _rejoin(self, endings: set[tuple[Any, ...]], live: list[tuple[o.Guard, dict[str, Any]]],
+                changed: dict[int, tuple[Any, Any]], ended: list[tuple[o.Guard, dict[int, Any]]],
+                before: dict[str, Any], frame: Frame) -> None:
+        """After the outcomes of a branch or a `try`: the paths that went on rejoin (their names
+        and containers joined), or, when none did, the statement ends as they all did."""
         self._count_exits(endings, bool(live))
         if not live:
             frame.vars = before
@@ -528,14 +543,6 @@ class Interpreter:
             self.guard, frame.vars = live[0]
             return
         frame.vars = _join(live, before)
-
-    def _left_early(self, ending: tuple[Any, ...], frame: Frame) -> None:
-        """A path that continues or breaks: the names it rebound in the running iteration."""
-        if self.iterations and ending in (("Break",), ("Continue",)):
-            iteration = self.iterations[-1]
-            iteration.exits.append(self.guard)
-            iteration.names.update(name for name, value in frame.vars.items()
-                                   if iteration.start.get(name, _MISSING) is not value)
 
     def _count_exits(self, endings: set[tuple[Any, ...]], live: bool) -> None:
         """Outcomes that continued or broke out of a loop while others went on."""
@@ -633,15 +640,7 @@ class Interpreter:
         self.guard = saved
         if _RAISED in endings and (live or len(endings) > 1):
             self.dropped_raises += 1
-        self._count_exits(endings, bool(live))
-        if not live:
-            frame.vars = before
-            raise _Signal(*(next(iter(endings)) if len(endings) == 1 else ()))
-        self._join_containers(changed, ended)
-        if len(live) == 1:
-            self.guard, frame.vars = live[0]
-            return
-        frame.vars = _join(live, before)
+        self._rejoin(endings, live, changed, ended, before, frame)
 
     def match_statement(self, node: nodes.Match, frame: Frame) -> None:
         """`match`: on each alternative of the subject the cases are tried in order; the first

@@ -1323,14 +1323,7 @@ def _operands_here(interp: Interpreter, node: nodes.Call) -> int | None:
 
 def _outputs(bound: dict[str, Any]) -> int | None:
     """The output refs the body gets after the operands (None: not known)."""
-    out = bound.get("out_type", bound.get("out_shape"))
-    if out is None:
-        return 0
-    if api.is_shape_dtype_struct(out):
-        return 1
-    if isinstance(out, (tuple, list)):
-        return len(out)
-    return None
+    return api.output_refs(bound.get("out_type", bound.get("out_shape")))
 
 
 def _pallas_call(interp: Interpreter, qname: str, node: nodes.Call, args: list[Any], kwargs: dict[str, Any]) -> Any:
