@@ -124,11 +124,12 @@ def never_applied():
 
 
 def test_single_scratch_counts_the_operands_where_the_kernel_is_applied(tmp_path):
-    # a decorator's kernel called later, a callable object as the body through jax.jit; a
+    # a decorator's kernel called later, a callable object as the body through jax.jit: at
+    # the application, the line of JAX's traceback (tests/fixtures/scratch_applied.py); a
     # kernel never applied here has no operands to count (silent)
     path = tmp_path / "single_later.py"
     path.write_text(_SINGLE_LATER, encoding="utf-8")
-    assert [(f.line, f.code) for f in analyze_file(str(path)).findings] == [(9, "PLS015"), (19, "PLS015")]
+    assert [(f.line, f.code) for f in analyze_file(str(path)).findings] == [(12, "PLS015"), (20, "PLS015")]
 
 
 _STAR_GMEM = '''
