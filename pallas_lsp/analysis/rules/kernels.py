@@ -555,7 +555,7 @@ class KernelRule(Rule):
                 if not outcome:
                     continue
                 site = self.reported(run, outcome)
-                reported = decide.reported_at(site, ctx.module)
+                reported = decide.reportable_at(site, ctx.module, self.lowering)
                 if reported is None:
                     continue
                 key = (reported, self.same_problem(ctx, run, outcome))

@@ -358,7 +358,7 @@ class SiteRule(Rule):
         found: dict[tuple[nodes.NodeNG, nodes.Call, Any], list[Any]] = {}  # key -> [site, detail, bad]
         decided: dict[tuple[nodes.NodeNG, nodes.Call], list[tuple[o.Guard, o.Chain]]] = defaultdict(list)
         for site in self.sites(ctx):
-            reported = decide.reported_at(site, ctx.module)
+            reported = decide.reportable_at(site, ctx.module, self.lowering)
             if reported is None:
                 continue
             for guard, outcome in explore(functools.partial(self.problem, ctx, site), site.guard):

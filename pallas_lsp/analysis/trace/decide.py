@@ -186,6 +186,16 @@ def reported_at(site: Site, root: nodes.Module) -> nodes.NodeNG | None:
     return None
 
 
+def reportable_at(site: Site, root: nodes.Module, lowering: bool = False) -> nodes.NodeNG | None:
+    """`reported_at`, for an error JAX raises when the call runs (not `lowering`): None for a
+    site made inside a `try` body with `except` clauses, whose handler may catch it (which
+    exception a handler catches is not matched: an autotuning sweep's `except ValueError:
+    continue` around a bad configuration is valid code)."""
+    if site.handled and not lowering:
+        return None
+    return reported_at(site, root)
+
+
 def shown_at(node: nodes.NodeNG, anchor: nodes.NodeNG) -> nodes.NodeNG:
     """Where a finding about the call `node` goes: at the call (in a helper module of the
     project, if it is there), but inside an installed library, which the user does not edit,

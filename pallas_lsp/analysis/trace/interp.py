@@ -96,6 +96,7 @@ class Site:
     kernel: nodes.NodeNG | None  # the kernel entry (`plgpu.kernel(...)`) it runs in, if known
     value: Any = None  # what the call made (allocations)
     meshes: tuple[nodes.NodeNG, ...] = ()  # the `pl.core_map(...)` calls whose bodies it runs in
+    handled: bool = False  # made while a `try` with `except` clauses ran its body: JAX's error may be caught
 
 
 class EntryExhausted(Exception):
@@ -185,6 +186,7 @@ class Interpreter:
         # Paths that raised while others went on (a test, assert or call we could not decide
         # dropped them), counted: a `try` whose body adds to it may end in a handler instead
         self.dropped_raises = 0
+        self.handling = 0  # `try` bodies with `except` clauses running now (`Site.handled`)
         # ... and paths that left a loop's body early, by kind (an undecided test whose one
         # outcome continues or breaks): the unrolled loop forgets what the others changed
         self.dropped_exits = {"Break": 0, "Continue": 0}
@@ -342,7 +344,11 @@ class Interpreter:
         elif isinstance(node, nodes.Try) and node.handlers and any(self.resolver.may_fail(s) for s in node.body):
             # `try: import <a library we do not read> except ImportError:`: either may run
             self._caught(node, frame)
-            self.opaque_loop(node, None, frame, bodies=[node.body + node.orelse, *(h.body for h in node.handlers)])
+            self.handling += 1  # (the handlers' sites too: the loop runs them with the body)
+            try:
+                self.opaque_loop(node, None, frame, bodies=[node.body + node.orelse, *(h.body for h in node.handlers)])
+            finally:
+                self.handling -= 1
             self.block(node.finalbody, frame)
         elif isinstance(node, nodes.Try):
             try:
@@ -462,11 +468,13 @@ class Interpreter:
         mark = len(returns)
         self.branch_logs.append({})
         ending: tuple[Any, ...] | None = None
+        self.handling += 1
         try:
             self.block(node.body, frame)
         except _Signal as signal:
             ending = signal.args
         finally:
+            self.handling -= 1
             log = self.branch_logs.pop()
         partly = self.dropped_raises != dropped
         self.dropped_raises = dropped  # a handler catches them
@@ -1956,7 +1964,8 @@ class Interpreter:
 
     def record(self, kind: str, node: nodes.Call, arguments: dict[str, Any], value: Any = None) -> None:
         self.sites.append(Site(kind, node, arguments, self.guard, tuple(self.stack),
-                               self.kernels[-1] if self.kernels else None, value, tuple(self.meshes)))
+                               self.kernels[-1] if self.kernels else None, value, tuple(self.meshes),
+                               self.handling > 0))
 
 
 def _bounded_recursion(depth: int, bound: dict[str, Any]) -> bool:
