@@ -190,7 +190,10 @@ def reportable_at(site: Site, root: nodes.Module, lowering: bool = False) -> nod
     """`reported_at`, for an error JAX raises when the call runs (not `lowering`): None for a
     site made inside a `try` body with `except` clauses, whose handler may catch it (which
     exception a handler catches is not matched: an autotuning sweep's `except ValueError:
-    continue` around a bad configuration is valid code)."""
+    continue` around a bad configuration is valid code). For the site rules and the kernel
+    rules (PLS003-PLS019); PLS001 and PLS002 weigh every use of an allocation for their
+    fixes, a handled one too (the call still runs when nothing raises), and keep
+    `reported_at`."""
     if site.handled and not lowering:
         return None
     return reported_at(site, root)
