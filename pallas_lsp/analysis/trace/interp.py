@@ -400,28 +400,9 @@ class Interpreter:
         self.stubs.exited(self, manager, expression, raised=False)
 
     def enter(self, manager: Any, node: nodes.NodeNG) -> Any:
-        """What entering `manager` gives, per alternative (run under its guard)."""
-        results = []
-        raised = False
-        saved = self.guard
-        try:
-            for guard, item in split(manager):
-                both = conjoin(saved, guard)
-                if both is None:
-                    continue
-                self.guard = both
-                self.raised = False
-                value = self.stubs.entered(self, item, node)
-                if self.raised:  # an `__enter__` that raises on every path: the block never runs
-                    raised = True
-                else:
-                    results.append((both, value))
-        finally:
-            self.guard = saved
-            self.raised = False
-        if raised and not results:
-            raise _Signal(*_RAISED)
-        return guarded(results) if results else UNKNOWN
+        """What entering `manager` gives, per alternative (run under its guard; an `__enter__`
+        that raises on every path: the block never runs)."""
+        return self.per_alternative(split(manager), lambda item: self.stubs.entered(self, item, node))
 
     def yielded(self, items: list[Any] | Any) -> None:
         """`yield` (`yield from`) in the function running: what it yields is known while every
@@ -1646,32 +1627,37 @@ class Interpreter:
                     self.escape(value)
             self.escape(callee)
             return UNKNOWN
+        ways = [(both, (target, args, tail)) for spread_guard, args, tail in alternatives
+                for guard, target in split(callee) if (both := conjoin(spread_guard, guard)) is not None]
+        return self.per_alternative(ways, lambda way: self.invoke(way[0], way[1], kwargs, node) if way[2] is None
+                                    else self.invoke_spread(way[0], way[1], way[2], kwargs, node))
+
+    def per_alternative(self, alternatives: Iterable[tuple[Guard, Any]], run: Callable[[Any], Any]) -> Any:
+        """`run(item)` for each alternative, under its guard: the guarded join of what they
+        give. One that raised on every path (a function of the analysed code, an `__enter__`)
+        gives nothing; when all did, so does this (and when some did, a raise was dropped)."""
         results = []
         raised = False
         saved = self.guard
         try:
-            for spread_guard, args, tail in alternatives:
-                for guard, target in split(callee):
-                    both = conjoin(saved, spread_guard, guard)
-                    if both is None:
-                        continue
-                    self.guard = both
-                    self.raised = False
-                    if tail is None:
-                        value = self.invoke(target, args, kwargs, node)
-                    else:
-                        value = self.invoke_spread(target, args, tail, kwargs, node)
-                    if self.raised:  # a function of the analysed code raised on every path
-                        raised = True
-                        continue
-                    results.append((both, value))
+            for guard, item in alternatives:
+                both = conjoin(saved, guard)
+                if both is None:
+                    continue
+                self.guard = both
+                self.raised = False
+                value = run(item)
+                if self.raised:
+                    raised = True
+                    continue
+                results.append((both, value))
         finally:
             self.guard = saved
             self.raised = False
         if raised and not results:
             raise _Signal(*_RAISED)
         if raised:
-            self.dropped_raises += 1  # one of the functions it may be
+            self.dropped_raises += 1
         return guarded(results) if results else UNKNOWN
 
     def call_arguments(self, elts: list[nodes.NodeNG], frame: Frame) -> list[tuple[Guard, list[Any], list[Any] | None]]:
