@@ -203,8 +203,8 @@ class Interpreter:
         # other than the analysed one (`loose_writes`: the state those top levels made is the
         # same in every analysis while their files are; these are what can change it), and
         # whether that state is still only theirs (`world_clean`: no `global`/`nonlocal` of
-        # their code ran outside their top level, none of their top levels ran inside a branch
-        # or loop of the importer or was cut short, and none imported the analysed module).
+        # their code ran outside their top level, none of their top levels was cut short, and
+        # none imported the analysed module).
         self.loose_writes: list[Any] = []
         self.construction_writes: list[Any] = []  # ... and those made inside such a top level
         self.world_clean = True
@@ -239,11 +239,8 @@ class Interpreter:
         frame.vars["__name__"] = node.name
         found = self.modules[node] = o.ModuleObj(node, frame)
         other = node is not self.root
-        if other and (self.loop_depth or self.branch_logs or self.unrolled != 1 or self.meshes):
-            self.world_clean = False  # what its top level makes depends on where it is imported
         sites = len(self.sites)
-        saved = self.guard, self.stack, self.kernels, self.frame
-        self.guard, self.stack, self.kernels, self.frame = TRUE, [], [], frame
+        saved = self._enter_top_level(frame)
         self.constructing += other
         try:
             self.block(node.body, frame)
@@ -255,10 +252,28 @@ class Interpreter:
             raise
         finally:
             self.constructing -= other
-            self.guard, self.stack, self.kernels, self.frame = saved
+            self._leave_top_level(saved)
             if other and len(self.sites) != sites:
                 self.construction_sites += 1
         return found
+
+    # What a path carries that a module's top level does not see: Python runs it once, on its
+    # own, wherever the first import of it is (in a branch, a loop, a function that may never
+    # run). Its writes are not undone with the importer's branch, and so what it makes is the
+    # same in every analysis (`reuse.EscapedRun` keeps runs on that state).
+    _PATH_STATE = ("guard", "stack", "calls", "kernels", "meshes", "frame", "loop_depth", "branch_logs",
+                   "unrolled", "iterations", "dropped_exits", "shared_log")
+
+    def _enter_top_level(self, frame: Frame) -> tuple[Any, ...]:
+        saved = tuple(getattr(self, name) for name in self._PATH_STATE)
+        (self.guard, self.stack, self.calls, self.kernels, self.meshes, self.frame, self.loop_depth,
+         self.branch_logs, self.unrolled, self.iterations, self.dropped_exits, self.shared_log) = (
+            TRUE, [], [], [], [], frame, 0, [], 1, [], {"Break": 0, "Continue": 0}, None)
+        return saved
+
+    def _leave_top_level(self, saved: tuple[Any, ...]) -> None:
+        for name, value in zip(self._PATH_STATE, saved):
+            setattr(self, name, value)
 
     def wrote(self, obj: Any) -> None:
         """A container, instance or namespace is about to change (see `writes`, `loose_writes`)."""
@@ -266,11 +281,25 @@ class Interpreter:
             self.writes.append(obj)
         (self.construction_writes if self.constructing else self.loose_writes).append(obj)
 
-    def _names_written(self, node: nodes.Global | nodes.Nonlocal) -> None:
+    def _names_written(self, node: nodes.Global | nodes.Nonlocal, frame: Frame) -> None:
+        """`global` or `nonlocal`: the frames holding the names may be rebound. Other modules'
+        code writing so to a frame their top levels made changes the world (`loose_writes`);
+        a `nonlocal` of a call's own frame, made since, does not."""
         if self.writes is not None:
             self.writes.append(WRITES_NAMES)
-        if not self.constructing and node.root() is not self.root:
-            self.world_clean = False  # another module's code rebinding its names
+        if node.root() is self.root:
+            return
+        if isinstance(node, nodes.Global):
+            self.wrote(frame.module_frame())
+            return
+        for name in node.names:
+            holder = frame.parent
+            while holder is not None and name not in holder.vars:
+                holder = holder.parent
+            if holder is None:
+                self.world_clean = False  # not bound yet: where it will be is not known
+            else:
+                self.wrote(holder)
 
     # -- statements ------------------------------------------------------------------------
 
@@ -362,10 +391,10 @@ class Interpreter:
             raise _Signal(type(node).__name__)
         elif isinstance(node, nodes.Global):
             frame.declared_global.update(node.names)
-            self._names_written(node)
+            self._names_written(node, frame)
         elif isinstance(node, nodes.Nonlocal):
             frame.declared_nonlocal.update(node.names)
-            self._names_written(node)
+            self._names_written(node, frame)
         elif isinstance(node, nodes.Delete):
             for target in node.targets:
                 if isinstance(target, nodes.DelName):
