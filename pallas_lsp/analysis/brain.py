@@ -183,6 +183,23 @@ def forget_inferences() -> None:
             model.context = None  # type: ignore[attr-defined]  # set by some models only (ClassModel)
 
 
+def forget_module_lookups(manager: AstroidManager) -> None:
+    """Forget where astroid found modules: a package that gained an `__init__.py` (or lost
+    one) is looked for again. astroid keeps those answers for the process (`clear_cache`
+    drops them with every tree); these are the same caches without the trees."""
+    from astroid import modutils
+    from astroid.interpreter._import import spec, util
+
+    caches = [getattr(modutils, name, None) for name in ("_cache_normalize_path_", "_has_init", "cached_os_path_isfile")]
+    caches += [getattr(util, "is_namespace", None), getattr(spec, "_find_spec", None),
+               getattr(spec, "_is_setuptools_namespace", None)]
+    caches += [getattr(finder, "find_module", None) for finder in getattr(spec, "_SPEC_FINDERS", ())]
+    for cache in caches:
+        if hasattr(cache, "cache_clear"):
+            cache.cache_clear()
+    getattr(manager, "_mod_file_cache", {}).clear()
+
+
 @functools.cache  # astroid's classes are all defined once it is imported
 def _object_models() -> tuple[ObjectModel, ...]:
     """The object models astroid's node and proxy classes hold as `special_attributes`."""
@@ -238,6 +255,20 @@ def _stub_imports(original: _ModuleFromName) -> _ModuleFromName:
         return module
 
     return ast_from_module_name
+
+
+def _cached_namespace(original: Callable[[AstroidManager, str, Any], nodes.Module]) -> Callable[..., nodes.Module]:
+    """astroid builds a namespace package (a directory without `__init__.py`) anew at every
+    import of it, where it caches every module it reads from a file: each analysis then saw a
+    different package node, and the trace's kept runs (keyed by the modules they saw) never
+    matched again. It is cached like the others (`engine` drops it when an `__init__.py`
+    appears in one of its directories)."""
+    def build(self: AstroidManager, modname: str, path: Any) -> nodes.Module:
+        module = original(self, modname, path)
+        self.astroid_cache[modname] = module
+        return module
+
+    return build
 
 
 _FileBuild = Callable[[AstroidBuilder, str, str | None], nodes.Module]
@@ -538,4 +569,5 @@ def install() -> None:
         _wrap(TreeRebuilder, "visit", _bounded_build)
         _wrap(LookupMixIn, "lookup", _memoized_lookup)
         _wrap(AstroidManager, "bootstrap", _lighter_bootstrap)
+        _wrap(AstroidManager, "_build_namespace_module", _cached_namespace)
         _installed = True

@@ -295,6 +295,8 @@ def _keep_project_modules(manager: AstroidManager, name: str, root: str | None, 
     files = set()
     for modname, module in list(manager.astroid_cache.items()):
         file = module.file
+        if not file and _in_namespace_package(module, prefix) and modname not in _kept:
+            _kept[modname] = (None, _namespace_stamp(module))
         if not file or not os.path.isabs(file) or getattr(module, "pallas_stub", False) or not file.startswith(prefix):
             continue
         if modname not in _kept:
@@ -309,9 +311,12 @@ def _drop_changed_modules(manager: AstroidManager) -> None:
     overlay) or that astroid no longer holds."""
     for modname, (file, stamp) in list(_kept.items()):
         cached = manager.astroid_cache.get(modname)
-        if cached is None or cached.file != file or _source_stamp(file) != stamp:
+        if cached is None or cached.file != file or (
+                _source_stamp(file) if file else _namespace_stamp(cached)) != stamp:
             del _kept[modname]
             manager.astroid_cache.pop(modname, None)
+            if not file:  # a namespace package no more: astroid must look for it again
+                brain.forget_module_lookups(manager)
 
 
 def _make_way_for(manager: AstroidManager, name: str) -> None:
@@ -325,6 +330,18 @@ def _make_way_for(manager: AstroidManager, name: str) -> None:
         return
     _kept.pop(name, None)
     manager.astroid_cache.pop(name, None)
+
+
+def _in_namespace_package(module: nodes.Module, prefix: str) -> bool:
+    """A namespace package of the project: directories without `__init__.py`."""
+    return bool(module.package and module.path) and all(
+        os.path.abspath(location).startswith(prefix) for location in module.path)
+
+
+def _namespace_stamp(module: nodes.Module) -> object:
+    """Which of a namespace package's directories have an `__init__.py` now (none had one:
+    one that does makes the directory a regular package)."""
+    return tuple(os.path.isfile(os.path.join(location, "__init__.py")) for location in module.path or ())
 
 
 def _source_stamp(path: str) -> object:
