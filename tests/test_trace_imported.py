@@ -136,7 +136,7 @@ def test_a_function_that_writes_its_module_state_is_made_every_time(tmp_path, tr
     assert not second.interp.world_clean
 
 
-def test_a_replay_that_needs_a_run_never_made_starts_over(tmp_path, traces):
+def test_a_run_whose_escaped_closure_was_never_run_is_not_kept(tmp_path, traces):
     library = """
         import jax
 
@@ -159,15 +159,16 @@ def test_a_replay_that_needs_a_run_never_made_starts_over(tmp_path, traces):
     fresh_state = _state(traces[-1])
     reuse.KEPT_RUNS.clear()
     # calls.py runs `inner` itself, so the closure `outer` lets escape is not run after it:
-    # the kept run of `outer` has no run of it, which plain.py needs
+    # a replay of `outer`'s run could not go on (plain.py needs the run of `inner`), so it is
+    # not kept, and plain.py makes it again rather than starting over
     assert not analyze_file(str(tmp_path / "calls.py")).error
     restarts = reuse.KEPT_RUNS.restarts
     assert _report(analyze_file(plain)) == fresh
-    assert reuse.KEPT_RUNS.restarts == restarts + 1
+    assert reuse.KEPT_RUNS.restarts == restarts and traces[-1].replayed == 0
     assert _state(traces[-1]) == fresh_state
     # the trace made again kept its own runs: the next one replays them whole
     assert _report(analyze_file(plain)) == fresh
-    assert reuse.KEPT_RUNS.restarts == restarts + 1 and traces[-1].replayed == 2
+    assert reuse.KEPT_RUNS.restarts == restarts and traces[-1].replayed == 2
     assert _state(traces[-1]) == fresh_state
 
 
@@ -259,3 +260,78 @@ def test_a_write_to_the_world_after_a_replay_starts_over(tmp_path, traces):
     assert _report(analyze_file(str(tmp_path / "writes.py"))) == fresh
     assert reuse.KEPT_RUNS.restarts == restarts + 1
     assert _state(traces[-1]) == fresh_state
+
+
+def _replays_twice(tmp_path, traces, files, analysed="kernel.py"):
+    """Two analyses of `analysed`: the same report and state; the second's replays."""
+    _write(tmp_path, files)
+    reports = [_report(analyze_file(str(tmp_path / analysed))) for _ in range(2)]
+    assert reports[0] == reports[1] and reports[0][2] is None
+    assert _state(traces[-2]) == _state(traces[-1])
+    return traces[-1].replayed
+
+
+DECORATED = """
+    import jax
+
+
+    @jax.named_scope("outer")
+    def outer(x):
+      return [x]
+"""
+
+
+def test_a_module_imported_inside_a_try_is_replayed(tmp_path, traces):
+    # Python runs a module's top level once, on its own, wherever the first import of it is:
+    # an optional import in a `try` leaves the same state as a plain one
+    kernel = textwrap.dedent(KERNEL).replace("import lib\n", "try:\n  import lib\nexcept ImportError:\n  lib = None\n")
+    assert _replays_twice(tmp_path, traces, {"lib.py": DECORATED, "kernel.py": kernel}) == 1
+
+
+def test_a_namespace_package_is_the_same_module_in_every_analysis(tmp_path, traces):
+    # astroid builds a package without `__init__.py` anew at each import; the kept runs are
+    # keyed by the modules they saw
+    (tmp_path / "pkg").mkdir()
+    kernel = textwrap.dedent(KERNEL).replace("import lib\n", "from pkg import lib\n")
+    assert _replays_twice(tmp_path, traces, {"pkg/lib.py": DECORATED, "kernel.py": kernel}) == 1
+    # an `__init__.py` made later makes it a regular package: the next analysis reads it
+    (tmp_path / "pkg" / "__init__.py").write_text("from pkg.lib import outer as OUTER\n")
+    assert not analyze_file(str(tmp_path / "kernel.py")).error
+    assert [Path(module.file).name for module in traces[-1].interp.modules if module.name == "pkg"] == ["__init__.py"]
+
+
+def test_a_nonlocal_of_a_call_frame_keeps_the_run(tmp_path, traces):
+    # `nonlocal` rebinds a name of the frame of `outer`'s call, which the run made: the world
+    # its top level made is unchanged (a `global` rebinds the module's own names: see below)
+    library = """
+        import jax
+
+
+        @jax.named_scope("outer")
+        def outer(x):
+          count = 0
+
+          def bump():
+            nonlocal count
+            count += 1
+          bump()
+          return count
+    """
+    assert _replays_twice(tmp_path, traces, {"lib.py": library, "kernel.py": KERNEL}) == 1
+
+
+def test_a_global_of_a_module_function_stops_replays(tmp_path, traces):
+    library = """
+        import jax
+
+        COUNT = 0
+
+
+        @jax.named_scope("outer")
+        def outer(x):
+          global COUNT
+          COUNT += 1
+          return COUNT
+    """
+    assert _replays_twice(tmp_path, traces, {"lib.py": library, "kernel.py": KERNEL}) == 0
+    assert not traces[-1]._pristine()

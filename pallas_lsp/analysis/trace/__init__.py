@@ -142,8 +142,9 @@ class Trace:
             if self.replayed:
                 raise reuse.Restart()
             self._made = {}
-        if self._made:
-            reuse.KEPT_RUNS.keep(self._made)
+        whole = {key: run for key, run in self._made.items() if reuse.whole(run)}
+        if whole:
+            reuse.KEPT_RUNS.keep(whole)
         reuse.KEPT_RUNS.replayed = self.replayed
 
     def _entry_unit(self, func: nodes.FunctionDef, owner: nodes.ClassDef | None, module: objects.ModuleObj,

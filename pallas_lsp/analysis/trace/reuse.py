@@ -486,6 +486,17 @@ class Twin:
     node: nodes.NodeNG
 
 
+def whole(run: EscapedRun, seen: set[int] | None = None) -> bool:
+    """Was every closure the run let escape (and theirs) run and kept too? A replay of a run
+    that is not cannot go on (`Restart`), so it is not kept: the next trace makes it again."""
+    seen = set() if seen is None else seen
+    if id(run) in seen:
+        return True
+    seen.add(id(run))
+    return all(isinstance(child, Twin) or (child.run is not None and whole(child.run, seen))
+               for child in run.children)
+
+
 @dataclass(eq=False)
 class Replay:
     """In `Interpreter.escaped` on replay: a closure the replayed run made and let escape."""
