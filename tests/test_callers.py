@@ -36,3 +36,19 @@ def test_used_elsewhere_asks_every_other_file(tmp_path):
     assert not here.used_elsewhere("build")
     assert callers.Callers(str(tmp_path / "b.py"), str(tmp_path)).used_elsewhere("return")
     assert not callers.Callers(str(tmp_path / "b.py"), str(tmp_path)).used_elsewhere("only_in_a_comment")
+
+
+def test_a_name_the_analysed_file_mentions_first_is_still_found_in_another(tmp_path):
+    for name in ("a.py", "b.py", "c.py"):
+        (tmp_path / name).write_text("shared_helper = 1\n", encoding="utf-8")
+    for name in ("a.py", "b.py", "c.py"):
+        assert callers.Callers(str(tmp_path / name), str(tmp_path)).used_elsewhere("shared_helper")
+
+
+def test_a_changed_file_is_read_again(tmp_path, monkeypatch):
+    monkeypatch.setattr(callers, "RECHECK_AFTER", 0.0)
+    (tmp_path / "a.py").write_text("def late_helper():\n    pass\n", encoding="utf-8")
+    (tmp_path / "b.py").write_text("x = 1\n", encoding="utf-8")
+    assert not callers.Callers(str(tmp_path / "a.py"), str(tmp_path)).used_elsewhere("late_helper")
+    (tmp_path / "b.py").write_text("from a import late_helper\n", encoding="utf-8")
+    assert callers.Callers(str(tmp_path / "a.py"), str(tmp_path)).used_elsewhere("late_helper")
