@@ -335,3 +335,39 @@ def test_a_global_of_a_module_function_stops_replays(tmp_path, traces):
     """
     assert _replays_twice(tmp_path, traces, {"lib.py": library, "kernel.py": KERNEL}) == 0
     assert not traces[-1]._pristine()
+
+
+def test_a_closure_an_earlier_kept_run_made_is_kept_with_the_run_that_hands_it_on(tmp_path, traces):
+    # `outer`'s run makes `to_host` and lets `bwd` escape; `bwd`'s run hands `to_host` on (as
+    # tokamax's `Op.__call__` makes `is_array` for its `bwd`): all three runs replay
+    library = """
+        import jax
+
+
+        @jax.named_scope("outer")
+        def outer(x):
+          to_host = lambda y: y
+
+          def bwd(r):
+            return jax.pure_callback(to_host, r, r)
+          return jax.pure_callback(bwd, x, x)
+    """
+    assert _replays_twice(tmp_path, traces, {"lib.py": library, "kernel.py": KERNEL}) == 3
+
+
+def test_a_closure_its_own_run_ran_is_not_needed_again(tmp_path, traces):
+    # the run calls `helper` and lets it escape: the trace passes over a function it ran
+    library = """
+        import jax
+
+
+        @jax.named_scope("outer")
+        def outer(x):
+          def helper(y):
+            return y
+          helper(x)
+          return jax.pure_callback(helper, x, x)
+    """
+    restarts = reuse.KEPT_RUNS.restarts
+    assert _replays_twice(tmp_path, traces, {"lib.py": library, "kernel.py": KERNEL}) == 1
+    assert reuse.KEPT_RUNS.restarts == restarts

@@ -67,6 +67,8 @@ class Trace:
         # the bookkeeping of kept runs (`reuse.EscapedRun`), for this attempt at the trace
         self._made: dict[tuple[tuple[nodes.Module, ...], nodes.NodeNG], reuse.EscapedRun] = {}
         self._slots: dict[int, tuple[objects.Closure, reuse.Slot]] = {}  # closures kept runs let escape
+        self._kept_made: set[int] = set()  # closures kept runs made (their replays make them too)
+        self._kept_executed: set[nodes.NodeNG] = set()  # functions kept runs ran (... and replays)
         self._world_ids: set[int] = set()  # what the world reaches (`_pristine`)
         self._world_size = -1  # ... when it had this many modules
         self._checked = 0  # the loose writes found not to touch it
@@ -142,7 +144,7 @@ class Trace:
             if self.replayed:
                 raise reuse.Restart()
             self._made = {}
-        whole = {key: run for key, run in self._made.items() if reuse.whole(run)}
+        whole = {key: run for key, run in self._made.items() if reuse.whole(run, self._kept_executed)}
         if whole:
             reuse.KEPT_RUNS.keep(whole)
         reuse.KEPT_RUNS.replayed = self.replayed
@@ -343,7 +345,9 @@ class Trace:
         fresh = {id(made_) for made_ in interp.closure_log[made:]}
         children: list[reuse.Slot | reuse.Twin] = []
         for child in interp.escaped[escaped:]:
-            if id(child) in fresh:
+            # made by this run, or by a kept run before it (one `__call__`'s run makes a lambda
+            # that the `bwd` closure it let escape hands on): its own run is kept in a slot
+            if id(child) in fresh or id(child) in self._kept_made:
                 known_slot = self._slots.get(id(child))
                 if known_slot is None:
                     known_slot = self._slots[id(child)] = (child, reuse.Slot(child.node))
@@ -358,6 +362,8 @@ class Trace:
                    for node in loaded):
             # a project module (on replay it may be the analysed file, or its file changed)
             return None
+        self._kept_made |= fresh
+        self._kept_executed |= mine
         return reuse.EscapedRun(world, recorded, mine, mine_known, interp._steps - steps, loaded, children)
 
     def _apply(self, run: reuse.EscapedRun) -> None:
@@ -371,6 +377,7 @@ class Trace:
         interp.sites.extend(run.sites)
         interp.executed |= run.executed
         interp.known_calls |= run.known
+        self._kept_executed |= run.executed
         replays: dict[int, reuse.Replay] = {}
         for child in run.children:
             if isinstance(child, reuse.Twin):

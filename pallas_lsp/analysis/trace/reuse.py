@@ -486,15 +486,17 @@ class Twin:
     node: nodes.NodeNG
 
 
-def whole(run: EscapedRun, seen: set[int] | None = None) -> bool:
-    """Was every closure the run let escape (and theirs) run and kept too? A replay of a run
-    that is not cannot go on (`Restart`), so it is not kept: the next trace makes it again."""
+def whole(run: EscapedRun, executed: set[nodes.NodeNG], seen: set[int] | None = None) -> bool:
+    """Did every closure the run let escape (and theirs) have its run kept, or had a kept run
+    run its function by the time the trace came to it (`executed`: replays run them again in
+    the same order, and the closure is passed over then too)? A replay of any other run could
+    not go on (`Restart`), so it is not kept: the next trace makes it again."""
     seen = set() if seen is None else seen
     if id(run) in seen:
         return True
     seen.add(id(run))
-    return all(isinstance(child, Twin) or (child.run is not None and whole(child.run, seen))
-               for child in run.children)
+    return all(isinstance(child, Twin) or (child.run is None and child.node in executed)
+               or (child.run is not None and whole(child.run, executed, seen)) for child in run.children)
 
 
 @dataclass(eq=False)
