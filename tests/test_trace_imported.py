@@ -172,7 +172,9 @@ def test_a_run_whose_escaped_closure_was_never_run_is_not_kept(tmp_path, traces)
     assert _state(traces[-1]) == fresh_state
 
 
-def test_an_import_of_the_analysed_file_stops_replays(tmp_path, traces):
+def test_a_run_that_reads_the_analysed_file_is_made_every_time(tmp_path, traces):
+    # lib imports the file being analysed: `outer` reads its names (they are its text's), so
+    # its run is made in every analysis; `pure`, which does not, is replayed
     _write(tmp_path, {"lib.py": """
         import jax
 
@@ -182,6 +184,32 @@ def test_an_import_of_the_analysed_file_stops_replays(tmp_path, traces):
         @jax.named_scope("outer")
         def outer(x):
           return kernel.body(x, x, x)
+
+
+        @jax.named_scope("pure")
+        def pure(x):
+          return [x]
+    """, "kernel.py": KERNEL})
+    reports = [_report(analyze_file(str(tmp_path / "kernel.py"))) for _ in range(2)]
+    assert reports[0] == reports[1] and reports[0][2] is None
+    assert [trace.replayed for trace in traces] == [0, 1]
+    assert traces[-1].interp.world_clean
+    assert _state(traces[0]) == _state(traces[1])
+
+
+def test_a_top_level_that_reads_the_analysed_file_stops_replays(tmp_path, traces):
+    # the world's state holds what the analysed file's text made
+    _write(tmp_path, {"lib.py": """
+        import jax
+
+        import kernel
+
+        BODY = kernel.body
+
+
+        @jax.named_scope("pure")
+        def pure(x):
+          return [x]
     """, "kernel.py": KERNEL})
     reports = [_report(analyze_file(str(tmp_path / "kernel.py"))) for _ in range(2)]
     assert reports[0] == reports[1] and reports[0][2] is None

@@ -227,7 +227,8 @@ class Trace:
             if not loose:
                 return True
             self._world_ids = reuse._reachable(
-                module.env for node, module in interp.modules.items() if node is not self.module)
+                (module.env for node, module in interp.modules.items() if node is not self.module),
+                self._analysed_namespace())
             self._world_size = len(interp.modules)
             self._checked = 0
         ids = self._world_ids
@@ -237,6 +238,12 @@ class Trace:
                 return False
         self._checked = len(loose)
         return True
+
+    def _analysed_namespace(self) -> set[int]:
+        """The analysed module's object and frame, where another module imported it: what its
+        own code writes there is not the world's (a run that reads it is not kept)."""
+        module = self.interp.modules.get(self.module)
+        return {id(module), id(module.env)} if module is not None else set()
 
     def _mark(self) -> None:
         if self._since is None:
@@ -300,7 +307,7 @@ class Trace:
         self._mark()
         mark = (world, slot[1] if slot is not None else None, len(interp.sites), len(interp.escaped),
                 len(interp.closure_log), interp._steps, self.exhausted, len(interp.loose_writes),
-                interp.construction_sites, interp.executed, interp.known_calls)
+                (interp.construction_sites, interp.root_reads), interp.executed, interp.known_calls)
         interp.executed, interp.known_calls = set(), set()
         return mark
 
@@ -324,7 +331,7 @@ class Trace:
             slot.run = run
 
     def _summary(self, closure: objects.Closure, world: tuple[nodes.Module, ...], sites: int, escaped: int,
-                 made: int, steps: int, exhausted: int, loose: int, constructions: int,
+                 made: int, steps: int, exhausted: int, loose: int, constructions: tuple[int, int],
                  mine: set[nodes.NodeNG], mine_known: set[nodes.NodeNG]) -> reuse.EscapedRun | None:
         interp = self.interp
         if not self._pristine():
@@ -336,7 +343,8 @@ class Trace:
                 # (what a kept run made that its closures reach: its sites may show it)
                 self._tainted = True
                 return None
-        if self.exhausted != exhausted or interp.construction_sites != constructions:
+        # (a run that recorded sites in a top level, or read the analysed module's names)
+        if self.exhausted != exhausted or (interp.construction_sites, interp.root_reads) != constructions:
             return None
         recorded = interp.sites[sites:]
         if any(node.root() is self.module for node in mine) or any(

@@ -204,10 +204,11 @@ class Interpreter:
         # same in every analysis while their files are; these are what can change it), and
         # whether that state is still only theirs (`world_clean`: no `global`/`nonlocal` of
         # their code ran outside their top level, none of their top levels was cut short, and
-        # none imported the analysed module).
+        # none read the analysed module's names: `read_names_of`).
         self.loose_writes: list[Any] = []
         self.construction_writes: list[Any] = []  # ... and those made inside such a top level
         self.world_clean = True
+        self.root_reads = 0  # reads of the analysed module's names through its module object
         self.constructing = 0  # top levels of other modules running now
         self.construction_sites = 0  # ... which recorded sites (none usually do)
 
@@ -232,8 +233,6 @@ class Interpreter:
     def module(self, node: nodes.Module) -> o.ModuleObj:
         found = self.modules.get(node)
         if found is not None:
-            if node is self.root:  # the analysed module imported (by itself, or by a module it imports)
-                self.world_clean = False
             return found
         frame = Frame()
         frame.vars["__name__"] = node.name
@@ -274,6 +273,16 @@ class Interpreter:
     def _leave_top_level(self, saved: tuple[Any, ...]) -> None:
         for name, value in zip(self._PATH_STATE, saved):
             setattr(self, name, value)
+
+    def read_names_of(self, module: o.ModuleObj) -> None:
+        """Code reads a module's names through its module object (`m.x`, `from m import x`,
+        `vars(m)`). The analysed module's names are its text's: a top level of another module
+        that reads them makes the world depend on that text (`world_clean`), and a run that
+        reads them is not kept (`root_reads`)."""
+        if module.node is self.root:
+            self.root_reads += 1
+            if self.constructing:
+                self.world_clean = False
 
     def wrote(self, obj: Any) -> None:
         """A container, instance or namespace is about to change (see `writes`, `loose_writes`)."""

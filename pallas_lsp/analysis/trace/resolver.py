@@ -30,6 +30,8 @@ class _Interpreter(Protocol):
 
     def module(self, node: nodes.Module) -> o.ModuleObj: ...
 
+    def read_names_of(self, module: o.ModuleObj) -> None: ...
+
 
 class Resolver:
     def __init__(self, project: _Project) -> None:
@@ -79,6 +81,7 @@ class Resolver:
         if tree is None:
             return
         module = interp.module(tree)
+        interp.read_names_of(module)
         names = module.env.vars.get("__all__")
         if not (isinstance(names, (list, tuple)) and all(isinstance(name, str) for name in names)):
             names = [name for name in module.env.vars if not name.startswith("_")]
@@ -106,6 +109,7 @@ class Resolver:
                 raise o.ImportFails(modname)
             return o.Library(f"{modname}.{name}")
         module = _ran(interp, tree)
+        interp.read_names_of(module)
         value = module.env.vars.get(name, _MISSING)
         if value is not _MISSING:
             return value

@@ -184,6 +184,8 @@ def _makes_dataclasses(qname: str) -> bool:
 
 
 def attribute(interp: Interpreter, obj: Any, name: str) -> Any:  # noqa: C901 - one branch per object kind
+    if isinstance(obj, o.ModuleObj):
+        interp.read_names_of(obj)
     if name == "__dict__" and isinstance(obj, (o.Namespace, o.Library, o.ModuleObj, o.Instance)):
         return o.DictOf(obj)
     if isinstance(obj, o.DictOf) and name == "update":
@@ -700,6 +702,8 @@ def _b_type(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any
 def _b_vars(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
     """`vars(obj)`: its `__dict__` (the object's own attributes)."""
     if len(args) == 1 and not kwargs and isinstance(args[0], (o.Namespace, o.Library, o.ModuleObj, o.Instance)):
+        if isinstance(args[0], o.ModuleObj):
+            interp.read_names_of(args[0])
         return o.DictOf(args[0])
     return UNKNOWN
 
