@@ -197,12 +197,15 @@ def test_a_run_that_reads_the_analysed_file_is_made_every_time(tmp_path, traces)
     assert _state(traces[0]) == _state(traces[1])
 
 
-def test_a_top_level_that_reads_the_analysed_file_stops_replays(tmp_path, traces):
-    # the world's state holds what the analysed file's text made
+def test_a_module_whose_top_level_reads_the_analysed_file_is_made_from_its_text(tmp_path, traces):
+    # lib's state holds what the analysed file's text made: the runs of its functions are made
+    # in every analysis; those of a module that does not read it (other) are replayed
     _write(tmp_path, {"lib.py": """
         import jax
 
         import kernel
+
+        import other
 
         BODY = kernel.body
 
@@ -210,11 +213,12 @@ def test_a_top_level_that_reads_the_analysed_file_stops_replays(tmp_path, traces
         @jax.named_scope("pure")
         def pure(x):
           return [x]
-    """, "kernel.py": KERNEL})
+    """, "other.py": DECORATED, "kernel.py": KERNEL})
     reports = [_report(analyze_file(str(tmp_path / "kernel.py"))) for _ in range(2)]
     assert reports[0] == reports[1] and reports[0][2] is None
-    assert [trace.replayed for trace in traces] == [0, 0]
-    assert not traces[-1].interp.world_clean
+    assert [trace.replayed for trace in traces] == [0, 1]
+    assert sorted(module.name for module in traces[-1].interp.from_text) == ["kernel", "lib"]
+    assert _state(traces[0]) == _state(traces[1])
 
 
 def test_a_run_that_imports_a_project_module_is_made_every_time(tmp_path, traces):
@@ -399,3 +403,27 @@ def test_a_closure_its_own_run_ran_is_not_needed_again(tmp_path, traces):
     restarts = reuse.KEPT_RUNS.restarts
     assert _replays_twice(tmp_path, traces, {"lib.py": library, "kernel.py": KERNEL}) == 1
     assert reuse.KEPT_RUNS.restarts == restarts
+
+
+def test_what_a_module_made_from_the_text_writes_into_another_is_no_longer_the_world(tmp_path, traces):
+    # lib reads the analysed file and puts what it read into other's registry: other's state
+    # is the text's too, and the run of `outer`, which returns it, is made in every analysis
+    _write(tmp_path, {"other.py": """
+        import jax
+
+        REGISTRY = []
+
+
+        @jax.named_scope("outer")
+        def outer(x):
+          return REGISTRY
+    """, "lib.py": """
+        import kernel
+        import other
+
+        other.REGISTRY.append(kernel.body)
+    """, "kernel.py": KERNEL})
+    reports = [_report(analyze_file(str(tmp_path / "kernel.py"))) for _ in range(2)]
+    assert reports[0] == reports[1] and reports[0][2] is None
+    assert [trace.replayed for trace in traces] == [0, 0]
+    assert not traces[-1]._pristine()

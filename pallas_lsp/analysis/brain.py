@@ -195,8 +195,9 @@ def forget_module_lookups(manager: AstroidManager) -> None:
                getattr(spec, "_is_setuptools_namespace", None)]
     caches += [getattr(finder, "find_module", None) for finder in getattr(spec, "_SPEC_FINDERS", ())]
     for cache in caches:
-        if hasattr(cache, "cache_clear"):
-            cache.cache_clear()
+        clear = getattr(cache, "cache_clear", None)
+        if clear is not None:
+            clear()
     getattr(manager, "_mod_file_cache", {}).clear()
 
 

@@ -279,7 +279,7 @@ def _facts(ctx: Context) -> list[Fact]:
 # Project modules astroid keeps between analyses, with the state of their source when they
 # were read: their file and its stamp (the editor's text for it, else size and modification
 # time). An analysis first drops those whose source has changed since.
-_kept: dict[str, tuple[str, object]] = {}
+_kept: dict[str, tuple[str | None, object]] = {}  # modname -> its file (None: a namespace package), stamp
 
 
 def _keep_project_modules(manager: AstroidManager, name: str, root: str | None, read: set[str]) -> tuple[str, ...]:
@@ -334,8 +334,9 @@ def _make_way_for(manager: AstroidManager, name: str) -> None:
 
 def _in_namespace_package(module: nodes.Module, prefix: str) -> bool:
     """A namespace package of the project: directories without `__init__.py`."""
-    return bool(module.package and module.path) and all(
-        os.path.abspath(location).startswith(prefix) for location in module.path)
+    locations = module.path or []
+    return bool(module.package and locations) and all(
+        os.path.abspath(location).startswith(prefix) for location in locations)
 
 
 def _namespace_stamp(module: nodes.Module) -> object:

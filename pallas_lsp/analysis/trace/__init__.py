@@ -70,7 +70,7 @@ class Trace:
         self._kept_made: set[int] = set()  # closures kept runs made (their replays make them too)
         self._kept_executed: set[nodes.NodeNG] = set()  # functions kept runs ran (... and replays)
         self._world_ids: set[int] = set()  # what the world reaches (`_pristine`)
-        self._world_size = -1  # ... when it had this many modules
+        self._world_size = (-1, -1)  # ... when it had this many modules (and so many from the text)
         self._checked = 0  # the loose writes found not to touch it
         self._tainted = False  # a closure a run let escape wrote to what the run made
         self._since: tuple[int, tuple[nodes.Module, ...]] | None = None  # when the first run was kept or replayed
@@ -223,13 +223,14 @@ class Trace:
         if not interp.world_clean:
             return False
         loose = interp.loose_writes
-        if len(interp.modules) != self._world_size:
+        size = (len(interp.modules), len(interp.from_text))
+        if size != self._world_size:
             if not loose:
                 return True
             self._world_ids = reuse._reachable(
-                (module.env for node, module in interp.modules.items() if node is not self.module),
-                self._analysed_namespace())
-            self._world_size = len(interp.modules)
+                (module.env for node, module in interp.modules.items() if node not in interp.from_text),
+                self._from_text())
+            self._world_size = size
             self._checked = 0
         ids = self._world_ids
         for write in loose[self._checked:]:
@@ -239,11 +240,13 @@ class Trace:
         self._checked = len(loose)
         return True
 
-    def _analysed_namespace(self) -> set[int]:
-        """The analysed module's object and frame, where another module imported it: what its
-        own code writes there is not the world's (a run that reads it is not kept)."""
-        module = self.interp.modules.get(self.module)
-        return {id(module), id(module.env)} if module is not None else set()
+    def _from_text(self) -> set[int]:
+        """The objects and frames of the modules whose state the analysed file's text makes
+        (`Interpreter.from_text`): not the world's (what they hold is theirs unless the world
+        reaches it too; a run that reads or runs them is not kept)."""
+        interp = self.interp
+        found = [interp.modules[node] for node in interp.from_text if node in interp.modules]
+        return {id(module) for module in found} | {id(module.env) for module in found}
 
     def _mark(self) -> None:
         if self._since is None:
@@ -307,7 +310,7 @@ class Trace:
         self._mark()
         mark = (world, slot[1] if slot is not None else None, len(interp.sites), len(interp.escaped),
                 len(interp.closure_log), interp._steps, self.exhausted, len(interp.loose_writes),
-                (interp.construction_sites, interp.root_reads), interp.executed, interp.known_calls)
+                (interp.construction_sites, interp.text_reads), interp.executed, interp.known_calls)
         interp.executed, interp.known_calls = set(), set()
         return mark
 
@@ -343,11 +346,11 @@ class Trace:
                 # (what a kept run made that its closures reach: its sites may show it)
                 self._tainted = True
                 return None
-        # (a run that recorded sites in a top level, or read the analysed module's names)
-        if self.exhausted != exhausted or (interp.construction_sites, interp.root_reads) != constructions:
+        # (a run that recorded sites in a top level, or read names the analysed file's text made)
+        if self.exhausted != exhausted or (interp.construction_sites, interp.text_reads) != constructions:
             return None
         recorded = interp.sites[sites:]
-        if any(node.root() is self.module for node in mine) or any(
+        if any(node.root() in interp.from_text for node in mine) or any(
                 decide.reported_at(site, self.module) is not None for site in recorded):
             return None  # (it cannot: the world does not reach this file's objects)
         fresh = {id(made_) for made_ in interp.closure_log[made:]}

@@ -203,13 +203,16 @@ class Interpreter:
         # other than the analysed one (`loose_writes`: the state those top levels made is the
         # same in every analysis while their files are; these are what can change it), and
         # whether that state is still only theirs (`world_clean`: no `global`/`nonlocal` of
-        # their code ran outside their top level, none of their top levels was cut short, and
-        # none read the analysed module's names: `read_names_of`).
+        # their code ran outside their top level, and none of their top levels was cut short).
         self.loose_writes: list[Any] = []
         self.construction_writes: list[Any] = []  # ... and those made inside such a top level
         self.world_clean = True
-        self.root_reads = 0  # reads of the analysed module's names through its module object
-        self.constructing = 0  # top levels of other modules running now
+        # the modules whose state the analysed file's text makes (`read_names_of`), and the
+        # reads of their names through their module objects by code outside any top level
+        self.from_text: set[nodes.Module] = {root}
+        self.text_reads = 0
+        self.constructing = 0
+        self.top_levels: list[nodes.Module] = []  # the modules whose top levels run now, innermost last  # top levels of other modules running now
         self.construction_sites = 0  # ... which recorded sites (none usually do)
 
     # -- budget ----------------------------------------------------------------------------
@@ -241,6 +244,7 @@ class Interpreter:
         sites = len(self.sites)
         saved = self._enter_top_level(frame)
         self.constructing += other
+        self.top_levels.append(node)
         try:
             self.block(node.body, frame)
         except _Signal as signal:
@@ -251,6 +255,7 @@ class Interpreter:
             raise
         finally:
             self.constructing -= other
+            self.top_levels.pop()
             self._leave_top_level(saved)
             if other and len(self.sites) != sites:
                 self.construction_sites += 1
@@ -276,19 +281,26 @@ class Interpreter:
 
     def read_names_of(self, module: o.ModuleObj) -> None:
         """Code reads a module's names through its module object (`m.x`, `from m import x`,
-        `vars(m)`). The analysed module's names are its text's: a top level of another module
-        that reads them makes the world depend on that text (`world_clean`), and a run that
-        reads them is not kept (`root_reads`)."""
-        if module.node is self.root:
-            self.root_reads += 1
-            if self.constructing:
-                self.world_clean = False
+        `vars(m)`). The analysed module's names are its text's, and so are those of a module
+        whose top level read them (`from_text`): another top level that reads them joins
+        those modules; a run that reads them is not kept (`text_reads`)."""
+        if module.node not in self.from_text:
+            return
+        if self.constructing:
+            self.from_text.add(self.top_levels[-1])
+        else:
+            self.text_reads += 1
 
     def wrote(self, obj: Any) -> None:
-        """A container, instance or namespace is about to change (see `writes`, `loose_writes`)."""
+        """A container, instance or namespace is about to change (see `writes`, `loose_writes`;
+        what the top level of a module in `from_text` changes counts as a loose write: if it
+        is another module's, that module's state is the text's too)."""
         if self.writes is not None:
             self.writes.append(obj)
-        (self.construction_writes if self.constructing else self.loose_writes).append(obj)
+        if self.constructing and self.top_levels[-1] not in self.from_text:
+            self.construction_writes.append(obj)
+        else:
+            self.loose_writes.append(obj)
 
     def _names_written(self, node: nodes.Global | nodes.Nonlocal, frame: Frame) -> None:
         """`global` or `nonlocal`: the frames holding the names may be rebound. Other modules'
