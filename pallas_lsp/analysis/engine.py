@@ -237,7 +237,7 @@ def _analyze(job: _Job, deadline: float) -> list[Finding]:
         warnings.simplefilter("ignore", SyntaxWarning)
         _enter_project(root)
         _drop_changed_modules(manager)
-        _make_way_for(manager, name)
+        set_aside = _make_way_for(manager, name)
         with brain.requested_modules() as read:
             try:
                 trees = job.session.trees
@@ -245,6 +245,7 @@ def _analyze(job: _Job, deadline: float) -> list[Finding]:
                 return _run_rules(module, job, root, deadline, bindings().referenced())
             finally:
                 job.dependencies = _keep_project_modules(manager, name, root, read)
+                _put_back(manager, name, set_aside)
                 brain.forget_inferences()
 
 
@@ -319,17 +320,35 @@ def _drop_changed_modules(manager: AstroidManager) -> None:
                 brain.forget_module_lookups(manager)
 
 
-def _make_way_for(manager: AstroidManager, name: str) -> None:
+_SetAside = tuple[nodes.Module, tuple[str | None, object]]
+
+
+def _make_way_for(manager: AstroidManager, name: str) -> _SetAside | None:
     """The analysed file's tree is the one built from its text, and the one other modules
     import under its name while it is analysed. astroid caches a built module only if its name
     is not known yet: a copy an earlier analysis read from the disk (the analysed file imported
     by a project module, even in a function) would stand in for it wherever a project module
     imports it, and the trace would follow that copy, whose nodes are not the analysed file's
-    (its findings moved or doubled). That copy goes first. (`jax.*` names are our stubs'.)"""
+    (its findings moved or doubled). That copy goes first, set aside for `_put_back`. (`jax.*`
+    names are our stubs'.)"""
     if brain.is_jax_module(name):
+        return None
+    kept = _kept.pop(name, None)
+    copy = manager.astroid_cache.pop(name, None)
+    return (copy, kept) if copy is not None and kept is not None else None
+
+
+def _put_back(manager: AstroidManager, name: str, set_aside: _SetAside | None) -> None:
+    """The copy read from the disk goes back once the analysis is over, while its file is
+    unchanged: the analyses of the files that import it go on with the same tree, and so can
+    replay the runs they kept (`trace.reuse`, keyed by the trees they saw), where a copy read
+    again at each analysis of another file made none match."""
+    if set_aside is None:
         return
-    _kept.pop(name, None)
-    manager.astroid_cache.pop(name, None)
+    copy, (file, stamp) = set_aside
+    if file and name not in manager.astroid_cache and _source_stamp(file) == stamp:
+        manager.astroid_cache[name] = copy
+        _kept[name] = (file, stamp)
 
 
 def _in_namespace_package(module: nodes.Module, prefix: str) -> bool:
