@@ -427,3 +427,16 @@ def test_what_a_module_made_from_the_text_writes_into_another_is_no_longer_the_w
     assert reports[0] == reports[1] and reports[0][2] is None
     assert [trace.replayed for trace in traces] == [0, 0]
     assert not traces[-1]._pristine()
+
+
+def test_another_file_analysed_between_keeps_the_world(tmp_path, traces):
+    # lib imports other_kernel; analysing other_kernel builds its tree from its text, and the
+    # copy read from the disk goes back afterwards: the next analysis of kernel.py sees the
+    # same modules, and replays
+    library = textwrap.dedent(DECORATED) + "\nimport other_kernel\n"
+    _write(tmp_path, {"lib.py": library, "kernel.py": KERNEL, "other_kernel.py": KERNEL})
+    reports = [_report(analyze_file(str(tmp_path / name))) for name in ("kernel.py", "other_kernel.py", "kernel.py")]
+    assert reports[0] == reports[2] and reports[0][2] is None
+    assert traces[-1].replayed == 1 and traces[-1].kept_sites == {id(site) for site in traces[-1].interp.sites
+                                                                   if site.node.root().name == "lib"}
+    assert _state(traces[0]) == _state(traces[-1])

@@ -78,6 +78,19 @@ def kernel_runs(ctx: Context) -> list[KernelRun]:
     return ctx.state(_RUNS)[0]
 
 
+def _may_report_here(ctx: Context) -> list[KernelRun]:
+    """The kernel runs a finding in the analysed file may come from: all but those a replayed
+    run made (`Trace.kept_sites`: their sites are all reported elsewhere), unless another run
+    of the same kernel call is kept (a finding there says in which settings it is decided)."""
+    kept = ctx.trace.kept_sites
+    runs = kernel_runs(ctx)
+    live = {run.node for run in runs if id(run.site) not in kept}
+    return [run for run in runs if id(run.site) not in kept or run.node in live]
+
+
+_REPORTING: State[list[KernelRun]] = State("kernel runs that may report here", _may_report_here)
+
+
 def run_of(ctx: Context, site: Site) -> KernelRun | None:
     """The kernel run a site of the body belongs to; None when unknown."""
     return ctx.state(_RUNS)[1].get(id(site))
@@ -545,7 +558,7 @@ class KernelRule(Rule):
     def check(self, ctx: Context) -> Iterator[Finding]:
         found: dict[tuple[nodes.NodeNG, Any], list[Any]] = {}  # key -> [run, detail, site, bad]
         decided: dict[nodes.Call, list[tuple[o.Guard, o.Chain]]] = {}
-        for run in kernel_runs(ctx):
+        for run in ctx.state(_REPORTING):
             if run.api not in self.apis:
                 continue
             for guard, outcome in explore(functools.partial(self.problem, ctx, run), run.site.guard):

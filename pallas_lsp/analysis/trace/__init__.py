@@ -75,6 +75,9 @@ class Trace:
         self._tainted = False  # a closure a run let escape wrote to what the run made
         self._since: tuple[int, tuple[nodes.Module, ...]] | None = None  # when the first run was kept or replayed
         self.replayed = 0
+        # the sites replays added: a kept run ran no code of the analysed file (nor of a module
+        # made from its text), so none of them, nor what they relate to, is reported here
+        self.kept_sites: set[int] = set()
         return Interpreter(self.module, Resolver(flow), flow.deadline, flow.cancelled)
 
     def sites(self, kind: str) -> list[Site]:
@@ -386,6 +389,7 @@ class Trace:
             self._bounded(interp.module, node)
         interp._steps = start + run.steps
         interp.sites.extend(run.sites)
+        self.kept_sites.update(map(id, run.sites))
         interp.executed |= run.executed
         interp.known_calls |= run.known
         self._kept_executed |= run.executed
