@@ -131,6 +131,20 @@ class _Iteration:
 
 
 @dataclass
+class _Attempt:
+    """A body run where what it raises may be caught (a `try` with `except` clauses, a `with`
+    whose manager may suppress): the state as it began, and how it ended."""
+
+    before: dict[str, Any]  # the names
+    saved: Guard
+    returns: list[tuple[Guard, Any]]  # the running function's returns, from `mark` on the body's
+    mark: int
+    ending: tuple[Any, ...] | None = None  # the `_Signal` it ended with on every path
+    log: dict[int, tuple[Any, Any]] = field(default_factory=dict)  # the containers it changed
+    partly: bool = False  # it raised on paths the trace dropped
+
+
+@dataclass
 class _Call:
     returns: list[tuple[Guard, Any]] = field(default_factory=list)  # (guard, value)
     function: nodes.NodeNG | None = None  # the function running (what `super()` needs of it)
@@ -442,12 +456,28 @@ class Interpreter:
         entered = self.enter(manager, expression)
         if bound_to is not None:
             self.assign(bound_to, entered, frame)
+        suppresses = self.stubs.may_suppress(manager)
         try:
-            self.with_block(node, rest, frame)
+            if suppresses:
+                self._suppressing(node, lambda: self.with_block(node, rest, frame), frame)
+            else:
+                self.with_block(node, rest, frame)
         except _Signal as signal:
             self.stubs.exited(self, manager, expression, raised=signal.args == _RAISED)
             raise
-        self.stubs.exited(self, manager, expression, raised=False)
+        # (after a suppressing manager the body may have raised: `__exit__` is told it does not know)
+        self.stubs.exited(self, manager, expression, raised=suppresses)
+
+    def _suppressing(self, node: nodes.With, run: Callable[[], None], frame: Frame) -> None:
+        """The body of a `with` whose manager may swallow what it raises: `try: body except:
+        pass`, whose body may have stopped at any statement (a call JAX refuses raises where
+        the trace goes on), so unless it raised on every path, each name it rebound may or may
+        not be after it."""
+        attempt = self._attempt(run, frame)
+        if attempt.ending == _RAISED:
+            self._pass_log(attempt.log)
+            return
+        self._body_or_handler(node, frame, attempt, orelse=lambda: None, handler=lambda: None)
 
     def enter(self, manager: Any, node: nodes.NodeNG) -> Any:
         """What entering `manager` gives, per alternative (run under its guard; an `__enter__`
@@ -494,23 +524,10 @@ class Interpreter:
         that raised only on paths the trace dropped (`dropped_raises` grew: a call, test or
         assert it could not decide) ends either way, as the two outcomes of an undecided test:
         the body's own ending (and `else`), or a handler's."""
-        before, saved, dropped = dict(frame.vars), self.guard, self.dropped_raises
-        returns = self.calls[-1].returns if self.calls else []
-        mark = len(returns)
-        self.branch_logs.append({})
-        ending: tuple[Any, ...] | None = None
-        self.handling += 1
-        try:
-            self.block(node.body, frame)
-        except _Signal as signal:
-            ending = signal.args
-        finally:
-            self.handling -= 1
-            log = self.branch_logs.pop()
-        partly = self.dropped_raises != dropped
-        self.dropped_raises = dropped  # a handler catches them
-        if ending == _RAISED or not partly:
-            self._pass_log(log)
+        attempt = self._attempt(lambda: self.block(node.body, frame), frame)
+        ending = attempt.ending
+        if ending == _RAISED or not attempt.partly:
+            self._pass_log(attempt.log)
             if ending == _RAISED:
                 self._handled(node, frame)
             elif ending is not None:
@@ -518,14 +535,34 @@ class Interpreter:
             else:
                 self.block(node.orelse, frame)
             return
-        self._body_or_handler(node, frame, before, saved, ending, log, (returns, mark))
+        self._body_or_handler(node, frame, attempt, orelse=lambda: self.block(node.orelse, frame),
+                              handler=lambda: self._handled(node, frame))
 
-    def _body_or_handler(self, node: nodes.Try, frame: Frame, before: dict[str, Any], saved: Guard,
-                         ending: tuple[Any, ...] | None, log: dict[int, tuple[Any, Any]],
-                         returns: tuple[list[tuple[Guard, Any]], int]) -> None:
+    def _attempt(self, run: Callable[[], None], frame: Frame) -> _Attempt:
+        """Run a body whose exceptions may be caught: its sites are handled (`Site.handled`),
+        and the raises it dropped are the catcher's, not the enclosing code's."""
+        returns = self.calls[-1].returns if self.calls else []
+        attempt = _Attempt(dict(frame.vars), self.guard, returns, len(returns))
+        dropped = self.dropped_raises
+        self.branch_logs.append({})
+        self.handling += 1
+        try:
+            run()
+        except _Signal as signal:
+            attempt.ending = signal.args
+        finally:
+            self.handling -= 1
+            attempt.log = self.branch_logs.pop()
+        attempt.partly = self.dropped_raises != dropped
+        self.dropped_raises = dropped
+        return attempt
+
+    def _body_or_handler(self, node: nodes.Try | nodes.With, frame: Frame, attempt: _Attempt,
+                         orelse: Callable[[], None], handler: Callable[[], None]) -> None:
         """The body ran (ending so); under one outcome of an undecided variable it went on (to
-        `else`), under the other a handler ran instead, from what the body may have rebound
+        `orelse`), under the other the handler ran instead, from what the body may have rebound
         (unknown) and the containers as they were. Afterwards, as after an `if`."""
+        before, saved, ending, log = attempt.before, attempt.saved, attempt.ending, attempt.log
         raised = o.raises_var(node, self._opaque)
         normal, caught = conjoin(self.guard, frozenset({(raised, False)})), conjoin(saved, frozenset({(raised, True)}))
         reached = dict(frame.vars)
@@ -533,7 +570,7 @@ class Interpreter:
         endings: set[tuple[Any, ...]] = set()
         changed = dict(log)
         ended: list[tuple[Guard, dict[int, Any]]] = []
-        found, mark = returns
+        found, mark = attempt.returns, attempt.mark
         found[mark:] = [(both, value) for guard, value in found[mark:]
                         if (both := conjoin(guard, frozenset({(raised, False)}))) is not None]
         if ending is not None or normal is None:
@@ -541,7 +578,7 @@ class Interpreter:
             self._left_early(ending or (), frame)
         else:
             self.guard = normal
-            if self._outcome(lambda: self.block(node.orelse, frame), frame, changed, endings):
+            if self._outcome(orelse, frame, changed, endings):
                 live.append((normal, frame.vars))
                 ended.append((normal, {key: changed[key][0].copy() for key in changed}))
         for container, old in changed.values():  # the handler starts from before
@@ -550,7 +587,7 @@ class Interpreter:
             frame.vars = {name: value if reached.get(name, _MISSING) is value else UNKNOWN
                           for name, value in {**before, **reached}.items()}
             self.guard = caught
-            if self._outcome(lambda: self._handled(node, frame), frame, changed, endings):
+            if self._outcome(handler, frame, changed, endings):
                 live.append((caught, frame.vars))
                 ended.append((caught, {key: changed[key][0].copy() for key in changed}))
             for container, old in changed.values():

@@ -150,12 +150,14 @@ def raises_var(node: nodes.NodeNG, memo: dict[Any, Any]) -> Var:
 def _raising_code(node: nodes.NodeNG) -> str:
     """The code a `raises_var` is about, as written (no line number: a replayed trace keeps its
     labels while the lines above it move)."""
-    if not isinstance(node, nodes.Try):
+    if not isinstance(node, (nodes.Try, nodes.With)):
         return f"`{node.as_string()}`"
     text = node.body[0].as_string()
     first = text.splitlines()[0]
     more = len(node.body) > 1 or first != text
-    return f"`try: {first}{' ...' if more else ''}`"
+    head = "try" if isinstance(node, nodes.Try) else \
+        "with " + ", ".join(item.as_string() for item, _ in node.items)
+    return f"`{head}: {first}{' ...' if more else ''}`"
 
 
 def access_path(node: nodes.NodeNG, memo: dict[Any, Any], depth: int = 0) -> tuple[Any, ...] | None:
@@ -581,10 +583,11 @@ class Generator:
 
 @dataclass(frozen=True, eq=False)
 class ContextManager:
-    """A `@contextlib.contextmanager` function called (or `contextlib.nullcontext(value)`):
-    `with` binds the first value its generator yields."""
+    """A `@contextlib.contextmanager` function called (or `contextlib.nullcontext(value)`,
+    `contextlib.suppress(...)`): `with` binds the first value its generator yields."""
 
     generator: Any  # a `Generator`, or UNKNOWN
+    suppresses: bool = False  # may it swallow an exception the `with` body raises?
 
 
 @dataclass(eq=False)

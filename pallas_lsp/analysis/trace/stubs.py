@@ -867,7 +867,54 @@ def _contextmanager(interp: Interpreter, qname: str, node: nodes.NodeNG, args: l
 
 def _managed(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
     """A `@contextmanager` function called: its generator, as a context manager."""
-    return o.ContextManager(interp.invoke(args[0], args[1:], kwargs, node))
+    function = args[0].func if isinstance(args[0], o.Bound) else args[0]
+    catches = isinstance(function, o.Closure) and _yields_in_try(function.node)
+    return o.ContextManager(interp.invoke(args[0], args[1:], kwargs, node), catches)
+
+
+def _yields_in_try(function: nodes.FunctionDef | nodes.Lambda) -> bool:
+    """Does a `yield` of this generator sit in a `try` body with `except` clauses? What the
+    `with` body raises is thrown in at the `yield`, and a handler may swallow it."""
+    for found in function.nodes_of_class(nodes.Yield):
+        if found.scope() is not function:
+            continue
+        child: nodes.NodeNG = found
+        for parent in found.node_ancestors():
+            if parent is function:
+                break
+            if isinstance(parent, nodes.Try) and parent.handlers and child in parent.body:
+                return True
+            child = parent
+    return False
+
+
+def _suppress(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """`contextlib.suppress(*exceptions)`: entering it gives None; it swallows what the body
+    raises (which exceptions it names is not matched, as a `try`'s handlers are not)."""
+    return o.ContextManager(o.Generator([None]), suppresses=True)
+
+
+def may_suppress(manager: Any) -> bool:
+    """May leaving `with manager:` swallow the exception its body raised? `suppress(...)`, a
+    `@contextmanager` catching around its `yield`, a class of the analysed code whose
+    `__exit__` may return a true value; on any of its alternatives."""
+    for _, item in o.split(manager):
+        if isinstance(item, o.ContextManager) and item.suppresses:
+            return True
+        if isinstance(item, o.Instance):
+            found = class_attribute(item.cls, "__exit__")
+            if isinstance(found, o.Closure) and _may_return_true(found.node):
+                return True
+    return False
+
+
+def _may_return_true(function: nodes.FunctionDef | nodes.Lambda) -> bool:
+    """Does a `return` of this function give something other than a false constant?"""
+    if isinstance(function, nodes.Lambda):
+        return not (isinstance(function.body, nodes.Const) and not function.body.value)
+    return any(found.scope() is function and found.value is not None
+               and not (isinstance(found.value, nodes.Const) and not found.value.value)
+               for found in function.nodes_of_class(nodes.Return))
 
 
 def _nullcontext(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any],
@@ -1589,6 +1636,7 @@ NATIVE: dict[str, Callable[..., Any]] = {
     "contextlib.contextmanager": _contextmanager,
     "<contextmanager>": _managed,
     "contextlib.nullcontext": _nullcontext,
+    "contextlib.suppress": _suppress,
     "contextlib.ExitStack": lambda interp, qname, node, args, kwargs: o.ExitStack(),
     "itertools.chain": _i_chain,
     "itertools.chain.from_iterable": _i_chain,
