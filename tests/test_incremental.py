@@ -493,6 +493,38 @@ def test_an_entry_point_writing_to_module_state_keeps_nothing() -> None:
     assert traces.replayed == 0
 
 
+_PARTIAL = '''
+import functools
+
+import jax
+import jax.numpy as jnp
+from jax.experimental.pallas import mosaic_gpu as plgpu
+
+
+def rows_the_partial_pins(a, *, block_m=96):
+  def body(a_gmem, out_gmem, acc):
+    del a_gmem, out_gmem, acc
+
+  return plgpu.kernel(body, out_type=jax.ShapeDtypeStruct((128, 128), jnp.float32),
+                      scratch_types=[plgpu.TMEM((block_m, 128), jnp.float32)])(a)
+
+
+def case():
+  return functools.partial(rows_the_partial_pins, block_m=128)
+'''
+
+
+def test_a_deferred_entry_is_run_again_when_what_its_partials_bind_changes(tmp_path: Path) -> None:
+    """`rows_the_partial_pins` is unchanged, but the value the partial in `case` binds is its
+    input: its kept run is not the one the new binding gives. (A file of its own: a project
+    file naming the function would make its parameters unknown.)"""
+    path, session = str(tmp_path / "pins.py"), Session(keep_trees=True)
+    for text, codes in ((_PARTIAL, []), (_PARTIAL.replace("block_m=128)", "block_m=96)"), ["PLS019"])):
+        outcome = _outcome(text, path, session)
+        assert outcome == _outcome(text, path, Session())
+        assert [f.code for f in outcome[1]] == codes  # type: ignore[attr-defined]
+
+
 def test_a_changed_project_module_replays_nothing(tmp_path: Path) -> None:
     """The top level imports a constant of a sibling module: when that file changes, every
     entry point may read another value."""

@@ -16,7 +16,7 @@ from astroid import nodes
 
 from ..project import Project
 from ..values import UNKNOWN, Var
-from . import callers, decide, objects, reuse, stubs
+from . import callers, decide, objects, partials, reuse, stubs
 from .interp import ABSENT, EntryExhausted, Interpreter, Site
 from .resolver import Resolver, _library_module
 
@@ -36,6 +36,7 @@ class Trace:
         self._referenced = referenced  # the names the module reads (from the prefilter's walk)
         self.flow = flow  # the analysis's `Project`: its imports, budget and root directory
         self.callers = callers.Callers(flow.project_root and module.file, flow.project_root)
+        self.uses = partials.Uses(module)  # what `functools.partial`s of its functions bind
         # `units`: an editor's session keeps each entry point's run for the next trace of the
         # file, and replays those that cannot have changed (`reuse`)
         self._units = units
@@ -158,14 +159,15 @@ class Trace:
         poisoned are theirs), or replayed from the last trace of the file (`reuse`)."""
         interp, units = self.interp, self._units
         free = self._free(func, owner)
-        key = (kind, func, free)
+        bound = self._bound(func, owner, kind) if free else {}
+        key = (kind, func, free, tuple(sorted(bound.items())))
         if units is not None and units.replay(self, key, interp._steps + STEPS_PER_ENTRY <= STEPS_PER_FILE):
             return
         mark = units.start(self) if units is not None else None
         outer = interp.poisoned
         interp.poisoned = set(top_poisoned)
         try:
-            self._maybe_run(self._entry, func, owner, module, free)
+            self._maybe_run(self._entry, func, owner, module, free, bound)
         finally:
             own = interp.poisoned - top_poisoned
             interp.poisoned = outer
@@ -180,6 +182,13 @@ class Trace:
         arguments = func.args
         names = [arg.name for arg in (arguments.posonlyargs or []) + (arguments.args or []) + arguments.kwonlyargs]
         return not (names and self.callers.used_elsewhere((owner or func).name))
+
+    def _bound(self, func: nodes.FunctionDef, owner: nodes.ClassDef | None, kind: str) -> dict[str, Any]:
+        """What the `functools.partial`s that are a deferred function's only uses bind
+        (`partials.Uses.bound`); an entry point nobody here reads has no uses."""
+        if owner is not None or kind != "deferred":
+            return {}
+        return self.uses.bound(func)
 
     def _run_escaped(self, skip: frozenset[nodes.NodeNG] | set[nodes.NodeNG] = frozenset(), free: bool = False) -> None:
         """Functions handed to code we do not read, and closures never called here, with
@@ -409,7 +418,7 @@ class Trace:
         self._apply(run)
 
     def _entry(self, func: nodes.FunctionDef, owner: nodes.ClassDef | None, module: objects.ModuleObj,
-               free: bool) -> None:
+               free: bool, bound: dict[str, Any]) -> None:
         interp = self.interp
         closures = interp.closures.get(func)
         if not closures:
@@ -419,7 +428,7 @@ class Trace:
         if arguments.args is None:
             return
         names = [arg.name for arg in (arguments.posonlyargs or []) + arguments.args + arguments.kwonlyargs]
-        preset = self._inputs(func, owner, names, module, free=free)
+        preset = self._inputs(func, owner, names, module, free=free, bound=bound)
         positional = [arg.name for arg in (arguments.posonlyargs or []) + arguments.args]
         offset = 1 if owner is not None and positional and not _is_static(func) else 0
         for parameters in getattr(closure, "parameters", ()):
@@ -428,7 +437,7 @@ class Trace:
 
     @staticmethod
     def _inputs(func: nodes.FunctionDef, owner: nodes.ClassDef | None, names: list[str], module: objects.ModuleObj,
-                free: bool) -> dict[str, Any]:
+                free: bool, bound: dict[str, Any]) -> dict[str, Any]:
         preset: dict[str, Any] = {
             name: objects.Free(("param", func, name), name) if free else UNKNOWN for name in names}
         if owner is not None and names and not _is_static(func):
@@ -440,8 +449,12 @@ class Trace:
                 preset[names[0]] = UNKNOWN
         if free:
             for name, default in stubs.literal_defaults(func).items():
-                if type(default) in (int, float, str):  # bools and None: truth and none_var split them
+                # (bools and None: truth and none_var split them; a bound parameter never has its default)
+                if type(default) in (int, float, str) and name not in bound:
                     preset[name] = _input_or_default(preset[name], default)
+        for name, values in bound.items():  # every `functools.partial` of the function binds it
+            if values is not partials.VARIES:
+                preset[name] = _one_of(preset[name], [value for _, value in values])
         return preset
 
 
@@ -483,6 +496,16 @@ def _input_or_default(free: Any, default: int | float | str) -> Any:
         return free
     var = objects.equals_var(free, "==", default)
     return objects.Guarded(((frozenset({(var, True)}), default), (frozenset({(var, False)}), free)))
+
+
+def _one_of(free: Any, values: list[Any]) -> Any:
+    """An input the module's partials bind to one of these literals: each under the condition
+    `free == value` (so a finding one of them gives says "when block_m == 96")."""
+    if len(values) == 1:
+        return values[0]
+    if not isinstance(free, objects.Free) or any(type(value) not in (int, float, str) for value in values):
+        return free  # (bools and None: truth and none_var split the input both ways)
+    return objects.guarded([(frozenset({(objects.equals_var(free, "==", value), True)}), value) for value in values])
 
 
 def _run_unknown(interp: Interpreter, closure: objects.Closure, free: bool = False) -> None:

@@ -1,0 +1,93 @@
+"""Functions the analysed module uses only through `functools.partial`: what those bind.
+
+An entry point's literal default is one of its values (`Trace._inputs`) because a caller may
+leave the parameter out. A function whose every use in the module is `functools.partial(f,
+...)` binding a parameter is never called without it (a call of the partial may replace the
+value, not drop it): its default is not a value it takes, and when every partial binds the
+same literal, that literal is the value. The uses are read from the text (each `Name` of the
+function anywhere in the module), so a use in code the trace never runs still counts.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from astroid import nodes
+
+# A parameter every partial binds, not always to a literal.
+VARIES = object()
+_LITERALS = (bool, int, float, str, type(None))
+
+
+class Uses:
+    """The module's reads of each name, walked once when first asked."""
+
+    def __init__(self, module: nodes.Module) -> None:
+        self.module = module
+        self._names: dict[str, list[nodes.Name]] | None = None
+
+    def bound(self, func: nodes.FunctionDef) -> dict[str, Any]:
+        """The parameters every use of the top-level `func` binds -> the literals they give
+        it (`(type, value)` pairs, in the order of the text), or VARIES; nothing unless each
+        use is a `functools.partial(func, ...)` (a decorator is a use we do not see)."""
+        if func.decorators is not None or func.args.args is None:
+            return {}
+        found: dict[str, Any] | None = None
+        for use in self._reads().get(func.name, []):
+            call = use.parent
+            if not (isinstance(call, nodes.Call) and call.args and call.args[0] is use and _is_partial(call.func)):
+                return {}
+            binds = _binds(func.args, call)
+            found = {name: _joined((), value) for name, value in binds.items()} if found is None else {
+                name: _joined(values, binds[name]) for name, values in found.items() if name in binds}
+        return found or {}
+
+    def _reads(self) -> dict[str, list[nodes.Name]]:
+        if self._names is None:
+            self._names = {}
+            for name in self.module.nodes_of_class(nodes.Name):
+                self._names.setdefault(name.name, []).append(name)
+        return self._names
+
+
+def _binds(arguments: nodes.Arguments, call: nodes.Call) -> dict[str, Any]:
+    """The parameters `functools.partial(func, ...)` binds, by position (up to a `*args`) or
+    keyword -> the literal it gives, or VARIES."""
+    positional = (arguments.posonlyargs or []) + (arguments.args or [])
+    given: list[tuple[str, nodes.NodeNG]] = []
+    for parameter, value in zip(positional, call.args[1:]):
+        if isinstance(value, nodes.Starred):
+            break
+        given.append((parameter.name, value))
+    by_keyword = {arg.name for arg in (arguments.args or []) + arguments.kwonlyargs}
+    given += [(k.arg, k.value) for k in call.keywords or [] if k.arg in by_keyword]
+    return {name: (type(value.value), value.value) if isinstance(value, nodes.Const)
+            and type(value.value) in _LITERALS else VARIES for name, value in given}
+
+
+def _joined(values: Any, value: Any) -> Any:
+    """The literals one more partial adds to those before (VARIES stays)."""
+    if values is VARIES or value is VARIES:
+        return VARIES
+    return values if value in values else values + (value,)
+
+
+def _is_partial(expr: nodes.NodeNG) -> bool:
+    """Does `expr` name `functools.partial` (`from functools import partial`, `functools.partial`)?"""
+    if isinstance(expr, nodes.Name):
+        return _imported(expr, expr.name) == "functools.partial"
+    return (isinstance(expr, nodes.Attribute) and expr.attrname == "partial" and isinstance(expr.expr, nodes.Name)
+            and _imported(expr.expr, expr.expr.name) == "functools")
+
+
+def _imported(node: nodes.Name, name: str) -> str | None:
+    """The qualified name `name` is imported as where `node` reads it (one import binds it)."""
+    _, assignments = node.lookup(name)
+    if len(assignments) != 1:
+        return None
+    statement = assignments[0]
+    if isinstance(statement, nodes.ImportFrom) and not statement.level:
+        return f"{statement.modname}.{statement.real_name(name)}"
+    if isinstance(statement, nodes.Import):
+        return statement.real_name(name)
+    return None
