@@ -500,12 +500,15 @@ def _input_or_default(free: Any, default: int | float | str) -> Any:
 
 def _one_of(free: Any, values: list[Any]) -> Any:
     """An input the module's partials bind to one of these literals: each under the condition
-    `free == value` (so a finding one of them gives says "when block_m == 96")."""
+    `free == value` (so a finding one of them gives says "when block_m == 96"), and that the
+    ones before it do not hold (the solver knows nothing of `==`: one setting is one value)."""
     if len(values) == 1:
         return values[0]
     if not isinstance(free, objects.Free) or any(type(value) not in (int, float, str) for value in values):
         return free  # (bools and None: truth and none_var split the input both ways)
-    return objects.guarded([(frozenset({(objects.equals_var(free, "==", value), True)}), value) for value in values])
+    tests = [objects.equals_var(free, "==", value) for value in values]
+    return objects.guarded([(frozenset([(test, False) for test in tests[:index]] + [(tests[index], True)]), value)
+                            for index, value in enumerate(values)])
 
 
 def _run_unknown(interp: Interpreter, closure: objects.Closure, free: bool = False) -> None:

@@ -235,10 +235,11 @@ class Verdicts:
             shown |= first - (frozenset.intersection(*all_guards) if all_guards else frozenset())
         bad_set = set(bad_guards)
         conditions = []
+        pinned = {var.key[1] for var, value in shown if value and _is_equality(var)}
         for var, value in sorted(shown, key=lambda literal: literal[0].label):
             flipped = (first - {(var, value)}) | {(var, not value)}
-            if flipped in bad_set:
-                continue
+            if flipped in bad_set or (not value and _is_equality(var) and var.key[1] in pinned):
+                continue  # (`block_m == 96` says `block_m != 128`)
             conditions.append(var.render(value))
         if conditions:
             parts.append("when " + " and ".join(conditions))
@@ -254,6 +255,10 @@ class Verdicts:
 def _is_value_test(var: Any) -> bool:
     """Is `var` an input compared with a constant (`objects.equals_var`)?"""
     return len(var.key) == 4 and var.key[0] == "cond"
+
+
+def _is_equality(var: Any) -> bool:
+    return _is_value_test(var) and var.key[2] == "=="
 
 
 def combine(groups: Iterable[list[tuple[Guard, Any]]]) -> list[list[tuple[Guard, Any]]]:
