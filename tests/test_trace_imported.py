@@ -175,7 +175,7 @@ def test_a_run_whose_escaped_closure_was_never_run_is_not_kept(tmp_path, traces)
 def test_a_run_that_reads_the_analysed_file_is_made_every_time(tmp_path, traces):
     # lib imports the file being analysed: `outer` reads its names (they are its text's), so
     # its run is made in every analysis; `pure`, which does not, is replayed
-    _write(tmp_path, {"lib.py": """
+    library = """
         import jax
 
         import kernel
@@ -189,18 +189,15 @@ def test_a_run_that_reads_the_analysed_file_is_made_every_time(tmp_path, traces)
         @jax.named_scope("pure")
         def pure(x):
           return [x]
-    """, "kernel.py": KERNEL})
-    reports = [_report(analyze_file(str(tmp_path / "kernel.py"))) for _ in range(2)]
-    assert reports[0] == reports[1] and reports[0][2] is None
-    assert [trace.replayed for trace in traces] == [0, 1]
-    assert traces[-1].interp.world_clean
-    assert _state(traces[0]) == _state(traces[1])
+    """
+    assert _replays_twice(tmp_path, traces, {"lib.py": library, "kernel.py": KERNEL}) == 1
+    assert traces[0].replayed == 0 and traces[-1].interp.world_clean
 
 
 def test_a_module_whose_top_level_reads_the_analysed_file_is_made_from_its_text(tmp_path, traces):
     # lib's state holds what the analysed file's text made: the runs of its functions are made
     # in every analysis; those of a module that does not read it (other) are replayed
-    _write(tmp_path, {"lib.py": """
+    library = """
         import jax
 
         import kernel
@@ -213,12 +210,9 @@ def test_a_module_whose_top_level_reads_the_analysed_file_is_made_from_its_text(
         @jax.named_scope("pure")
         def pure(x):
           return [x]
-    """, "other.py": DECORATED, "kernel.py": KERNEL})
-    reports = [_report(analyze_file(str(tmp_path / "kernel.py"))) for _ in range(2)]
-    assert reports[0] == reports[1] and reports[0][2] is None
-    assert [trace.replayed for trace in traces] == [0, 1]
+    """
+    assert _replays_twice(tmp_path, traces, {"lib.py": library, "other.py": DECORATED, "kernel.py": KERNEL}) == 1
     assert sorted(module.name for module in traces[-1].interp.from_text) == ["kernel", "lib"]
-    assert _state(traces[0]) == _state(traces[1])
 
 
 def test_a_run_that_imports_a_project_module_is_made_every_time(tmp_path, traces):
