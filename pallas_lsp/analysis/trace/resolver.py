@@ -37,6 +37,9 @@ class Resolver:
     def __init__(self, project: _Project) -> None:
         self.project = project  # knows what is the project (`Project.from_project`)
         self._library: dict[str, Any] = {}
+        # (importing module, name, level) -> its tree: a module's imports run once per trace,
+        # but the packages of each (`_run_packages`) are looked up at every import of them
+        self._trees: dict[tuple[nodes.Module, str, int | None], nodes.Module | None] = {}
 
     def imported(self, interp: _Interpreter, node: nodes.Import | nodes.ImportFrom) -> Iterator[tuple[str, Any]]:
         if isinstance(node, nodes.Import):
@@ -140,15 +143,14 @@ class Resolver:
             return True
         return bool(self.project.from_project(node, name))
 
-    @staticmethod
-    def _import(node: nodes.Import | nodes.ImportFrom, modname: str) -> nodes.Module | None:
-        try:
-            tree = node.do_import_module(modname)
-        except (astroid.AstroidError, ImportError, SyntaxError, RecursionError):
-            return None
-        if getattr(tree, "pallas_stub", False):
-            return None
-        return tree
+    def _import(self, node: nodes.Import | nodes.ImportFrom, modname: str) -> nodes.Module | None:
+        """The tree of the module `node` imports as `modname` (None: not found, not built, or
+        one of our stubs), found once per trace (astroid's answer depends on the importing
+        module, the name and the level only)."""
+        key = (node.root(), modname, getattr(node, "level", None))
+        if key not in self._trees:
+            self._trees[key] = _tree_of(node, modname)
+        return self._trees[key]
 
 
     @staticmethod
@@ -177,6 +179,16 @@ class Resolver:
             break
         self._library[qname] = found
         return found
+
+
+def _tree_of(node: nodes.Import | nodes.ImportFrom, modname: str) -> nodes.Module | None:
+    try:
+        tree = node.do_import_module(modname)
+    except (astroid.AstroidError, ImportError, SyntaxError, RecursionError):
+        return None
+    if getattr(tree, "pallas_stub", False):
+        return None
+    return tree
 
 
 _MISSING: Any = object()
