@@ -10,6 +10,8 @@ function anywhere in the module), so a use in code the trace never runs still co
 
 from __future__ import annotations
 
+import bisect
+import re
 from typing import Any
 
 from astroid import nodes
@@ -20,11 +22,14 @@ _LITERALS = (bool, int, float, str, type(None))
 
 
 class Uses:
-    """The module's reads of each name, walked once when first asked."""
+    """The module's reads of each name, found when first asked: in the top-level statements
+    whose lines hold the name (a walk of the whole tree at each trace cost an editor a tenth
+    of its time on a large kernel file)."""
 
     def __init__(self, module: nodes.Module) -> None:
         self.module = module
-        self._names: dict[str, list[nodes.Name]] | None = None
+        self._names: dict[str, list[nodes.Name]] = {}
+        self._line_starts: list[int] | None = None
 
     def bound(self, func: nodes.FunctionDef) -> dict[str, Any]:
         """The parameters every use of the top-level `func` binds -> the literals they give
@@ -33,7 +38,7 @@ class Uses:
         if func.decorators is not None or func.args.args is None:
             return {}
         found: dict[str, Any] | None = None
-        for use in self._reads().get(func.name, []):
+        for use in self._reads(func.name):
             call = use.parent
             if not (isinstance(call, nodes.Call) and call.args and call.args[0] is use and _is_partial(call.func)):
                 return {}
@@ -42,12 +47,47 @@ class Uses:
                 name: _joined(values, binds[name]) for name, values in found.items() if name in binds}
         return found or {}
 
-    def _reads(self) -> dict[str, list[nodes.Name]]:
-        if self._names is None:
-            self._names = {}
-            for name in self.module.nodes_of_class(nodes.Name):
-                self._names.setdefault(name.name, []).append(name)
-        return self._names
+    def _reads(self, name: str) -> list[nodes.Name]:
+        found = self._names.get(name)
+        if found is None:
+            lines = self._lines_naming(name)
+            found = self._names[name] = []
+            pending: list[nodes.NodeNG] = [self.module]
+            while pending:  # only into the nodes whose lines hold the name
+                node = pending.pop()
+                if isinstance(node, nodes.Name) and node.name == name:
+                    found.append(node)
+                pending.extend(child for child in node.get_children() if lines is None or _may_hold(lines, child))
+        return found
+
+    def _lines_naming(self, name: str) -> list[int] | None:
+        """The lines whose text holds `name` as a word, in order (None when the module's text
+        is not at hand: every line may)."""
+        text = getattr(self.module, "file_bytes", None)
+        if not isinstance(text, bytes):
+            return None
+        if self._line_starts is None:
+            self._line_starts = [0] + [match.end() for match in re.finditer(rb"\n", text)]
+        word = re.compile(rb"(?<![A-Za-z0-9_])" + re.escape(name.encode()) + rb"(?![A-Za-z0-9_])")
+        return sorted({bisect.bisect_right(self._line_starts, match.start()) for match in word.finditer(text)})
+
+
+def _may_hold(lines: list[int], node: nodes.NodeNG) -> bool:
+    """Do the node's lines (from its first decorator's) hold one of the sorted `lines`? Yes
+    when its position is not known."""
+    first, last = node.fromlineno, node.tolineno
+    if first is None or last is None:
+        return True
+    decorators = getattr(node, "decorators", None)
+    if decorators:
+        first = min([first] + [decorator.fromlineno or first for decorator in decorators.nodes])
+    return _holds_any(lines, first, last)
+
+
+def _holds_any(lines: list[int], first: int, last: int) -> bool:
+    """Is one of the sorted `lines` within first..last?"""
+    at = bisect.bisect_left(lines, first)
+    return at < len(lines) and lines[at] <= last
 
 
 def _binds(arguments: nodes.Arguments, call: nodes.Call) -> dict[str, Any]:
