@@ -546,6 +546,14 @@ class DefaultDict(dict):  # type: ignore[type-arg]
         return DefaultDict(self.factory, self)
 
 
+class OrderedDict(dict):  # type: ignore[type-arg]
+    """`collections.OrderedDict(...)`: a dict (in the order its keys were set) that can also move
+    a key to either end (`move_to_end`) and pop from either (`popitem(last=False)`)."""
+
+    def copy(self) -> OrderedDict:
+        return OrderedDict(self)
+
+
 @dataclass(frozen=True)
 class DictOf:
     """`obj.__dict__`, waiting for `.update(...)`."""

@@ -235,7 +235,8 @@ def attribute(interp: Interpreter, obj: Any, name: str) -> Any:  # noqa: C901 - 
         if value is _NOT_FOUND:
             return interp.resolver.submodule(interp, obj, name)
         return value
-    if isinstance(obj, (dict, list)) and name in _CONTAINER_METHODS:
+    if isinstance(obj, (dict, list)) and name in _CONTAINER_METHODS or isinstance(obj, o.OrderedDict) \
+            and name == "move_to_end":
         return Method(obj, name)
     if isinstance(obj, o.ExitStack):
         return Method(obj, name)
@@ -434,7 +435,7 @@ class Method:
 
 
 _MUTATORS = frozenset({"append", "extend", "insert", "update", "setdefault", "pop", "remove", "clear", "reverse",
-                       "sort", "popitem"})
+                       "sort", "popitem", "move_to_end"})
 _CONTAINER_METHODS = frozenset({"append", "extend", "insert", "get", "items", "keys", "values", "copy",
                                 "update", "setdefault", "pop", "remove", "clear", "reverse", "sort", "popitem"})
 
@@ -505,11 +506,41 @@ def call_method(interp: Interpreter, method: Method, args: list[Any], kwargs: di
             return obj.setdefault(args[0], args[1] if len(args) > 1 else None)
         if name == "pop" and args and isinstance(args[0], (str, int)):
             return obj.pop(args[0], args[1] if len(args) > 1 else UNKNOWN)
-        if name == "popitem" and not args and obj:
+        if name == "popitem" and not args and not kwargs and obj:
             return obj.popitem()
+        if isinstance(obj, o.OrderedDict) and name in ("popitem", "move_to_end"):
+            return _ordered_method(interp, obj, name, args, kwargs)
         if name == "clear" and not args:
             obj.clear()
             return None
+    return UNKNOWN
+
+
+def _ordered_method(interp: Interpreter, obj: o.OrderedDict, name: str, args: list[Any],
+                    kwargs: dict[str, Any]) -> Any:
+    """`popitem(last=True)` (from the end `last` names) and `move_to_end(key, last=True)` of an
+    `OrderedDict`; where what it does is not known, neither are its contents after."""
+    names = ("key", "last") if name == "move_to_end" else ("last",)
+    bound = {**dict(zip(names, args)), **kwargs}
+    last, key = bound.get("last", True), bound.get("key", UNKNOWN)
+    if len(args) > len(names) or set(kwargs) - set(names[len(args):]) or not isinstance(last, bool) \
+            or id(obj) in interp.poisoned:
+        interp.poisoned.add(id(obj))
+        return UNKNOWN
+    if name == "popitem" and obj:
+        found = next(reversed(obj)) if last else next(iter(obj))
+        return found, obj.pop(found)
+    if name == "move_to_end" and isinstance(key, (str, int, bool, float, type(None))) and key in obj:
+        value = obj.pop(key)
+        if not last:
+            rest = dict(obj)
+            obj.clear()
+            obj[key] = value
+            obj.update(rest)
+        else:
+            obj[key] = value
+        return None
+    interp.poisoned.add(id(obj))  # (a KeyError: an empty dict, a missing key)
     return UNKNOWN
 
 
@@ -1262,6 +1293,13 @@ def _default_dict(interp: Interpreter, qname: str, node: nodes.NodeNG, args: lis
     return UNKNOWN if entries is UNKNOWN else o.DefaultDict(factory, entries)
 
 
+def _ordered_dict(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any],
+                  kwargs: dict[str, Any]) -> Any:
+    """`collections.OrderedDict(items=(), **entries)`: what `dict(...)` makes, ordered."""
+    entries = _b_dict(interp, args, kwargs)
+    return UNKNOWN if entries is UNKNOWN else o.OrderedDict(entries)
+
+
 def _get_attributes(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any],
                     kwargs: dict[str, Any]) -> Any:
     if len(args) != 2 or kwargs:
@@ -1625,6 +1663,7 @@ NATIVE: dict[str, Callable[..., Any]] = {
     "<itemgetter>": _get_items,
     "builtins.dict.fromkeys": _from_keys,
     "collections.defaultdict": _default_dict,
+    "collections.OrderedDict": _ordered_dict,
     "<attrgetter>": _get_attributes,
     "jax.lax.rem": _rem,
     "<transpose>": _transpose,
