@@ -2297,6 +2297,8 @@ def _freeze(value: Any) -> Any:
         raise _Unfreezable()  # the callee may mutate it (take an iterator's items): run it every time
     if isinstance(value, o.Instance):
         return value  # by identity, and kept alive by the key
+    if isinstance(value, api.DType):
+        return value, value.instance  # (a dtype object has an `itemsize`; the scalar type it equals, none)
     return value
 
 

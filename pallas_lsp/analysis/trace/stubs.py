@@ -206,12 +206,14 @@ def attribute(interp: Interpreter, obj: Any, name: str) -> Any:  # noqa: C901 - 
         return _ref_shape(obj)
     if isinstance(obj, (o.Alloc, o.View)) and name == "dtype":  # `.at[...]` keeps the allocation's dtype
         dtype = o.base_ref(obj).argument("dtype", UNKNOWN) if isinstance(o.base_ref(obj), o.Alloc) else UNKNOWN
-        return dtype if isinstance(dtype, api.DType) else UNKNOWN
+        return dtype.as_instance() if isinstance(dtype, api.DType) else UNKNOWN
     if isinstance(obj, api.ShapeDtype) and name in ("shape", "dtype", "ndim"):
         found = obj.shape if name != "dtype" else obj.dtype
         if found is None:
             return UNKNOWN
-        return len(found) if name == "ndim" else found
+        return len(found) if name == "ndim" else found.as_instance() if name == "dtype" else found
+    if isinstance(obj, api.DType) and obj.instance and name == "itemsize":
+        return _item_size(obj)
     if name in ("T", "transpose") and _smem_ref(obj):  # `b_smem.T`: the MMA's transposed operand
         return o.View(obj, o.Transpose(None)) if name == "T" else o.Partial(o.Native("<transpose>"), (obj,), ())
     if isinstance(obj, (o.Alloc, o.Union, o.Member, o.View, o.Barrier, o.Operand)):
@@ -247,6 +249,12 @@ def attribute(interp: Interpreter, obj: Any, name: str) -> Any:  # noqa: C901 - 
     if isinstance(obj, o.Native) and obj.qname == "builtins.object" and name == "__setattr__":
         return o.Native("builtins.setattr")  # `object.__setattr__(self, name, value)`: a frozen dataclass's
     return UNKNOWN
+
+
+def _item_size(dtype: api.DType) -> Any:
+    """A NumPy dtype's `itemsize`, in bytes (4-bit types take one). 64-bit types stay unknown:
+    JAX may make the arrays of one 32-bit (x64 off), as `_same_dtype` says."""
+    return UNKNOWN if dtype.bits > 32 else max(dtype.bits // 8, 1)
 
 
 def _smem_ref(obj: Any) -> bool:
@@ -1176,7 +1184,7 @@ def _dtype(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any],
     if len(args) != 1 or kwargs:
         return UNKNOWN
     found = _as_dtype(args[0])
-    return found if isinstance(found, api.DType) else UNKNOWN
+    return found.as_instance() if isinstance(found, api.DType) else UNKNOWN
 
 
 def _rem(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
