@@ -816,20 +816,22 @@ def _b_dict(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any
 
 
 def _b_zip(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """`zip(*iterables)`: an iterator of their items side by side (the iterables taken now)."""
     columns = [interp.iterate(arg) for arg in args]
     if any(column is UNKNOWN for column in columns) or kwargs:
         return UNKNOWN
-    return list(zip(*columns))
+    return o.Generator(list(zip(*columns)), "a zip object")
 
 
 def _b_enumerate(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """`enumerate(iterable, start=0)`: an iterator of (count, item) pairs."""
     if not args:
         return UNKNOWN
     items = interp.iterate(args[0])
     start = args[1] if len(args) > 1 else kwargs.get("start", 0)
     if items is UNKNOWN or not isinstance(start, int):
         return UNKNOWN
-    return list(enumerate(items, start))
+    return o.Generator(list(enumerate(items, start)), "an enumerate object")
 
 
 def _b_reversed(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
