@@ -14,7 +14,7 @@ real code still uses (`out_shape=`/`scratch_shapes=`, `GPUMemorySpace`) are acce
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 MOSAIC_GPU = "jax.experimental.pallas.mosaic_gpu"
@@ -219,10 +219,16 @@ TMEM_ONLY_KEYWORDS = ("packed", "collective", "layout")  # JAX refuses any non-N
 
 @dataclass(frozen=True)
 class DType:
-    """A dtype named in the source (`jnp.float16`); `bits` is its item size."""
+    """A dtype named in the source (`jnp.float16`); `bits` is its item size. `instance`: a
+    NumPy dtype object (`jnp.dtype(jnp.float16)`, `x.dtype`), which has an `itemsize`, rather
+    than JAX's scalar type (`jnp.float16`), which has none; the two compare equal."""
 
     name: str
     bits: int
+    instance: bool = field(default=False, compare=False)
+
+    def as_instance(self) -> DType:
+        return DType(self.name, self.bits, True)
 
 
 # Where dtypes are spelled as module attributes (`jnp.float16`, `np.int8`).

@@ -359,7 +359,7 @@ class Interpreter:
             if isinstance(node.target, (nodes.AssignAttr, nodes.Subscript)):
                 current = self._aug_current(node.target, frame)
             right = self.ev(node.value, frame)
-            if type(current) is dict and node.op == "|=" and type(right) is dict:
+            if type(current) in (dict, o.OrderedDict) and node.op == "|=" and type(right) in (dict, o.OrderedDict):
                 self.changing(current)  # `dict.__ior__` updates the dict itself
                 current.update(right)
                 value = current
@@ -2182,6 +2182,8 @@ def _combined(function: Any, left: Any, right: Any) -> Any:
             return sequence * count
     if function is operator.or_ and type(left) is dict and type(right) is dict:
         return {**left, **right}
+    if function is operator.or_ and {type(left), type(right)} <= {dict, o.OrderedDict}:
+        return o.OrderedDict({**left, **right})  # (`OrderedDict.__ror__` answers `dict | OrderedDict`)
     if function is operator.or_ and isinstance(left, dict) and isinstance(right, dict):
         kept = left if isinstance(left, o.DefaultDict) else right  # `defaultdict | dict`, either way round
         if isinstance(kept, o.DefaultDict) and type(left if kept is right else right) in (dict, o.DefaultDict):
@@ -2295,6 +2297,8 @@ def _freeze(value: Any) -> Any:
         raise _Unfreezable()  # the callee may mutate it (take an iterator's items): run it every time
     if isinstance(value, o.Instance):
         return value  # by identity, and kept alive by the key
+    if isinstance(value, api.DType):
+        return value, value.instance  # (a dtype object has an `itemsize`; the scalar type it equals, none)
     return value
 
 

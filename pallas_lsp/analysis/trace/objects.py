@@ -546,6 +546,14 @@ class DefaultDict(dict):  # type: ignore[type-arg]
         return DefaultDict(self.factory, self)
 
 
+class OrderedDict(dict):  # type: ignore[type-arg]
+    """`collections.OrderedDict(...)`: a dict (in the order its keys were set) that can also move
+    a key to either end (`move_to_end`) and pop from either (`popitem(last=False)`)."""
+
+    def copy(self) -> OrderedDict:
+        return OrderedDict(self)
+
+
 @dataclass(frozen=True)
 class DictOf:
     """`obj.__dict__`, waiting for `.update(...)`."""
@@ -572,9 +580,9 @@ class TailLength:
 @dataclass(eq=False)
 class Generator:
     """An iterator: what calling a generator function of the analysed code gives, `iter(items)`,
-    a generator expression, `map(...)`, `reversed(...)`; `what` names it in messages. `items`
-    are those not taken yet; iterating takes them (a list, so that a branch or loop that takes
-    them is undone or poisoned as a list's change is). It is always true, has no length or
+    a generator expression, `map(...)`, `reversed(...)`, `zip(...)`, `enumerate(...)`; `what`
+    names it in messages. `items` are those not taken yet; iterating takes them (a list, so
+    that a branch or loop that takes them is undone or poisoned as a list's change is). It is always true, has no length or
     items, and is neither a sequence nor a mapping (`plgpu.kernel` ignores it as scratch)."""
 
     items: list[Any]

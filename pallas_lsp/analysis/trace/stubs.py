@@ -206,12 +206,14 @@ def attribute(interp: Interpreter, obj: Any, name: str) -> Any:  # noqa: C901 - 
         return _ref_shape(obj)
     if isinstance(obj, (o.Alloc, o.View)) and name == "dtype":  # `.at[...]` keeps the allocation's dtype
         dtype = o.base_ref(obj).argument("dtype", UNKNOWN) if isinstance(o.base_ref(obj), o.Alloc) else UNKNOWN
-        return dtype if isinstance(dtype, api.DType) else UNKNOWN
+        return dtype.as_instance() if isinstance(dtype, api.DType) else UNKNOWN
     if isinstance(obj, api.ShapeDtype) and name in ("shape", "dtype", "ndim"):
         found = obj.shape if name != "dtype" else obj.dtype
         if found is None:
             return UNKNOWN
-        return len(found) if name == "ndim" else found
+        return len(found) if name == "ndim" else found.as_instance() if name == "dtype" else found
+    if isinstance(obj, api.DType) and obj.instance and name == "itemsize":
+        return _item_size(obj)
     if name in ("T", "transpose") and _smem_ref(obj):  # `b_smem.T`: the MMA's transposed operand
         return o.View(obj, o.Transpose(None)) if name == "T" else o.Partial(o.Native("<transpose>"), (obj,), ())
     if isinstance(obj, (o.Alloc, o.Union, o.Member, o.View, o.Barrier, o.Operand)):
@@ -235,7 +237,8 @@ def attribute(interp: Interpreter, obj: Any, name: str) -> Any:  # noqa: C901 - 
         if value is _NOT_FOUND:
             return interp.resolver.submodule(interp, obj, name)
         return value
-    if isinstance(obj, (dict, list)) and name in _CONTAINER_METHODS:
+    if isinstance(obj, (dict, list)) and name in _CONTAINER_METHODS or isinstance(obj, o.OrderedDict) \
+            and name == "move_to_end":
         return Method(obj, name)
     if isinstance(obj, o.ExitStack):
         return Method(obj, name)
@@ -246,6 +249,12 @@ def attribute(interp: Interpreter, obj: Any, name: str) -> Any:  # noqa: C901 - 
     if isinstance(obj, o.Native) and obj.qname == "builtins.object" and name == "__setattr__":
         return o.Native("builtins.setattr")  # `object.__setattr__(self, name, value)`: a frozen dataclass's
     return UNKNOWN
+
+
+def _item_size(dtype: api.DType) -> Any:
+    """A NumPy dtype's `itemsize`, in bytes (4-bit types take one). 64-bit types stay unknown:
+    JAX may make the arrays of one 32-bit (x64 off), as `_same_dtype` says."""
+    return UNKNOWN if dtype.bits > 32 else max(dtype.bits // 8, 1)
 
 
 def _smem_ref(obj: Any) -> bool:
@@ -434,7 +443,7 @@ class Method:
 
 
 _MUTATORS = frozenset({"append", "extend", "insert", "update", "setdefault", "pop", "remove", "clear", "reverse",
-                       "sort", "popitem"})
+                       "sort", "popitem", "move_to_end"})
 _CONTAINER_METHODS = frozenset({"append", "extend", "insert", "get", "items", "keys", "values", "copy",
                                 "update", "setdefault", "pop", "remove", "clear", "reverse", "sort", "popitem"})
 
@@ -505,11 +514,41 @@ def call_method(interp: Interpreter, method: Method, args: list[Any], kwargs: di
             return obj.setdefault(args[0], args[1] if len(args) > 1 else None)
         if name == "pop" and args and isinstance(args[0], (str, int)):
             return obj.pop(args[0], args[1] if len(args) > 1 else UNKNOWN)
-        if name == "popitem" and not args and obj:
+        if name == "popitem" and not args and not kwargs and obj:
             return obj.popitem()
+        if isinstance(obj, o.OrderedDict) and name in ("popitem", "move_to_end"):
+            return _ordered_method(interp, obj, name, args, kwargs)
         if name == "clear" and not args:
             obj.clear()
             return None
+    return UNKNOWN
+
+
+def _ordered_method(interp: Interpreter, obj: o.OrderedDict, name: str, args: list[Any],
+                    kwargs: dict[str, Any]) -> Any:
+    """`popitem(last=True)` (from the end `last` names) and `move_to_end(key, last=True)` of an
+    `OrderedDict`; where what it does is not known, neither are its contents after."""
+    names = ("key", "last") if name == "move_to_end" else ("last",)
+    bound = {**dict(zip(names, args)), **kwargs}
+    last, key = bound.get("last", True), bound.get("key", UNKNOWN)
+    if len(args) > len(names) or set(kwargs) - set(names[len(args):]) or not isinstance(last, bool) \
+            or id(obj) in interp.poisoned:
+        interp.poisoned.add(id(obj))
+        return UNKNOWN
+    if name == "popitem" and obj:
+        found = next(reversed(obj)) if last else next(iter(obj))
+        return found, obj.pop(found)
+    if name == "move_to_end" and isinstance(key, (str, int, bool, float, type(None))) and key in obj:
+        value = obj.pop(key)
+        if not last:
+            rest = dict(obj)
+            obj.clear()
+            obj[key] = value
+            obj.update(rest)
+        else:
+            obj[key] = value
+        return None
+    interp.poisoned.add(id(obj))  # (a KeyError: an empty dict, a missing key)
     return UNKNOWN
 
 
@@ -777,20 +816,22 @@ def _b_dict(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any
 
 
 def _b_zip(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """`zip(*iterables)`: an iterator of their items side by side (the iterables taken now)."""
     columns = [interp.iterate(arg) for arg in args]
     if any(column is UNKNOWN for column in columns) or kwargs:
         return UNKNOWN
-    return list(zip(*columns))
+    return o.Generator(list(zip(*columns)), "a zip object")
 
 
 def _b_enumerate(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """`enumerate(iterable, start=0)`: an iterator of (count, item) pairs."""
     if not args:
         return UNKNOWN
     items = interp.iterate(args[0])
     start = args[1] if len(args) > 1 else kwargs.get("start", 0)
     if items is UNKNOWN or not isinstance(start, int):
         return UNKNOWN
-    return list(enumerate(items, start))
+    return o.Generator(list(enumerate(items, start)), "an enumerate object")
 
 
 def _b_reversed(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
@@ -1145,7 +1186,7 @@ def _dtype(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any],
     if len(args) != 1 or kwargs:
         return UNKNOWN
     found = _as_dtype(args[0])
-    return found if isinstance(found, api.DType) else UNKNOWN
+    return found.as_instance() if isinstance(found, api.DType) else UNKNOWN
 
 
 def _rem(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
@@ -1260,6 +1301,13 @@ def _default_dict(interp: Interpreter, qname: str, node: nodes.NodeNG, args: lis
         return UNKNOWN
     entries = _b_dict(interp, list(args[1:]), kwargs)
     return UNKNOWN if entries is UNKNOWN else o.DefaultDict(factory, entries)
+
+
+def _ordered_dict(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any],
+                  kwargs: dict[str, Any]) -> Any:
+    """`collections.OrderedDict(items=(), **entries)`: what `dict(...)` makes, ordered."""
+    entries = _b_dict(interp, args, kwargs)
+    return UNKNOWN if entries is UNKNOWN else o.OrderedDict(entries)
 
 
 def _get_attributes(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any],
@@ -1625,6 +1673,7 @@ NATIVE: dict[str, Callable[..., Any]] = {
     "<itemgetter>": _get_items,
     "builtins.dict.fromkeys": _from_keys,
     "collections.defaultdict": _default_dict,
+    "collections.OrderedDict": _ordered_dict,
     "<attrgetter>": _get_attributes,
     "jax.lax.rem": _rem,
     "<transpose>": _transpose,
