@@ -493,35 +493,58 @@ def call_method(interp: Interpreter, method: Method, args: list[Any], kwargs: di
             return UNKNOWN
         return None
     if isinstance(obj, dict):
-        if name == "get" and args and isinstance(args[0], (str, int, bool)):
-            return obj.get(args[0], args[1] if len(args) > 1 else None)
-        if name == "items":
-            return o.DictView(obj.items(), name)
-        if name == "keys":
-            return o.DictView(obj, name)
-        if name == "values":
-            return o.DictView(obj.values(), name)
-        if name == "copy":
-            return obj.copy()  # (a defaultdict's is one)
-        if name == "update" and not args:
-            obj.update(kwargs)
-            return None
-        if name == "update" and len(args) == 1 and isinstance(args[0], dict):
-            obj.update(args[0])
-            obj.update(kwargs)
-            return None
-        if name == "setdefault" and args and isinstance(args[0], (str, int)):
-            return obj.setdefault(args[0], args[1] if len(args) > 1 else None)
-        if name == "pop" and args and isinstance(args[0], (str, int)):
-            return obj.pop(args[0], args[1] if len(args) > 1 else UNKNOWN)
-        if name == "popitem" and not args and not kwargs and obj:
-            return obj.popitem()
-        if isinstance(obj, o.OrderedDict) and name in ("popitem", "move_to_end"):
-            return _ordered_method(interp, obj, name, args, kwargs)
-        if name == "clear" and not args:
-            obj.clear()
-            return None
+        return _dict_method(interp, obj, name, args, kwargs)
     return UNKNOWN
+
+
+def _dict_method(interp: Interpreter, obj: dict[Any, Any], name: str, args: list[Any],  # noqa: C901
+                 kwargs: dict[str, Any]) -> Any:
+    """A dict's method. One that changes the dict in a way not followed here leaves its
+    contents unknown (`poisoned`), as a list's does: what it held before is not what it holds."""
+    if id(obj) in interp.poisoned and name in ("get", "items", "keys", "values", "copy", "setdefault", "pop", "popitem"):
+        return UNKNOWN
+    if name == "get" and args and isinstance(args[0], (str, int, bool)):
+        return obj.get(args[0], args[1] if len(args) > 1 else None)
+    if name == "items":
+        return o.DictView(obj.items(), name)
+    if name == "keys":
+        return o.DictView(obj, name)
+    if name == "values":
+        return o.DictView(obj.values(), name)
+    if name == "copy":
+        return obj.copy()  # (a defaultdict's is one)
+    if name == "update" and len(args) <= 1:
+        given = _mapping_of(interp, args[0]) if args else {}
+        if given is not UNKNOWN:
+            obj.update(given)
+            obj.update(kwargs)
+            return None
+    if name == "setdefault" and args and isinstance(args[0], (str, int)):
+        return obj.setdefault(args[0], args[1] if len(args) > 1 else None)
+    if name == "pop" and args and isinstance(args[0], (str, int)):
+        return obj.pop(args[0], args[1] if len(args) > 1 else UNKNOWN)
+    if name == "popitem" and not args and not kwargs and obj:
+        return obj.popitem()
+    if isinstance(obj, o.OrderedDict) and name in ("popitem", "move_to_end"):
+        return _ordered_method(interp, obj, name, args, kwargs)
+    if name == "clear" and not args:
+        obj.clear()
+        return None
+    if name in _MUTATORS:
+        interp.poisoned.add(id(obj))
+    return UNKNOWN
+
+
+def _mapping_of(interp: Interpreter, given: Any) -> dict[Any, Any] | Any:
+    """What `dict.update(given)` adds: a dict's items, or an iterable's (key, value) pairs
+    with plain keys; UNKNOWN otherwise."""
+    if isinstance(given, dict):
+        return given if id(given) not in interp.poisoned else UNKNOWN
+    pairs = interp.iterate(given)
+    if pairs is UNKNOWN or not all(isinstance(pair, (tuple, list)) and len(pair) == 2
+                                   and isinstance(pair[0], (str, int, bool, float, type(None))) for pair in pairs):
+        return UNKNOWN
+    return dict(pairs)
 
 
 def _ordered_method(interp: Interpreter, obj: o.OrderedDict, name: str, args: list[Any],
