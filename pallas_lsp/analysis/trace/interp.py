@@ -524,7 +524,7 @@ class Interpreter:
         that raised only on paths the trace dropped (`dropped_raises` grew: a call, test or
         assert it could not decide) ends either way, as the two outcomes of an undecided test:
         the body's own ending (and `else`), or a handler's."""
-        attempt = self._attempt(lambda: self.block(node.body, frame), frame)
+        attempt = self._attempt(lambda: self.block(node.body, frame), frame, catches=not _reraises(node))
         ending = attempt.ending
         if ending == _RAISED or not attempt.partly:
             self._pass_log(attempt.log)
@@ -538,20 +538,21 @@ class Interpreter:
         self._body_or_handler(node, frame, attempt, orelse=lambda: self.block(node.orelse, frame),
                               handler=lambda: self._handled(node, frame))
 
-    def _attempt(self, run: Callable[[], None], frame: Frame) -> _Attempt:
+    def _attempt(self, run: Callable[[], None], frame: Frame, catches: bool = True) -> _Attempt:
         """Run a body whose exceptions may be caught: its sites are handled (`Site.handled`),
+        unless every handler raises again (`catches`: JAX's error still ends the program),
         and the raises it dropped are the catcher's, not the enclosing code's."""
         returns = self.calls[-1].returns if self.calls else []
         attempt = _Attempt(dict(frame.vars), self.guard, returns, len(returns))
         dropped = self.dropped_raises
         self.branch_logs.append({})
-        self.handling += 1
+        self.handling += catches
         try:
             run()
         except _Signal as signal:
             attempt.ending = signal.args
         finally:
-            self.handling -= 1
+            self.handling -= catches
             attempt.log = self.branch_logs.pop()
         attempt.partly = self.dropped_raises != dropped
         self.dropped_raises = dropped
@@ -2098,6 +2099,13 @@ def _format_value(value: Any, conversion: int, spec: Any) -> Any:
         return format(converted(value) if converted is not None else value, spec)
     except (TypeError, ValueError):
         return UNKNOWN
+
+
+def _reraises(node: nodes.Try) -> bool:
+    """Does every handler of the `try` end by raising again (`except ValueError: log(); raise`)?
+    What the body raises then still leaves the `try`."""
+    return all(handler.body and isinstance(handler.body[-1], nodes.Raise) and handler.body[-1].exc is None
+               for handler in node.handlers)
 
 
 def _restore(container: Any, contents: Any) -> None:
