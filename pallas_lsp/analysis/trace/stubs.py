@@ -513,11 +513,10 @@ def _dict_method(interp: Interpreter, obj: dict[Any, Any], name: str, args: list
         return o.DictView(obj.values(), name)
     if name == "copy":
         return obj.copy()  # (a defaultdict's is one)
-    if name == "update" and len(args) <= 1:
-        given = _mapping_of(interp, args[0]) if args else {}
+    if name == "update":
+        given = _b_dict(interp, args, kwargs)
         if given is not UNKNOWN:
             obj.update(given)
-            obj.update(kwargs)
             return None
     if name == "setdefault" and args and isinstance(args[0], (str, int)):
         return obj.setdefault(args[0], args[1] if len(args) > 1 else None)
@@ -533,18 +532,6 @@ def _dict_method(interp: Interpreter, obj: dict[Any, Any], name: str, args: list
     if name in _MUTATORS:
         interp.poisoned.add(id(obj))
     return UNKNOWN
-
-
-def _mapping_of(interp: Interpreter, given: Any) -> dict[Any, Any] | Any:
-    """What `dict.update(given)` adds: a dict's items, or an iterable's (key, value) pairs
-    with plain keys; UNKNOWN otherwise."""
-    if isinstance(given, dict):
-        return given if id(given) not in interp.poisoned else UNKNOWN
-    pairs = interp.iterate(given)
-    if pairs is UNKNOWN or not all(isinstance(pair, (tuple, list)) and len(pair) == 2
-                                   and isinstance(pair[0], (str, int, bool, float, type(None))) for pair in pairs):
-        return UNKNOWN
-    return dict(pairs)
 
 
 def _ordered_method(interp: Interpreter, obj: o.OrderedDict, name: str, args: list[Any],
@@ -826,14 +813,16 @@ def _sequence(kind: type) -> Callable[..., Any]:
 
 
 def _b_dict(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """`dict(mapping_or_pairs=(), **entries)` (what `d.update(...)` adds too): a dict's items,
+    or an iterable's (key, value) pairs with plain keys; UNKNOWN when they are not known."""
     if not args:
         return dict(kwargs)
     if len(args) == 1 and isinstance(args[0], dict):
-        return {**args[0], **kwargs}
+        return {**args[0], **kwargs} if id(args[0]) not in interp.poisoned else UNKNOWN
     if len(args) == 1:
         items = interp.iterate(args[0])
-        if items is not UNKNOWN and all(isinstance(i, tuple) and len(i) == 2 and isinstance(i[0], (str, int))
-                                        for i in items):
+        if items is not UNKNOWN and all(isinstance(i, (tuple, list)) and len(i) == 2
+                                        and isinstance(i[0], (str, int, bool, float, type(None))) for i in items):
             return {**dict(items), **kwargs}
     return UNKNOWN
 
