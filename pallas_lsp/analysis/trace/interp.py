@@ -279,18 +279,17 @@ class Interpreter:
     # own, wherever the first import of it is (in a branch, a loop, a function that may never
     # run). Its writes are not undone with the importer's branch, and so what it makes is the
     # same in every analysis (`reuse.EscapedRun` keeps runs on that state).
-    _PATH_STATE = ("guard", "stack", "calls", "kernels", "meshes", "frame", "loop_depth", "branch_logs",
-                   "unrolled", "iterations", "dropped_exits", "shared_log")
-
-    def _enter_top_level(self, frame: Frame) -> tuple[Any, ...]:
-        saved = tuple(getattr(self, name) for name in self._PATH_STATE)
-        (self.guard, self.stack, self.calls, self.kernels, self.meshes, self.frame, self.loop_depth,
-         self.branch_logs, self.unrolled, self.iterations, self.dropped_exits, self.shared_log) = (
-            TRUE, [], [], [], [], frame, 0, [], 1, [], {"Break": 0, "Continue": 0}, None)
+    def _enter_top_level(self, frame: Frame) -> dict[str, Any]:
+        fresh = {"guard": TRUE, "stack": [], "calls": [], "kernels": [], "meshes": [], "frame": frame,
+                 "loop_depth": 0, "branch_logs": [], "unrolled": 1, "iterations": [],
+                 "dropped_exits": {"Break": 0, "Continue": 0}, "shared_log": None}
+        saved = {name: getattr(self, name) for name in fresh}
+        for name, value in fresh.items():
+            setattr(self, name, value)
         return saved
 
-    def _leave_top_level(self, saved: tuple[Any, ...]) -> None:
-        for name, value in zip(self._PATH_STATE, saved):
+    def _leave_top_level(self, saved: dict[str, Any]) -> None:
+        for name, value in saved.items():
             setattr(self, name, value)
 
     def read_names_of(self, module: o.ModuleObj) -> None:
