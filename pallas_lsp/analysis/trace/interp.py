@@ -76,12 +76,16 @@ class Frame:
             self.module_frame().vars[name] = value
             return
         if name in self.declared_nonlocal:
-            frame = self.parent
-            while frame is not None and name not in frame.vars:
-                frame = frame.parent
-            (frame or self).vars[name] = value
+            (self.holder(name) or self).vars[name] = value
             return
         self.vars[name] = value
+
+    def holder(self, name: str) -> Frame | None:
+        """The enclosing frame that binds `name` (the one a `nonlocal` of it rebinds)."""
+        frame = self.parent
+        while frame is not None and name not in frame.vars:
+            frame = frame.parent
+        return frame
 
 
 @dataclass
@@ -225,8 +229,8 @@ class Interpreter:
         # reads of their names through their module objects by code outside any top level
         self.from_text: set[nodes.Module] = {root}
         self.text_reads = 0
-        self.constructing = 0
-        self.top_levels: list[nodes.Module] = []  # the modules whose top levels run now, innermost last  # top levels of other modules running now
+        self.constructing = 0  # top levels of other modules running now
+        self.top_levels: list[nodes.Module] = []  # the modules whose top levels run now, innermost last
         self.construction_sites = 0  # ... which recorded sites (none usually do)
 
     # -- budget ----------------------------------------------------------------------------
@@ -327,9 +331,7 @@ class Interpreter:
             self.wrote(frame.module_frame())
             return
         for name in node.names:
-            holder = frame.parent
-            while holder is not None and name not in holder.vars:
-                holder = holder.parent
+            holder = frame.holder(name)
             if holder is None:
                 self.world_clean = False  # not bound yet: where it will be is not known
             else:
