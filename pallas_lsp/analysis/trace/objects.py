@@ -582,8 +582,9 @@ class Generator:
     """An iterator: what calling a generator function of the analysed code gives, `iter(items)`,
     a generator expression, `map(...)`, `reversed(...)`, `zip(...)`, `enumerate(...)`; `what`
     names it in messages. `items` are those not taken yet; iterating takes them (a list, so
-    that a branch or loop that takes them is undone or poisoned as a list's change is). It is always true, has no length or
-    items, and is neither a sequence nor a mapping (`plgpu.kernel` ignores it as scratch)."""
+    that a branch or loop that takes them is undone or poisoned as a list's change is). It is
+    always true, has no length or items, and is neither a sequence nor a mapping
+    (`plgpu.kernel` ignores it as scratch)."""
 
     items: list[Any]
     what: str = "a generator"
