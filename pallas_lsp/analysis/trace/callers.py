@@ -103,18 +103,8 @@ def _corpus(directory: str) -> _Corpus:
     for text in texts:
         starts.append(at)
         at += len(text) + 1
-    made = _corpora[directory] = _Corpus(paths, stamps, b"\n".join(texts), starts)
+    _corpora[directory] = made = _Corpus(paths, stamps, b"\n".join(texts), starts)
     return made
-
-
-def has_identifier(data: bytes, wanted: bytes) -> bool:
-    """Is `wanted` (an ASCII identifier) one of the identifiers `_WORD.findall(data)` reads?"""
-    at = data.find(wanted)
-    while at >= 0:
-        if _identifier_at(data, at, len(wanted)):
-            return True
-        at = data.find(wanted, at + 1)
-    return False
 
 
 def _identifier_at(data: bytes, at: int, length: int) -> bool:
