@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from astroid import nodes
+
+from .. import fixes
 from ..context import Context
 from ..trace import Site
 from ..values import UNKNOWN
@@ -16,9 +19,10 @@ ROWS = (128, 64)  # the lanes of Tensor Memory, and half of them
 
 class TmemRows(SiteRule):
     """## What it does
-    Flags `plgpu.TMEM(shape, dtype)` without `layout=` whose shape is literal or foldable and
-    whose rows (the second-to-last dimension; leading ones are batch dimensions) are neither
-    128 nor 64.
+    Flags `plgpu.TMEM(shape, dtype)` without `layout=` whose rows (the second-to-last
+    dimension; leading ones are batch dimensions) are known and neither 128 nor 64. The other
+    dimensions need not be known: `plgpu.TMEM((96, q.shape[-1]), ...)` is flagged whatever the
+    input's shape.
 
     ## Why is this bad?
     Tensor Memory has 128 lanes; JAX infers the layout of an allocation from its rows and
@@ -59,11 +63,29 @@ class TmemRows(SiteRule):
         layout = pick.given(site.arguments.get("layout"))
         if layout is not False:
             return UNKNOWN if layout is UNKNOWN else None
-        shape = pick.shape(site.arguments.get("shape"))
-        if shape is UNKNOWN or len(shape) < 2:
+        # Only the rows decide (JAX reads them first; the columns matter to other checks):
+        # `plgpu.TMEM((96, q.shape[-1]), ...)` raises whatever the input's shape is.
+        dims = pick.sequence(site.arguments.get("shape"))
+        if dims is UNKNOWN or len(dims) < 2:
             return UNKNOWN
-        return None if shape[-2] in ROWS else tuple(shape[-2:])
+        rows = pick.integer(dims[-2])
+        if rows is UNKNOWN:
+            return UNKNOWN
+        return None if rows in ROWS else (rows, dims[-1], len(dims))  # (the columns not chosen)
 
     def message(self, ctx: Context, site: Site, detail: Any) -> str:
-        return (f"Unsupported shape: {detail}. TMEM references must have either 128 or 64 rows, "
-                f"but got {detail[0]}.")
+        rows, columns, ndim = detail
+        if not isinstance(columns, int):
+            columns = _written_dimension(site.node, ndim) or "..."
+        return (f"Unsupported shape: ({rows}, {columns}). TMEM references must have either 128 or 64 "
+                f"rows, but got {rows}.")
+
+
+def _written_dimension(call: nodes.Call, ndim: int) -> str | None:
+    """The last dimension of the allocation's shape as written at the call, when the shape is a
+    literal tuple or list there (`(96, padded_heads)` -> `padded_heads`)."""
+    keyword = fixes.keyword(call, "shape")
+    shape = keyword.value if keyword is not None else call.args[0] if call.args else None
+    if isinstance(shape, (nodes.Tuple, nodes.List)) and len(shape.elts) == ndim:
+        return str(shape.elts[-1].as_string())
+    return None

@@ -78,13 +78,24 @@ class Picker:
         """A shape of plain integers, each dimension one of its alternatives (`(block_m, 128)`
         with `block_m` an input left at its default, or `128 if collective else 64`);
         UNKNOWN when it is not a tuple or list of integers."""
-        shape = self.pick(value)
-        if not isinstance(shape, (tuple, list)):
+        dims = self.sequence(value)
+        if dims is UNKNOWN:
             return UNKNOWN
-        dims = tuple(self.pick(dim) for dim in shape)
-        if not all(isinstance(dim, int) and not isinstance(dim, bool) for dim in dims):
-            return UNKNOWN
-        return dims
+        known = tuple(self.integer(dim) for dim in dims)
+        return UNKNOWN if any(dim is UNKNOWN for dim in known) else known
+
+    def sequence(self, value: Any) -> tuple[Any, ...] | Any:
+        """One alternative of a tuple or list, its items not chosen yet (a check reads only
+        the items it needs: whichever way an undecidable condition chose the others, the
+        outcome holds); UNKNOWN for anything else."""
+        items = self.pick(value)
+        return tuple(items) if isinstance(items, (tuple, list)) else UNKNOWN
+
+    def integer(self, value: Any) -> int | Any:
+        """One alternative of a plain integer (not a bool); UNKNOWN for anything else (an
+        input's `x.shape[-1]` is an integer when the code runs, but not one we know)."""
+        item = self.pick(value)
+        return item if isinstance(item, int) and not isinstance(item, bool) else UNKNOWN
 
     def holds(self, guard: o.Guard) -> bool:
         """Does `guard` hold (decided both ways when the guard so far leaves it open)?"""
