@@ -166,6 +166,19 @@ def _classify(exc: BaseException, table) -> str | None:
     return None
 
 
+def _jax_error(exc: BaseException) -> BaseException:
+    """The exception JAX raised: `exc`, or the cause or context it was raised from (a handler's
+    `raise RuntimeError(...) from e` ends the program with JAX's error as its cause)."""
+    seen: set[int] = set()
+    error: BaseException | None = exc
+    while error is not None and id(error) not in seen:
+        if _classify(error, TRACE_MESSAGES) is not None:
+            return error
+        seen.add(id(error))
+        error = error.__cause__ or error.__context__
+    return exc
+
+
 def _innermost(exc: BaseException, fixture: str) -> list | None:
     """[file relative to the fixture's directory, line] of the innermost frame under that
     directory: JAX's traceback points there (a helper module's MMA, say)."""
@@ -330,7 +343,8 @@ def run(fixture: str, lower: bool) -> dict:
             with _recording_warnings(fixture, index, entry["warnings"]):
                 fn, args = getattr(module, case_name)()
                 traced = jax.make_jaxpr(fn)(*args)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as raised:  # noqa: BLE001
+            exc = _jax_error(raised)
             code = _classify(exc, TRACE_MESSAGES)
             frame = _fixture_frame(exc, fixture)
             if code is None or frame is None:

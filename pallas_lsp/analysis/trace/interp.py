@@ -2103,10 +2103,21 @@ def _format_value(value: Any, conversion: int, spec: Any) -> Any:
 
 
 def _reraises(node: nodes.Try) -> bool:
-    """Does every handler of the `try` end by raising again (`except ValueError: log(); raise`)?
-    What the body raises then still leaves the `try`."""
-    return all(handler.body and isinstance(handler.body[-1], nodes.Raise) and handler.body[-1].exc is None
-               for handler in node.handlers)
+    """Does every handler of the `try` end by raising (`except ValueError: log(); raise`, or
+    `raise RuntimeError(...) from e`)? JAX's error then still ends the program, as the cause
+    of the new one."""
+    return all(_ends_in_raise(handler.body) for handler in node.handlers)
+
+
+def _ends_in_raise(statements: list[nodes.NodeNG]) -> bool:
+    """Does every path through these statements end in a `raise` (an `if` whose two branches
+    both do counts)?"""
+    if not statements:
+        return False
+    last = statements[-1]
+    if isinstance(last, nodes.If):
+        return _ends_in_raise(last.body) and _ends_in_raise(last.orelse)
+    return isinstance(last, nodes.Raise)
 
 
 def _restore(container: Any, contents: Any) -> None:
