@@ -219,3 +219,28 @@ def test_our_rebuilder_makes_astroids_trees():
     for path in files:
         theirs, ours = _astroid_tree(path)
         assert theirs == ours, path
+
+
+_WALRUSES_IN_CHILDREN = '''
+import jax.numpy as jnp
+from jax.experimental.pallas import mosaic_gpu as plgpu
+
+
+def build(x):
+  acc = plgpu.TMEM((96, 128), jnp.float32, collective=(two := x is None))  # PLS019
+  return acc, two, (shape := x).shape, shape
+'''
+
+
+def test_a_walrus_in_a_keyword_or_an_attributes_object_is_built_and_analysed(tmp_path):
+    """A walrus looks up its scope through its parents while it is built: the keyword or
+    attribute holding it must already be placed (before: the file was not analysed, an
+    internal error)."""
+    from pallas_lsp.analysis.engine import analyze_file
+
+    path = tmp_path / "walruses.py"
+    path.write_text(_WALRUSES_IN_CHILDREN)
+    theirs, ours = _astroid_tree(path)
+    assert theirs == ours
+    result = analyze_file(str(path))
+    assert result.error is None and [(f.code, f.span.line) for f in result.findings] == [("PLS019", 7)]

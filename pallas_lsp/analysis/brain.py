@@ -432,7 +432,8 @@ class Rebuilder(TreeRebuilder):
             return super().visit_attribute(node, parent)
         made = _new(nodes.Attribute)
         made.attrname = node.attr
-        _placed(made, node, parent).expr = self.visit(node.value, made)
+        _placed(made, node, parent)  # (placed before its child is built: a walrus in it looks up its scope)
+        made.expr = self.visit(node.value, made)
         return made
 
     def visit_call(self, node: ast.Call, parent: nodes.NodeNG) -> nodes.Call:
@@ -450,7 +451,8 @@ class Rebuilder(TreeRebuilder):
             return super().visit_keyword(node, parent)
         made = _new(nodes.Keyword)
         made.arg = node.arg
-        _placed(made, node, parent).value = self.visit(node.value, made)
+        _placed(made, node, parent)  # (as in `visit_attribute`)
+        made.value = self.visit(node.value, made)
         return made
 
 
