@@ -14,6 +14,8 @@ import dataclasses
 import functools
 import itertools
 import keyword
+import math
+import operator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
@@ -869,6 +871,64 @@ def _numeric(function: Callable[..., Any]) -> Callable[..., Any]:
     return call
 
 
+def _arithmetic(function: Callable[..., Any]) -> Callable[..., Any]:
+    """A pure function of numbers (`math.ceil`, `divmod`, `pl.cdiv`), applied to each
+    combination of its arguments' alternatives when they are plain ints or floats; UNKNOWN
+    for anything else, or where Python raises (the program's error is not ours to guess)."""
+    def applied(*values: Any) -> Any:
+        if not all(type(value) in (int, float) for value in values):
+            return UNKNOWN
+        if function in _POWERS and len(values) == 2 and abs(values[1]) > 1024:
+            return UNKNOWN  # (not worth the time it takes)
+        try:
+            return function(*values)
+        except (ArithmeticError, TypeError, ValueError):
+            return UNKNOWN
+
+    def call(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        return UNKNOWN if kwargs or not args else interp.lift(applied, *args)
+    return call
+
+
+def _cdiv(a: int, b: int) -> int:
+    """`pl.cdiv` of sizes (jax 0.12 rounds negative operands otherwise than 0.10 did)."""
+    if type(a) is not int or type(b) is not int or a < 0 or b <= 0:
+        raise ValueError("not a size")
+    return (a + b - 1) // b
+
+
+def _next_power_of_2(x: int) -> int:
+    if type(x) is not int or x < 0:
+        raise ValueError("`next_power_of_2` requires a non-negative integer.")
+    return 1 if x == 0 else 2 ** (x - 1).bit_length()
+
+
+_POWERS = (pow, operator.pow, math.pow, operator.lshift)
+ARITHMETIC = {
+    **{f"math.{name}": getattr(math, name) for name in (
+        "ceil", "floor", "trunc", "gcd", "lcm", "log2", "log", "sqrt", "isqrt", "pow")},
+    **{f"operator.{name}": getattr(operator, name) for name in (
+        "add", "sub", "mul", "floordiv", "truediv", "mod", "neg", "pow", "lshift", "rshift")},
+    f"{PL}.cdiv": _cdiv,
+    f"{PL}.next_power_of_2": _next_power_of_2,
+}
+
+
+def _math_prod(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """`math.prod(iterable, start=1)`: the items multiplied in turn."""
+    items = interp.iterate(args[0]) if len(args) == 1 and set(kwargs) <= {"start"} else UNKNOWN
+    if items is UNKNOWN:
+        return UNKNOWN
+    product = kwargs.get("start", 1)
+    for item in items:
+        product = interp.lift(_arithmetic_product, product, item)
+    return product
+
+
+def _arithmetic_product(left: Any, right: Any) -> Any:
+    return left * right if type(left) in (int, float) and type(right) in (int, float) else UNKNOWN
+
+
 def _b_bool(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
     """`bool(value)`: its truthiness, as `if` takes it."""
     if len(args) > 1 or kwargs:
@@ -876,14 +936,62 @@ def _b_bool(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any
     return o.guarded(interp.truth(args[0], o.TRUE)) if args else False
 
 
-def _b_sorted(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
-    """`sorted` of plain values of one type (the keys of a dict of scratch, names, sizes)."""
+def _b_sorted(interp: Interpreter, args: list[Any], kwargs: dict[str, Any], node: nodes.NodeNG) -> Any:
+    """`sorted` of plain values of one type (the keys of a dict of scratch, names, sizes), or
+    of any items by a `key=` that gives such values (`sorted(configs, key=lambda c: c.cost)`)."""
     items = interp.iterate(args[0]) if len(args) == 1 else UNKNOWN
-    reverse = kwargs.get("reverse", False) if set(kwargs) <= {"reverse"} else UNKNOWN
-    if items is UNKNOWN or not isinstance(reverse, bool) or not (
-            all(isinstance(item, (int, float)) for item in items) or all(isinstance(item, str) for item in items)):
-        return UNKNOWN  # (numbers, bools among them, or strings: what compares)
-    return sorted(items, reverse=reverse)
+    reverse = kwargs.get("reverse", False) if set(kwargs) <= {"reverse", "key"} else UNKNOWN
+    keys = _keys(interp, items, kwargs.get("key"), node) if items is not UNKNOWN else UNKNOWN
+    if keys is UNKNOWN or not isinstance(reverse, bool):
+        return UNKNOWN
+    try:
+        order = sorted(range(len(items)), key=keys.__getitem__, reverse=reverse)
+    except TypeError:
+        return UNKNOWN
+    return [items[index] for index in order]
+
+
+def _extreme(function: Callable[..., Any]) -> Callable[..., Any]:
+    """`min` or `max`: of plain values, or of any items by a `key=` that gives plain values
+    (the first extreme item, as Python picks it); `default=` when the iterable is empty."""
+    plain = _numeric(function)
+
+    def call(interp: Interpreter, args: list[Any], kwargs: dict[str, Any], node: nodes.NodeNG) -> Any:
+        if "key" not in kwargs and "default" not in kwargs:
+            return plain(interp, args, kwargs)
+        if not set(kwargs) <= {"key", "default"} or not args or (len(args) > 1 and "default" in kwargs):
+            return UNKNOWN
+        items = interp.iterate(args[0]) if len(args) == 1 else list(args)
+        if items is UNKNOWN or (not items and "default" not in kwargs):
+            return UNKNOWN  # (empty: a ValueError)
+        if not items:
+            return kwargs["default"]
+        keys = _keys(interp, items, kwargs.get("key"), node)
+        if keys is UNKNOWN:
+            return UNKNOWN
+        try:
+            return items[function(range(len(items)), key=keys.__getitem__)]
+        except TypeError:
+            return UNKNOWN
+    return call
+
+
+def _keys(interp: Interpreter, items: list[Any], key: Any, node: nodes.NodeNG) -> list[Any] | Any:
+    """Each item's sort key (`key(item)`, or the item), when all are plain values or tuples of
+    them; UNKNOWN otherwise."""
+    keys = []
+    for item in items:
+        value = item if key is None else interp.invoke(key, [item], {}, node)
+        if interp.raised or not _foldable_key(value):
+            return UNKNOWN
+        keys.append(value)
+    return keys
+
+
+def _foldable_key(value: Any) -> bool:
+    if isinstance(value, tuple):
+        return all(_foldable_key(item) for item in value)
+    return isinstance(value, (int, float, str, bool))
 
 
 def _map(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
@@ -1103,8 +1211,8 @@ BUILTIN_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "builtins.enumerate": _b_enumerate,
     "builtins.reversed": _b_reversed,
     "builtins.sorted": _b_sorted,
-    "builtins.min": _numeric(min),
-    "builtins.max": _numeric(max),
+    "builtins.min": _extreme(min),
+    "builtins.max": _extreme(max),
     "builtins.abs": _numeric(abs),
     "builtins.int": _numeric(int),
     "builtins.bool": _b_bool,
@@ -1121,8 +1229,9 @@ BUILTIN_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "builtins.any": _b_any_all(True),
     "builtins.all": _b_any_all(False),
     "builtins.next": _b_next,
+    **{f"builtins.{function.__name__}": _arithmetic(function) for function in (divmod, round, pow)},
 }
-AT_CALL = {"builtins.getattr"}  # builtins whose handlers take the call node too
+AT_CALL = {"builtins.getattr", "builtins.sorted", "builtins.min", "builtins.max"}  # builtins whose handlers take the call node too
 BUILTINS: dict[str, Any] = {
     name.rpartition(".")[2]: o.Native(name)
     for name in [*BUILTIN_FUNCTIONS, *METHOD_DECORATORS, "builtins.str", "builtins.float", "builtins.object",
@@ -1711,6 +1820,9 @@ NATIVE: dict[str, Callable[..., Any]] = {
     "dataclasses.asdict": _as_plain,
     "dataclasses.astuple": _as_plain,
     "types.ModuleType": lambda interp, qname, node, args, kwargs: o.Namespace(),
+    **{qname: (lambda call: lambda interp, qname, node, args, kwargs: call(interp, args, kwargs))(
+        _arithmetic(function)) for qname, function in ARITHMETIC.items()},
+    "math.prod": _math_prod,
 }
 
 
