@@ -616,11 +616,14 @@ class Interpreter:
         if not live:
             frame.vars = before
             raise _Signal(*(next(iter(endings)) if len(endings) == 1 else ()))
-        self._join_containers(changed, ended)
+        split = self._join_containers(changed, ended)
         if len(live) == 1:
             self.guard, frame.vars = live[0]
             return
         frame.vars = _join(live, before)
+        for name, value in frame.vars.items():  # each path's own list; other holders: unknown
+            if id(value) in split and value is changed[id(value)][0]:
+                frame.vars[name] = split[id(value)]
 
     def _count_exits(self, endings: set[tuple[Any, ...]], live: bool) -> None:
         """Outcomes that continued or broke out of a loop while others went on."""
@@ -873,9 +876,13 @@ class Interpreter:
             return parts
         return None
 
-    def _join_containers(self, changed: dict[int, tuple[Any, Any]], ended: list[tuple[Guard, dict[int, Any]]]) -> None:
+    def _join_containers(self, changed: dict[int, tuple[Any, Any]], ended: list[tuple[Guard, dict[int, Any]]]
+                         ) -> dict[int, Any]:
         """Each changed list or dict gets what the live outcomes left in it: the same, or one
-        item per outcome under its guard; a list of different lengths is unknown."""
+        item per outcome under its guard. A list the outcomes left with different lengths
+        (`if aux: scratch.append(x)`) is unknown; what is returned by its id is one copy per
+        outcome under its guard, for the names that hold it (`_rejoin`)."""
+        split: dict[int, Any] = {}
         for key, (container, old) in changed.items():
             versions = [(guard, state.get(key, old)) for guard, state in ended]
             if self.branch_logs and key not in self.branch_logs[-1]:
@@ -891,6 +898,9 @@ class Interpreter:
             else:
                 _restore(container, versions[0][1])
                 self.poisoned.add(key)
+                if type(container) is list:
+                    split[key] = guarded((guard, list(state)) for guard, state in versions)
+        return split
 
     def truth_of(self, test: nodes.NodeNG, frame: Frame) -> list[tuple[Guard, bool]]:
         """The outcomes of a condition as (guard, taken), under the current path guard; an
@@ -1158,17 +1168,12 @@ class Interpreter:
             for index, target in enumerate(targets):
                 self.assign(target, self.item(value, index), frame)
             return
-        items = self.iterate(value)
-        after = len(targets) - star - 1
-        if items is UNKNOWN or len(items) < star + after:
-            for target in targets:
-                self.assign(target, UNKNOWN, frame)
-            return
-        for index in range(star):
-            self.assign(targets[index], items[index], frame)
-        self.assign(targets[star], list(items[star:len(items) - after]), frame)
-        for index in range(after):
-            self.assign(targets[star + 1 + index], items[len(items) - after + index], frame)
+        # a sequence of a length that depends on the path (`*optional` of a scratch list grown
+        # under a flag): each target takes, per path, what that path's items give it
+        ways = [(guard, _starred(self.iterate(item), star, len(targets))) for guard, item in split(value)]
+        for index, target in enumerate(targets):
+            self.assign(target, guarded((guard, UNKNOWN if parts is None else parts[index]) for guard, parts in ways),
+                        frame)
 
     def unpack_tail(self, targets: list[nodes.NodeNG], star: int | None, suffix: tuple[Any, ...], frame: Frame) -> None:
         """Unpack operands-then-scratch: the targets at the end take the scratch refs (those
@@ -1318,12 +1323,11 @@ class Interpreter:
         if isinstance(node, nodes.Subscript):
             return self.item(self.ev(node.value, frame), self.ev(node.slice, frame), node)
         if isinstance(node, (nodes.Tuple, nodes.List, nodes.Set)):
-            items = self.elements(node.elts, frame)  # type: ignore[arg-type]  # astroid types these as inference results; parsed code holds nodes
-            if items is UNKNOWN:
+            ways = self.elements(node.elts, frame)  # type: ignore[arg-type]  # astroid types these as inference results; parsed code holds nodes
+            if ways is UNKNOWN or isinstance(node, nodes.Set):
                 return UNKNOWN
-            if isinstance(node, nodes.Tuple):
-                return tuple(items)
-            return list(items) if isinstance(node, nodes.List) else UNKNOWN
+            made = tuple if isinstance(node, nodes.Tuple) else list
+            return guarded((guard, made(items)) for guard, items in ways)
         if isinstance(node, nodes.Dict):
             return self.mapping(node.items, frame)  # type: ignore[arg-type]  # astroid types these as inference results; parsed code holds nodes
         if isinstance(node, nodes.IfExp):
@@ -1366,32 +1370,43 @@ class Interpreter:
             value = self.stubs.resolve(f"{starred[-1]}.{name}") if starred is not _MISSING else UNKNOWN
         return value
 
-    def elements(self, elts: list[nodes.NodeNG], frame: Frame) -> list[Any] | Any:
-        items: list[Any] = []
+    def elements(self, elts: list[nodes.NodeNG], frame: Frame) -> list[tuple[Guard, list[Any]]] | Any:
+        """A display's items, as (guard, items) per path: one path, unless a `*spread` has a
+        length that depends on the path (`[acc, *([aux] if with_aux else [])]`); UNKNOWN when
+        a spread's items are not known."""
+        ways: list[tuple[Guard, list[Any]]] = [(TRUE, [])]
         for elt in elts:
-            if isinstance(elt, nodes.Starred):
-                spread = self.iterate(self.ev(elt.value, frame))
-                if spread is UNKNOWN:
-                    return UNKNOWN
-                items.extend(spread)
-            else:
-                items.append(self.ev(elt, frame))
-        return items
+            if not isinstance(elt, nodes.Starred):
+                value = self.ev(elt, frame)
+                for _, items in ways:
+                    items.append(value)
+                continue
+            value = self.ev(elt.value, frame)
+            parts = [(guard, self.iterate(item)) for guard, item in split(value)]
+            if any(part is UNKNOWN for _, part in parts):
+                return UNKNOWN
+            ways = [(both, items + part) for guard, items in ways for part_guard, part in parts
+                    if (both := conjoin(guard, part_guard)) is not None]
+            if not ways or len(ways) > o.MAX_ALTERNATIVES:
+                return UNKNOWN
+        return ways
 
     def mapping(self, pairs: list[tuple[nodes.NodeNG, nodes.NodeNG]], frame: Frame) -> dict[Any, Any] | Any:
-        result: dict[Any, Any] = {}
+        """A dict display; one dict per path when a `**spread` differs by path."""
+        ways: list[tuple[Guard, dict[Any, Any]]] | Any = [(TRUE, {})]
         for key, value in pairs:
             if isinstance(key, nodes.DictUnpack):
-                spread = self.ev(value, frame)
-                if not isinstance(spread, dict):
+                ways = self._spread_into(ways, self.ev(value, frame))
+                if ways is UNKNOWN:
                     return UNKNOWN
-                result.update(spread)
                 continue
             concrete = self.ev(key, frame)
             if not isinstance(concrete, _PRIMITIVE):
                 return UNKNOWN
-            result[concrete] = self.ev(value, frame)
-        return result
+            item = self.ev(value, frame)
+            for _, result in ways:
+                result[concrete] = item
+        return guarded(ways)
 
     def conditional(self, node: nodes.IfExp, frame: Frame) -> Any:
         """`a if test else b`: each outcome's value under its guard; an outcome that raises
@@ -1700,26 +1715,45 @@ class Interpreter:
     def call(self, node: nodes.Call, frame: Frame) -> Any:
         callee = self.ev(node.func, frame)
         alternatives = self.call_arguments(node.args, frame)
-        kwargs: dict[str, Any] | Any = {}
-        for keyword in node.keywords or ():
-            value = self.ev(keyword.value, frame)
-            if keyword.arg is None:
-                if not isinstance(value, dict) or kwargs is UNKNOWN:
-                    kwargs = UNKNOWN
-                else:
-                    kwargs.update(value)
-            elif kwargs is not UNKNOWN:
-                kwargs[keyword.arg] = value
-        if kwargs is UNKNOWN:
+        keywords = self.keyword_arguments(node.keywords or (), frame)
+        if keywords is UNKNOWN:
             for _, args, tail in alternatives:
                 for value in args + (tail or []):
                     self.escape(value)
             self.escape(callee)
             return UNKNOWN
-        ways = [(both, (target, args, tail)) for spread_guard, args, tail in alternatives
-                for guard, target in split(callee) if (both := conjoin(spread_guard, guard)) is not None]
-        return self.per_alternative(ways, lambda way: self.invoke(way[0], way[1], kwargs, node) if way[2] is None
-                                    else self.invoke_spread(way[0], way[1], way[2], kwargs, node))
+        ways = [(both, (target, args, tail, kwargs)) for spread_guard, args, tail in alternatives
+                for keywords_guard, kwargs in keywords
+                for guard, target in split(callee) if (both := conjoin(spread_guard, keywords_guard, guard)) is not None]
+        return self.per_alternative(ways, lambda way: self.invoke(way[0], way[1], way[3], node) if way[2] is None
+                                    else self.invoke_spread(way[0], way[1], way[2], way[3], node))
+
+    def keyword_arguments(self, keywords: Iterable[nodes.Keyword], frame: Frame
+                          ) -> list[tuple[Guard, dict[str, Any]]] | Any:
+        """A call's keyword arguments, each evaluated once, as (guard, kwargs) per path: one,
+        unless a `**spread` is a different dict on different paths (`**(extra if tiled else
+        {})`); UNKNOWN when a spread is not a dict we know."""
+        ways: list[tuple[Guard, dict[str, Any]]] = [(TRUE, {})]
+        for keyword in keywords:
+            value = self.ev(keyword.value, frame)
+            if keyword.arg is not None:
+                for _, kwargs in ways:
+                    kwargs[keyword.arg] = value
+                continue
+            ways = self._spread_into(ways, value)
+            if ways is UNKNOWN:
+                return UNKNOWN
+        return ways
+
+    def _spread_into(self, ways: list[tuple[Guard, dict[Any, Any]]], value: Any
+                     ) -> list[tuple[Guard, dict[Any, Any]]] | Any:
+        """Each way's dict updated with each alternative of the dict `value` (`**value`)."""
+        parts = split(value)
+        if not all(isinstance(part, dict) and id(part) not in self.poisoned for _, part in parts):
+            return UNKNOWN
+        grown = [(both, {**mapping, **part}) for guard, mapping in ways for part_guard, part in parts
+                 if (both := conjoin(guard, part_guard)) is not None]
+        return grown if 0 < len(grown) <= o.MAX_ALTERNATIVES else UNKNOWN
 
     def per_alternative(self, alternatives: Iterable[tuple[Guard, Any]], run: Callable[[Any], Any]) -> Any:
         """`run(item)` for each alternative, under its guard: the guarded join of what they
@@ -2118,6 +2152,15 @@ def _ends_in_raise(statements: list[nodes.NodeNG]) -> bool:
     if isinstance(last, nodes.If):
         return _ends_in_raise(last.body) and _ends_in_raise(last.orelse)
     return isinstance(last, nodes.Raise)
+
+
+def _starred(items: list[Any] | Any, star: int, count: int) -> list[Any] | None:
+    """What `count` targets with a starred one at `star` take from `items` (the starred one:
+    a list); None when the items are unknown or too few (Python raises)."""
+    after = count - star - 1
+    if items is UNKNOWN or len(items) < star + after:
+        return None
+    return [*items[:star], list(items[star:len(items) - after]), *items[len(items) - after:]]
 
 
 def _restore(container: Any, contents: Any) -> None:

@@ -131,9 +131,19 @@ def opaque_var(node: nodes.NodeNG, memo: dict[Any, Any]) -> Var:
     found = memo.get(key)
     if found is None:
         path = access_path(node, memo)
-        found = memo[key] = (Var(("cond", path), BOOL, ".".join(path[2:])) if path is not None
+        found = memo[key] = (Var(("cond", path), BOOL, _path_label(path)) if path is not None
                              else Var(("cond", node), BOOL, node.as_string()))
     return found
+
+
+def _path_label(path: tuple[Any, ...]) -> str:
+    """How an access path reads (the same wherever it is tested): `config.collective`,
+    `segment_ids is not None`."""
+    if path[0] == "const":
+        return str(path[1])
+    if path[0] == "compare":
+        return f"{_path_label(path[1])} {path[2]} {_path_label(path[3])}"
+    return ".".join(path[2:])
 
 
 def raises_var(node: nodes.NodeNG, memo: dict[Any, Any]) -> Var:
@@ -169,6 +179,11 @@ def access_path(node: nodes.NodeNG, memo: dict[Any, Any], depth: int = 0) -> tup
     if isinstance(node, nodes.Attribute):
         base = access_path(node.expr, memo, depth + 1)
         return None if base is None else base + (node.attrname,)
+    if isinstance(node, nodes.Compare) and len(node.ops) == 1:  # `segment_ids is not None`
+        (op, right), left = node.ops[0], node.left
+        sides = [("const", repr(side.value)) if isinstance(side, nodes.Const) else access_path(side, memo, depth + 1)
+                 for side in (left, right)]
+        return None if None in sides else ("compare", sides[0], op, sides[1])
     if not isinstance(node, nodes.Name):
         return None
     try:

@@ -1594,12 +1594,16 @@ def _run_body(interp: Interpreter, node: nodes.NodeNG, body: Any, scratch: Any, 
         _note_repeated(interp, scratch)
     saved = interp.stack
     interp.stack = interp.stack + [node]
+    outer = interp.guard
     try:
-        for _, item in o.split(scratch):
-            for _, target in o.split(body):
-                _run_one_body(interp, node, target, item, tail, gmem, leading)
+        for guard, item in o.split(scratch):  # (each way under its own guard)
+            for body_guard, target in o.split(body):
+                both = o.conjoin(outer, guard, body_guard)
+                if both is not None:
+                    interp.guard = both
+                    _run_one_body(interp, node, target, item, tail, gmem, leading)
     finally:
-        interp.stack = saved
+        interp.stack, interp.guard = saved, outer
         if kernel:
             interp.kernels.pop()
 
