@@ -16,7 +16,7 @@ from astroid import nodes
 
 from ..project import Project
 from ..values import UNKNOWN, Var
-from . import callers, decide, objects, partials, reuse, stubs
+from . import callers, decide, objects, partials, reuse
 from .interp import ABSENT, EntryExhausted, Interpreter, Site
 from .resolver import Resolver, _library_module
 
@@ -428,7 +428,8 @@ class Trace:
         if arguments.args is None:
             return
         names = [arg.name for arg in (arguments.posonlyargs or []) + arguments.args + arguments.kwonlyargs]
-        preset = self._inputs(func, owner, names, module, free=free, bound=bound)
+        preset = self._inputs(func, owner, names, module, free=free, bound=bound,
+                              defaults=getattr(closure, "defaults", {}))
         positional = [arg.name for arg in (arguments.posonlyargs or []) + arguments.args]
         offset = 1 if owner is not None and positional and not _is_static(func) else 0
         for parameters in getattr(closure, "parameters", ()):
@@ -437,7 +438,7 @@ class Trace:
 
     @staticmethod
     def _inputs(func: nodes.FunctionDef, owner: nodes.ClassDef | None, names: list[str], module: objects.ModuleObj,
-                free: bool, bound: dict[str, Any]) -> dict[str, Any]:
+                free: bool, bound: dict[str, Any], defaults: dict[str, Any]) -> dict[str, Any]:
         preset: dict[str, Any] = {
             name: objects.Free(("param", func, name), name) if free else UNKNOWN for name in names}
         if owner is not None and names and not _is_static(func):
@@ -448,10 +449,12 @@ class Trace:
             else:
                 preset[names[0]] = UNKNOWN
         if free:
-            for name, default in stubs.literal_defaults(func).items():
+            # the defaults as the `def` evaluated them, once (`(96, 128)`, `Config()`, `CONFIG`)
+            written = _default_nodes(func)
+            for name, default in defaults.items():
                 # (bools and None: truth and none_var split them; a bound parameter never has its default)
-                if type(default) in (int, float, str) and name not in bound:
-                    preset[name] = _input_or_default(preset[name], default)
+                if name in written and name not in bound and _usable_default(default):
+                    preset[name] = _input_or_default(preset[name], default, written[name])
         for name, values in bound.items():  # every `functools.partial` of the function binds it
             if values is not partials.VARIES:
                 preset[name] = _one_of(preset[name], [value for _, value in values])
@@ -487,15 +490,48 @@ def _cases(parameters: objects.Parameters, positional: list[str], names: list[st
     return found
 
 
-def _input_or_default(free: Any, default: int | float | str) -> Any:
-    """An input left at its literal default is that value: one alternative, under the same
-    condition `free == default` in the code would test (so a finding that needs the default
-    says "when block_m == 96"); any other value is still the input. Truthiness and None
-    already split booleans and None defaults both ways."""
+def _input_or_default(free: Any, default: Any, written: nodes.NodeNG) -> Any:
+    """An input left at its default is that value: one alternative, under the condition
+    `free == default` that the code would test for a literal (so a finding that needs the
+    default says "when block_m == 96", "when block_size == (96, 128)"), and for a value an
+    expression made (`Config()`, a module's `CONFIG`) under "config is its default `Config()`";
+    any other value is still the input. Truthiness and None already split booleans and None
+    defaults both ways."""
     if not isinstance(free, objects.Free):
         return free
-    var = objects.equals_var(free, "==", default)
+    if _literal(default):
+        var = objects.equals_var(free, "==", default)
+    else:
+        text = written.as_string()
+        var = Var(("cond", free.key, "==", f"default {text}"), objects.BOOL, f"{free.label} is its default",
+                  labels=(f"{free.label} is not its default `{text}`", f"{free.label} is its default `{text}`"))
     return objects.Guarded(((frozenset({(var, True)}), default), (frozenset({(var, False)}), free)))
+
+
+def _usable_default(value: Any) -> bool:
+    """Is a parameter's evaluated default a value the trace can stand for it? Not one it could
+    not evaluate (UNKNOWN: the input stays the input), nor a bool or None (truth and none_var
+    split those already), nor one that is itself an input or depends on a path."""
+    return not (value is UNKNOWN or value is None or isinstance(value, (bool, objects.Free, objects.Guarded)))
+
+
+def _literal(value: Any, depth: int = 0) -> bool:
+    """A number, a string, or tuples and lists of them (`repr` writes it as the code would)."""
+    if type(value) in (int, float, str, bool, type(None)):
+        return True
+    return type(value) in (tuple, list) and depth < 4 and all(_literal(item, depth + 1) for item in value)
+
+
+def _default_nodes(func: nodes.FunctionDef) -> dict[str, nodes.NodeNG]:
+    """The parameters that have a default -> the expression written for it."""
+    arguments = func.args
+    assert arguments.args is not None and arguments.defaults is not None and arguments.kw_defaults is not None
+    positional = (arguments.posonlyargs or []) + arguments.args
+    found = {arg.name: default for arg, default in
+             zip(positional[len(positional) - len(arguments.defaults):], arguments.defaults)}
+    found.update((arg.name, default) for arg, default in zip(arguments.kwonlyargs, arguments.kw_defaults)
+                 if default is not None)
+    return found
 
 
 def _one_of(free: Any, values: list[Any]) -> Any:

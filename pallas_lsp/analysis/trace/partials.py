@@ -1,6 +1,6 @@
 """Functions the analysed module uses only through `functools.partial`: what those bind.
 
-An entry point's literal default is one of its values (`Trace._inputs`) because a caller may
+An entry point's default is one of its values (`Trace._inputs`) because a caller may
 leave the parameter out. A function whose every use in the module is `functools.partial(f,
 ...)` binding a parameter is never called without it (a call of the partial may replace the
 value, not drop it): its default is not a value it takes, and when every partial binds the
