@@ -265,8 +265,13 @@ def _smem_ref(obj: Any) -> bool:
 
 
 def _transpose(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
-    """`ref.transpose((1, 0))`: a view with its dimensions permuted (JAX takes one sequence)."""
-    if kwargs or len(args) != 2 or not isinstance(args[1], (tuple, list)):
+    """`ref.transpose((1, 0))` or `plgpu.transpose_ref(ref, (1, 0))`: a view with its
+    dimensions permuted (JAX takes one sequence)."""
+    if set(kwargs) == {"permutation"} and len(args) == 1:
+        args = [args[0], kwargs["permutation"]]
+    elif kwargs:
+        return UNKNOWN
+    if len(args) != 2 or not isinstance(args[1], (tuple, list)):
         return UNKNOWN
     axes = tuple(args[1])
     if not all(isinstance(axis, int) and not isinstance(axis, bool) for axis in axes):
@@ -1802,6 +1807,7 @@ NATIVE: dict[str, Callable[..., Any]] = {
     "<attrgetter>": _get_attributes,
     "jax.lax.rem": _rem,
     "<transpose>": _transpose,
+    f"{MGPU}.transpose_ref": _transpose,  # `plgpu.transpose_ref(ref, (1, 0))`, as `ref.transpose((1, 0))`
     "numpy.dtype": _dtype,
     "jax.numpy.dtype": _dtype,
     "builtins.map": _map,
