@@ -1,9 +1,15 @@
 """Who else in the project uses a name (`trace.callers`): the search for one name finds what
-an index of every identifier of the file finds."""
+an index of every identifier of the file finds, and a file counts only if it can import the
+analysed module (it names the module or a package on its dotted path)."""
 
 import random
+import textwrap
+
+import pytest
 
 from conftest import ROOT
+from oracle.markers import parse_markers
+from pallas_lsp.analysis import analyze_file
 from pallas_lsp.analysis.trace import callers
 
 
@@ -13,7 +19,7 @@ def _identifiers(data: bytes) -> set[bytes]:
 
 def _found(data: bytes, name: bytes) -> bool:
     """Does the search of a project of one file, `data`, find `name` in it?"""
-    return bool(callers._Corpus(["a.py"], [None], data, [0]).holders(name))
+    return next(callers._Corpus(["a.py"], [None], data, [0]).holders(name), None) is not None
 
 
 def test_a_name_is_found_exactly_where_the_identifiers_of_the_file_hold_it():
@@ -31,7 +37,7 @@ def test_a_name_is_found_exactly_where_the_identifiers_of_the_file_hold_it():
 
 
 def test_used_elsewhere_asks_every_other_file(tmp_path):
-    (tmp_path / "a.py").write_text("def build_kernel(x):\n    return x\n", encoding="utf-8")
+    (tmp_path / "a.py").write_text("import b\ndef build_kernel(x):\n    return x\n", encoding="utf-8")
     (tmp_path / "b.py").write_text("from a import build_kernel\nbuild_kernel(1)\n# only_in_a_comment\n",
                                    encoding="utf-8")
     here = callers.Callers(str(tmp_path / "a.py"), str(tmp_path))
@@ -45,7 +51,7 @@ def test_used_elsewhere_asks_every_other_file(tmp_path):
 
 def test_a_name_the_analysed_file_mentions_first_is_still_found_in_another(tmp_path):
     for name in ("a.py", "b.py", "c.py"):
-        (tmp_path / name).write_text("shared_helper = 1\n", encoding="utf-8")
+        (tmp_path / name).write_text("import a, b, c\nshared_helper = 1\n", encoding="utf-8")
     for name in ("a.py", "b.py", "c.py"):
         assert callers.Callers(str(tmp_path / name), str(tmp_path)).used_elsewhere("shared_helper")
 
@@ -57,3 +63,117 @@ def test_a_changed_file_is_read_again(tmp_path, monkeypatch):
     assert not callers.Callers(str(tmp_path / "a.py"), str(tmp_path)).used_elsewhere("late_helper")
     (tmp_path / "b.py").write_text("from a import late_helper\n", encoding="utf-8")
     assert callers.Callers(str(tmp_path / "a.py"), str(tmp_path)).used_elsewhere("late_helper")
+
+
+# -- which files can call the analysed module's function -------------------------------------
+
+def _write(directory, files):
+    for name, text in files.items():
+        path = directory / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
+
+
+# (the project's other files, whether they may call `f` of `pkg/kernel.py` or `kernel.py`)
+_REACHING = {
+    "an unrelated sibling defining f": ({"other.py": "def f(a, block_m=96):\n    return a\n"}, False),
+    "an unrelated sibling calling its own f": ({"other.py": "from tools import f\nf(1)\n"}, False),
+    "import kernel": ({"use.py": "import kernel\nkernel.f(1)\n"}, True),
+    "from kernel import f": ({"use.py": "from kernel import f\nf(1)\n"}, True),
+    "from . import kernel": ({"pkg/use.py": "from . import kernel\nkernel.f(1)\n"}, True),
+    "from .kernel import f": ({"pkg/use.py": "from .kernel import f\nf(1)\n"}, True),
+    "from.kernel import f": ({"pkg/use.py": "from.kernel import f\nf(1)\n"}, True),
+    "re-exported by its package": ({"pkg/__init__.py": "from .kernel import f\n",
+                                    "use.py": "from pkg import f\nf(1)\n"}, True),
+    "star re-exported by its package": ({"pkg/__init__.py": "from .kernel import *\n",
+                                         "use.py": "from pkg import f\nf(1)\n"}, True),
+    "import pkg.sub.kernel as m": ({"pkg/sub/__init__.py": "", "pkg/sub/kernel.py": None,
+                                    "use.py": "import pkg.sub.kernel as m\nm.f(1)\n"}, True),
+    "from . import f in its package": ({"pkg/__init__.py": "from .kernel import *\n",
+                                        "pkg/use.py": "from . import f\nf(1)\n"}, True),
+    "from .. import f below its package": ({"pkg/__init__.py": "from .kernel import *\n",
+                                            "pkg/deep/__init__.py": "", "pkg/deep/use.py": "from .. import f\nf(1)\n"},
+                                           True),
+    "from . import f in another package": ({"other/__init__.py": "", "other/use.py": "from . import f\nf(1)\n"},
+                                           False),
+    "star re-exported by another package": ({"api/__init__.py": "from pkg.kernel import *\n",
+                                             "use.py": "from api import f\nf(1)\n"}, True),
+    "the package mentioned, not f": ({"use.py": "import pkg\n"}, False),
+    "dynamic import": ({"use.py": "import importlib\nimportlib.import_module('pkg.kernel').f(1)\n"}, True),
+}
+
+
+def _reaching_project(directory, name, kernel_text):
+    """Write `pkg/kernel.py` (or where the case puts it), an empty `pkg/__init__.py` unless
+    given, and the case's files; return the kernel's path."""
+    files, _ = _REACHING[name]
+    kernel = next((path for path, text in files.items() if text is None), "pkg/kernel.py")
+    if name in ("import kernel", "from kernel import f") or name.startswith("an unrelated"):
+        kernel = "kernel.py"
+    _write(directory, {"pkg/__init__.py": "", **{path: text for path, text in files.items() if text is not None},
+                       kernel: kernel_text})
+    return directory / kernel
+
+
+@pytest.mark.parametrize("name", _REACHING)
+def test_a_file_counts_only_if_it_can_import_the_module(tmp_path, name):
+    kernel = _reaching_project(tmp_path, name, "def f(a, block_m=96):\n    return a\n")
+    assert callers.Callers(str(kernel), str(tmp_path)).used_elsewhere("f") is _REACHING[name][1]
+
+
+def test_a_module_no_import_spells_counts_any_mention(tmp_path):
+    _write(tmp_path, {"my-kernel.py": "def f(a):\n    return a\n", "other.py": "def f(a):\n    return a\n"})
+    assert callers.Callers(str(tmp_path / "my-kernel.py"), str(tmp_path)).used_elsewhere("f")
+
+
+def test_a_plain_module_re_exporting_is_not_followed(tmp_path):
+    # `api.py` is a caller itself; a file importing `f` from it is not looked for
+    _write(tmp_path, {"kernel.py": "def f(a):\n    return a\n", "api.py": "from kernel import f\n",
+                      "use.py": "from api import f\nf(1)\n"})
+    assert callers.Callers(str(tmp_path / "kernel.py"), str(tmp_path)).used_elsewhere("f")
+    (tmp_path / "api.py").write_text("from kernel import *\n", encoding="utf-8")
+    callers._corpora.clear()
+    assert not callers.Callers(str(tmp_path / "kernel.py"), str(tmp_path)).used_elsewhere("f")
+
+
+# the repro: an entry's default picks 96 TMEM rows (JAX raises at the marked line)
+_KERNEL = """
+import jax
+import jax.numpy as jnp
+from jax.experimental.pallas import mosaic_gpu as plgpu
+
+OUT = jax.ShapeDtypeStruct((128, 128), jnp.float32)
+
+
+def f(a, block_m=96):
+
+  def body(a_gmem, out_gmem, acc_tmem):
+    del a_gmem, out_gmem, acc_tmem
+
+  return plgpu.kernel(body, out_type=OUT, scratch_types=[plgpu.TMEM((block_m, 128), jnp.float32)])(a)  # PLS019
+
+
+def case_default():
+  return f, (jax.ShapeDtypeStruct((128, 64), jnp.float16),)
+"""
+
+
+@pytest.mark.parametrize("name", _REACHING)
+def test_an_entrys_defaults_are_used_unless_a_file_can_import_it(tmp_path, name):
+    kernel = _reaching_project(tmp_path, name, _KERNEL)
+    findings = analyze_file(str(kernel)).findings
+    expected = [] if _REACHING[name][1] else [(m.code, m.line) for m in parse_markers(kernel)]
+    assert [(f.code, f.span.line) for f in findings] == expected
+    assert all("when block_m == 96" in f.message for f in findings)
+
+
+@pytest.mark.parametrize("name", [name for name in _REACHING if name.startswith("an unrelated")])
+def test_jax_raises_the_finding_an_unrelated_sibling_keeps(tmp_path, name):
+    pytest.importorskip("jax")
+    from oracle.runner import run_fixture
+
+    kernel = _reaching_project(tmp_path, name, _KERNEL)
+    result = run_fixture(kernel)
+    assert result["error"] is None, result
+    assert [((case["trace"] or {}).get("code"), (case["trace"] or {}).get("line")) for case in result["cases"]] == [
+        (m.code, m.line) for m in parse_markers(kernel)]
