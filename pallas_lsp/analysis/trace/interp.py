@@ -1177,14 +1177,19 @@ class Interpreter:
 
     def unpack_tail(self, targets: list[nodes.NodeNG], star: int | None, suffix: tuple[Any, ...], frame: Frame) -> None:
         """Unpack operands-then-scratch: the targets at the end take the scratch refs (those
-        before them, as many as there are, the operands)."""
+        before them, as many as there are, the operands). A starred target before them takes
+        the rest: the operands left, then the scratch refs the targets after it do not take
+        (`a_gmem, out_gmem, *scratch = refs`: all the scratch refs)."""
         after = len(targets) - (star + 1 if star is not None else 0)
         if star is None and len(targets) < len(suffix):
             after = 0  # too many values to unpack: Python raises
         ends = list(suffix[max(len(suffix) - after, 0):]) if after else []
         for index, target in enumerate(targets):
             position = index - (len(targets) - len(ends))
-            self.assign(target, ends[position] if position >= 0 else UNKNOWN, frame)
+            if index == star and len(suffix) >= after:
+                self.assign(target, o.TailTuple(suffix[:len(suffix) - after]), frame)
+            else:
+                self.assign(target, ends[position] if position >= 0 else UNKNOWN, frame)
 
     def changing(self, container: Any) -> None:
         """A list or dict is about to change: inside a loop we run only once its contents end

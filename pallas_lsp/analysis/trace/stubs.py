@@ -1503,7 +1503,8 @@ def _kernel(interp: Interpreter, qname: str, node: nodes.Call, args: list[Any], 
     operands, outputs = _operands_here(interp, node), _outputs(bound)
     leading = operands + outputs if operands is not None and outputs is not None else None
     _run_body(interp, node, body, scratch, tail=True, gmem=True, leading=leading)
-    if leading is None and outputs is not None and isinstance(scratch, (tuple, list)) and _takes_refs(body):
+    if leading is None and outputs is not None and _takes_refs(body) and all(
+            isinstance(item, (tuple, list)) for _, item in o.split(scratch)):  # (a sequence on every path)
         return o.Kernel(node, (body, scratch, bound, outputs))
     return o.Kernel(node)
 
