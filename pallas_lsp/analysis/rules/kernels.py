@@ -185,7 +185,7 @@ def allocation_site(run: KernelRun, allocation: Allocation) -> Site:
     made it, the call on the way there in the code that builds the kernel (else the kernel)."""
     ref = allocation.ref
     chain = tuple(getattr(ref, "chain", ()))
-    kernel_chain = run.site.chain
+    kernel_chain = run.site.built if run.site.built is not None else run.site.chain  # (built, not applied)
     common = 0
     while common < min(len(chain), len(kernel_chain)) and chain[common] is kernel_chain[common]:
         common += 1

@@ -205,8 +205,12 @@ class Picker:
 
 
 def explore(check: Callable[[Picker], Any], guard: o.Guard) -> list[tuple[o.Guard, Any]]:
-    """(guard, outcome) for every consistent choice of the alternatives `check` picks."""
+    """(guard, outcome) for every consistent choice of the alternatives `check` picks. An
+    outcome that needed a condition we cannot decide is unknown (each place such a condition
+    is tested is a variable of its own, so some combinations cannot happen), unless every
+    choice gives the same outcome: then no combination matters."""
     results: list[tuple[o.Guard, Any]] = []
+    opaque: list[int] = []  # the results chosen by such a condition
     pending: list[list[int]] = [[]]
     runs = 0
     while pending:
@@ -223,9 +227,20 @@ def explore(check: Callable[[Picker], Any], guard: o.Guard) -> list[tuple[o.Guar
         except _Dead:
             continue
         if outcome is not UNKNOWN and any(_opaque(var) for var, _ in picker.guard - guard):
-            outcome = UNKNOWN  # chosen by a condition we cannot decide (each use is its own)
+            opaque.append(len(results))
         results.append((picker.guard, outcome))
+    if opaque and not _all_same([outcome for _, outcome in results]):
+        for index in opaque:
+            results[index] = (results[index][0], UNKNOWN)
     return results
+
+
+def _all_same(outcomes: list[Any]) -> bool:
+    first = outcomes[0]
+    try:
+        return first is not UNKNOWN and all(outcome is first or outcome == first for outcome in outcomes)
+    except Exception:  # noqa: BLE001 - an outcome that does not compare: not the same
+        return False
 
 
 def _opaque(var: Any) -> bool:

@@ -101,6 +101,7 @@ class Site:
     value: Any = None  # what the call made (allocations)
     meshes: tuple[nodes.NodeNG, ...] = ()  # the `pl.core_map(...)` calls whose bodies it runs in
     handled: bool = False  # made while a `try` with `except` clauses ran its body: JAX's error may be caught
+    built: o.Chain | None = None  # a kernel run where it is applied: the calls that led to where it was built
 
 
 class EntryExhausted(Exception):
@@ -2076,10 +2077,11 @@ class Interpreter:
                 return tuple(self.stack[: index + 1])
         return (kernel,)
 
-    def record(self, kind: str, node: nodes.Call, arguments: dict[str, Any], value: Any = None) -> None:
+    def record(self, kind: str, node: nodes.Call, arguments: dict[str, Any], value: Any = None,
+               built: o.Chain | None = None) -> None:
         self.sites.append(Site(kind, node, arguments, self.guard, tuple(self.stack),
                                self.kernels[-1] if self.kernels else None, value, tuple(self.meshes),
-                               self.handling > 0))
+                               self.handling > 0, built))
 
 
 def _bounded_recursion(depth: int, bound: dict[str, Any]) -> bool:

@@ -624,10 +624,11 @@ class ExitStack:
 class Kernel:
     """What `plgpu.kernel(...)` returns. Calling it runs its body again only when the body
     takes `*refs` and its operands were not counted where it was made (`later`: the body,
-    the scratch, the bound arguments and the count of outputs)."""
+    the scratch, the bound arguments, the count of outputs and the calls that led to where
+    it was made)."""
 
     node: nodes.Call
-    later: tuple[Any, Any, dict[str, Any], int] | None = field(default=None, compare=False)
+    later: tuple[Any, Any, dict[str, Any], int, Chain] | None = field(default=None, compare=False)
 
 
 # ---------------------------------------------------------------------------

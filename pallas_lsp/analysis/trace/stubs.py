@@ -1505,7 +1505,7 @@ def _kernel(interp: Interpreter, qname: str, node: nodes.Call, args: list[Any], 
     _run_body(interp, node, body, scratch, tail=True, gmem=True, leading=leading)
     if leading is None and outputs is not None and _takes_refs(body) and all(
             isinstance(item, (tuple, list)) for _, item in o.split(scratch)):  # (a sequence on every path)
-        return o.Kernel(node, (body, scratch, bound, outputs))
+        return o.Kernel(node, (body, scratch, bound, outputs, tuple(interp.stack)))
     return o.Kernel(node)
 
 
@@ -1514,8 +1514,8 @@ def apply_kernel(interp: Interpreter, kernel: o.Kernel, args: list[Any], node: n
     counted: it runs again as the application traces it, with them counted."""
     if kernel.later is None:
         return
-    body, scratch, bound, outputs = kernel.later
-    interp.record("kernel", kernel.node, bound)
+    body, scratch, bound, outputs, built = kernel.later
+    interp.record("kernel", kernel.node, bound, built=built)
     _run_body(interp, kernel.node, body, scratch, tail=True, gmem=True, leading=len(args) + outputs)
 
 
