@@ -620,6 +620,16 @@ class ExitStack:
     `manager` and gives what its `__enter__` does."""
 
 
+@dataclass(frozen=True, eq=False)
+class TreeDef:
+    """What `jax.tree.flatten` gives with the leaves: the tree (whose leaves `unflatten`
+    replaces, in order), the `is_leaf` it was flattened with, and the count of its leaves."""
+
+    tree: Any
+    is_leaf: Any
+    count: int
+
+
 @dataclass(frozen=True)
 class Kernel:
     """What `plgpu.kernel(...)` returns. Calling it runs its body again only when the body

@@ -1328,16 +1328,22 @@ def _integer(value: Any) -> bool:
 
 
 def _tree_map(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
-    """`jax.tree.map(f, tree, *rest)`: `f` applied to the leaves, the containers (lists, tuples,
-    dicts, named tuples; None stays None) rebuilt around the results."""
-    if len(args) < 2 or kwargs:
+    """`jax.tree.map(f, tree, *rest, is_leaf=None)`: `f` applied to the leaves, the containers
+    (lists, tuples, dicts, named tuples; None stays None) rebuilt around the results; a node
+    of the first tree that `is_leaf` holds is a leaf."""
+    if len(args) < 2 or set(kwargs) - {"is_leaf"}:
         return UNKNOWN
-    function, trees = args[0], args[1:]
+    function, trees, is_leaf = args[0], args[1:], kwargs.get("is_leaf")
 
     def rebuild(parts: list[Any], depth: int) -> Any:
         first = parts[0]
         if depth > 16 or any(part is UNKNOWN or isinstance(part, o.Guarded) for part in parts):
             return UNKNOWN
+        leaf = _is_leaf(interp, first, is_leaf, node)
+        if leaf is UNKNOWN:
+            return UNKNOWN
+        if leaf:
+            return interp.invoke(function, parts, {}, node)
         if first is None:
             return None if all(part is None for part in parts) else UNKNOWN
         if isinstance(first, (list, tuple, dict)) or (isinstance(first, o.Instance) and tuple_items(first) is not None):
@@ -1359,22 +1365,73 @@ def _tree_map(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[An
     return rebuild(list(trees), 0)
 
 
-def _tree_leaves(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
-    """`jax.tree.leaves(tree)`, in its order (`tree_children`)."""
-    if len(args) != 1 or kwargs:
-        return UNKNOWN
+def _is_leaf(interp: Interpreter, item: Any, is_leaf: Any, node: nodes.NodeNG) -> Any:
+    """Is a node of a pytree a leaf: anything `tree_children` does not look into, or what
+    `is_leaf(node)` holds (UNKNOWN when its answer is not known)."""
+    if is_leaf is not None:
+        answer = o.known_truth(interp.invoke(is_leaf, [item], {}, node))
+        if answer is not False:
+            return answer
+    return item is not None and (isinstance(item, (o.Alloc, o.Union)) or tree_children(item) is None)
+
+
+def _leaves(interp: Interpreter, tree: Any, is_leaf: Any, node: nodes.NodeNG) -> list[Any] | Any:
+    """A pytree's leaves in `jax.tree.leaves` order (`tree_children`); UNKNOWN when a part of
+    it is not known."""
     found: list[Any] = []
-    pending = [args[0]]
+    pending = [tree]
     while pending:
         item = pending.pop()
         if item is UNKNOWN or isinstance(item, o.Guarded) or len(found) > MAX_ITEMS:
             return UNKNOWN
-        children = tree_children(item) if not isinstance(item, (o.Alloc, o.Union)) else None
-        if children is None:
+        leaf = _is_leaf(interp, item, is_leaf, node)
+        if leaf is UNKNOWN:
+            return UNKNOWN
+        if leaf:
             found.append(item)
         else:
-            pending.extend(reversed(children))
+            pending.extend(reversed(tree_children(item) or []))
     return found
+
+
+def _tree_leaves(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """`jax.tree.leaves(tree, is_leaf=None)`."""
+    if len(args) != 1 or set(kwargs) - {"is_leaf"}:
+        return UNKNOWN
+    return _leaves(interp, args[0], kwargs.get("is_leaf"), node)
+
+
+def _tree_flatten(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """`jax.tree.flatten(tree, is_leaf=None)`: its leaves, and its structure for `unflatten`."""
+    if len(args) != 1 or set(kwargs) - {"is_leaf"}:
+        return UNKNOWN
+    leaves = _leaves(interp, args[0], kwargs.get("is_leaf"), node)
+    return UNKNOWN if leaves is UNKNOWN else (leaves, o.TreeDef(args[0], kwargs.get("is_leaf"), len(leaves)))
+
+
+def _tree_unflatten(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any],
+                    kwargs: dict[str, Any]) -> Any:
+    """`jax.tree.unflatten(treedef, leaves)`: the flattened tree's containers around these
+    leaves, in order."""
+    if len(args) != 2 or kwargs or not isinstance(args[0], o.TreeDef):
+        return UNKNOWN
+    treedef, leaves = args[0], interp.iterate(args[1])
+    if leaves is UNKNOWN or len(leaves) != treedef.count:
+        return UNKNOWN
+    taken = iter(leaves)
+
+    def rebuild(item: Any) -> Any:
+        if _is_leaf(interp, item, treedef.is_leaf, node):  # (known: `flatten` decided each already)
+            return next(taken)
+        if item is None:
+            return None
+        if isinstance(item, dict):
+            return {key: rebuild(item[key]) for key in sorted(item)}
+        if isinstance(item, o.Instance):
+            return o.Instance(item.cls, {field.name: rebuild(item.attributes.get(field.name)) for field in _fields(item.cls)})
+        return type(item)(rebuild(element) for element in item)
+
+    return rebuild(treedef.tree)
 
 
 def _simple_namespace(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any],
@@ -1799,6 +1856,9 @@ NATIVE: dict[str, Callable[..., Any]] = {
     "types.SimpleNamespace": _simple_namespace,
     **{name: _tree_map for name in ("jax.tree.map", "jax.tree_util.tree_map")},
     **{name: _tree_leaves for name in ("jax.tree.leaves", "jax.tree_util.tree_leaves")},
+    **{name: _tree_flatten for name in ("jax.tree.flatten", "jax.tree_util.tree_flatten")},
+    **{name: _tree_unflatten for name in ("jax.tree.unflatten", "jax.tree_util.tree_unflatten")},
+    "typing.cast": lambda interp, qname, node, args, kwargs: args[1] if len(args) == 2 and not kwargs else UNKNOWN,
     "operator.attrgetter": _attrgetter,
     "operator.itemgetter": _itemgetter,
     "<itemgetter>": _get_items,
