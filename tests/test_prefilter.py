@@ -235,6 +235,60 @@ def test_an_identifier_only_an_imported_helper_uses_keeps_the_rule(tmp_path):
     assert "PLS013" in {rule.code for rule in kept}
 
 
+_LIBRARY_CALLER = """
+    import jax
+    from jax.experimental import pallas as pl
+    from jax.experimental.pallas import mosaic_gpu as plgpu
+    {imports}
+
+    def kernel(a_gmem, b_gmem, out_gmem):
+      def _scoped(**refs):
+        {call}(a_gmem, b_gmem, out_gmem, **refs)
+      pl.run_scoped(_scoped, barrier=plgpu.Barrier(num_arrivals=1))
+"""
+
+
+@pytest.mark.parametrize("imports, call", [
+    ("from jax.experimental.pallas.ops.gpu import blackwell_ragged_dot_mgpu as brd", "brd.do_matmul"),
+    ("from jax.experimental.pallas.ops import gpu", "gpu.blackwell_ragged_dot_mgpu.do_matmul"),
+    ("from jax.experimental.pallas.ops import (\n    gpu as blocks,\n)", "blocks.blackwell_ragged_dot_mgpu.do_matmul"),
+    ("", "pl.ops.gpu.blackwell_ragged_dot_mgpu.do_matmul"),
+])
+def test_a_file_calling_the_building_blocks_keeps_every_rule(imports, call, tmp_path):
+    # JAX's `do_matmul` issues the tcgen05_mma that judges the file's barrier (PLS010): the
+    # trace reads the library's source, so the file's own words do not bound what it reaches.
+    source = textwrap.dedent(_LIBRARY_CALLER).format(imports=imports, call=call)
+    assert "tcgen05" not in source
+    assert prefilter.names_library(source.encode())
+    assert _kept(source) == {rule.code for rule in RULES}
+    path = tmp_path / "kernel.py"
+    path.write_text(source, encoding="utf-8")
+    assert _kept(source, path=str(path)) == {rule.code for rule in RULES}
+
+
+def test_a_project_helper_calling_the_building_blocks_keeps_every_rule(tmp_path):
+    (tmp_path / "gemm.py").write_text(textwrap.dedent("""
+        from jax.experimental.pallas.ops.gpu import blackwell_ragged_dot_mgpu as brd
+
+        def matmul(*args, **refs):
+          brd.do_matmul(*args, **refs)
+    """), encoding="utf-8")
+    source = textwrap.dedent(_LIBRARY_CALLER).format(imports="from gemm import matmul", call="matmul")
+    path = tmp_path / "kernel.py"
+    path.write_text(source, encoding="utf-8")
+    assert "PLS010" in _kept(source, path=str(path))
+
+
+@pytest.mark.parametrize("text", [
+    b"from jax._src.lax.control_flow.loops import gpu",  # `loops`, not `ops`
+    b"from jax.experimental.pallas.ops.tpu import flash_attention",
+    b"from mylib.ops import helpers\nuse_gpu = True",
+    b"mygpuops.gpux = 1",
+])
+def test_other_ops_modules_do_not_name_the_building_blocks(text):
+    assert not prefilter.names_library(text)
+
+
 def test_the_walk_of_the_imports_is_kept_only_while_what_it_read_is_unchanged(tmp_path):
     """The same file and text walked again: the kept answer stands while each directory the
     walk listed and each file it read are unchanged; a module created, changed or removed,

@@ -57,6 +57,26 @@ R = TypeVar("R", bound=Prefiltered)
 MODELLED = tuple(sorted({qname.rpartition(".")[0] for qname in api.MODELLED if qname.startswith("jax.")}))
 # Where every object a finding is about comes from (see "can the trace meet the API at all?")
 API_SOURCES = (api.MOSAIC_GPU, api.PALLAS + ".ops.gpu")
+# A file that names JAX's GPU kernel building blocks (`jax.experimental.pallas.ops.gpu`, whose
+# source the trace reads when the file calls into it: `trace.stubs.LIBRARY_PACKAGES`) may reach
+# every API call there: `blackwell_ragged_dot_mgpu.do_matmul(**refs)` issues the `tcgen05_mma`
+# that judges the file's barrier, a file that never names `tcgen05` itself. Such a file keeps
+# every rule through the word steps (1, 2, 4); whether it reaches the API at all (step 5) is
+# still asked. The package is named `ops.gpu` in a dotted path or an attribute chain
+# (`from jax.experimental.pallas.ops.gpu import ...`, `pl.ops.gpu`), or imported as `gpu` from
+# `...ops` (`from jax.experimental.pallas.ops import gpu`).
+_LIBRARY = re.compile(rb"ops(?:[ \t]*\.[ \t]*gpu|[ \t]+import[\s(\\]+[\w\s,\\]*?(?<![\w])gpu)(?![\w])")
+
+
+def names_library(data: bytes) -> bool:
+    """Does the text name JAX's GPU kernel building blocks, which the trace reads (see
+    `_LIBRARY`)? (The word `ops` must start a word; the search starts from the literal `ops`,
+    a pattern that begins with a look-behind is tried at every byte.)"""
+    for match in _LIBRARY.finditer(data):
+        at = match.start()
+        if not at or (data[at - 1] not in _WORD_BYTES and data[at - 1] < 0x80):
+            return True
+    return False
 
 
 def mentions_pallas(text: str | bytes, rules: Iterable[Prefiltered] = CHECKS, path: str | None = None,
@@ -67,12 +87,12 @@ def mentions_pallas(text: str | bytes, rules: Iterable[Prefiltered] = CHECKS, pa
     dependencies of a file the prefilter settles)."""
     data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
     words = _CHECK_TRIGGERS if rules is CHECKS else _triggers(rules)
-    if any(word in data for word in words):
+    if any(word in data for word in words) or (words and names_library(data)):
         return True
     if path is None:
         return False
     reached = imported_data(data, path, probed=probed)  # once: it reads and follows the imports
-    return any(word in reached for word in words)
+    return any(word in reached for word in words) or (bool(words) and names_library(reached))
 
 
 def _triggers(rules: Iterable[Prefiltered]) -> tuple[bytes, ...]:
@@ -109,23 +129,25 @@ def applicable(rules: list[R], text: str, bindings: Callable[[], Bindings], path
     `tree()` (the stdlib tree, of the module in `package`), else from the walk."""
     data = text.encode("utf-8", "surrogatepass")
     present = _present(data, rules)
-    own = [rule for rule in rules if not rule.triggers or not present.isdisjoint(rule.triggers)]
+    library = names_library(data)  # every API call may happen in the library's code
+    own = [rule for rule in rules if library or not rule.triggers or not present.isdisjoint(rule.triggers)]
     kept = own
     cannot_reach = functools.cache(lambda: _cannot_reach(data, text, package, path, tree))
     if own and all(rule.identifiers for rule in own):
         words = _whole_words(text, frozenset().union(*(rule.identifiers for rule in own)))
-        kept = [rule for rule in own if rule.identifiers & words]
+        kept = [rule for rule in own if library or rule.identifiers & words]
         if kept and cannot_reach():
             return []
-        if kept:
+        if kept and not library:
             used = api_uses(bindings(), frozenset().union(*(rule.identifiers for rule in kept)))
             kept = [rule for rule in kept if rule.identifiers & used]
     if kept and not reaches_api(bindings(), path):
         return []
     if path is not None and len(kept) < len(rules):
         reached = imported_data(data, path)
+        reached_library = names_library(reached)
         through_imports = [rule for rule in rules if rule not in kept
-                           and (any(w in reached for w in rule.triggers)
+                           and (reached_library or any(w in reached for w in rule.triggers)
                                 or rule in own and any(w.encode() in reached for w in rule.identifiers))]
         if through_imports and not kept and (cannot_reach() or not reaches_api(bindings(), path)):
             return []  # (`from .fusion import f` in jax: jax's own modules are served empty)

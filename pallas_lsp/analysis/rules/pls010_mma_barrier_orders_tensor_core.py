@@ -19,7 +19,10 @@ class MmaBarrierOrdersTensorCore(SiteRule):
     """## What it does
     Flags `plgpu.tcgen05_mma(..., barrier)` and `plgpu.tcgen05_commit_arrive(barrier)` calls
     whose barrier (followed back to its `plgpu.Barrier(...)` / `plgpu.ClusterBarrier(...)`,
-    also through `.at[...]`) was created without `orders_tensor_core=True`.
+    also through `.at[...]`) was created without `orders_tensor_core=True`. A call inside JAX's
+    own kernel building blocks, to which the file hands its barriers
+    (`blackwell_ragged_dot_mgpu.do_matmul(..., **refs)`), is reported on the file's call into
+    them, where JAX's traceback last points into the file.
 
     ## Why is this bad?
     The tensor core signals completion of its asynchronous work through the barrier; only a

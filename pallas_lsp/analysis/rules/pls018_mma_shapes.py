@@ -18,7 +18,8 @@ class MmaShapes(SiteRule):
     """## What it does
     Flags a `plgpu.tcgen05_mma(acc, a, b, ...)` whose operands, each an allocation with a
     literal or foldable shape, used whole or through `.at[...]` with known indices (integers,
-    slices, `pl.ds(start, size)`: a stage of a multi-buffered allocation), do not fit: the
+    slices, `pl.ds(start, size)`: a stage of a multi-buffered allocation), or a member of a
+    `plgpu.RefUnion` that is one such allocation (`b_smem, other = union`), do not fit: the
     accumulator's rows differ from the LHS's, its columns from the RHS's (twice the RHS's in
     collective mode, with `collective_axis`), or the LHS's columns from the RHS's rows.
 
@@ -90,12 +91,14 @@ class MmaShapes(SiteRule):
 
 def _shape(pick: Picker, operand: Any) -> tuple[int, int] | Any:
     """The 2-D shape of an operand: an allocation used whole, or a view of one whose indices
-    are known (`a_smem.at[slot]` of a multi-buffered allocation); UNKNOWN otherwise (a union,
-    an index we cannot tell)."""
+    are known (`a_smem.at[slot]` of a multi-buffered allocation); a member of a RefUnion whose
+    group is one allocation (`b_smem, other = union`) is that allocation. UNKNOWN otherwise
+    (a union, a member that is itself a union, an index we cannot tell)."""
     ref = pick.pick(operand)
     indices = []
-    while isinstance(ref, o.View):
-        indices.append(ref.index)
+    while isinstance(ref, (o.View, o.Member)):
+        if isinstance(ref, o.View):
+            indices.append(ref.index)
         ref = pick.pick(ref.ref)
     if not isinstance(ref, o.Alloc):
         return UNKNOWN

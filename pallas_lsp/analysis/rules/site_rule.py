@@ -9,7 +9,9 @@ the call is fine, UNKNOWN when it cannot tell, and otherwise a detail that `mess
 analysed file (`decide.reported_at`): the call itself, or the call of the file that leads to a
 helper module's call; one finding per (reported node, API call, problem). The finding is on the API call, in a
 helper module when the call is there, anchored where the analysed file leads to it (main's
-convention for PLS001).
+convention for PLS001); a call inside an installed library (JAX's `ops` building blocks, read
+but never imported) is shown at the analysed file's call into it (`decide.shown_at`), as PLS001
+and PLS002 show theirs.
 
 An input nobody in the analysed code supplies (an entry point's parameter, `objects.Free`) is
 not decided by `given` and `truth`: a generic helper's `a_scale=None` parameter is no bug.
@@ -407,8 +409,10 @@ def finding(rule: Rule, ctx: Context, node: nodes.NodeNG, reported: nodes.NodeNG
             severity: Severity, bad: list[tuple[o.Guard, o.Chain]], decided: list[tuple[o.Guard, o.Chain]],
             fixes: Callable[[], tuple[Fix, ...]]) -> Iterator[Finding]:
     """The finding on the API call `node` (JAX's innermost frame: in a helper module when the
-    call is there, anchored at `reported`, where the analysed file leads to it)."""
-    span = ctx.span(node)
+    call is there, anchored at `reported`, where the analysed file leads to it); a call inside
+    an installed library (JAX's own `ops` building blocks), which the user does not edit, is
+    reported at `reported` itself (`decide.shown_at`)."""
+    span = ctx.span(decide.shown_at(node, reported))
     if span is None:
         return
     anchor = ctx.span(reported) if span.path is not None else None
