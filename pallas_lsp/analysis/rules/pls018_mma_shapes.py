@@ -21,7 +21,9 @@ class MmaShapes(SiteRule):
     slices, `pl.ds(start, size)`: a stage of a multi-buffered allocation), or a member of a
     `plgpu.RefUnion` that is one such allocation (`b_smem, other = union`), do not fit: the
     accumulator's rows differ from the LHS's, its columns from the RHS's (twice the RHS's in
-    collective mode, with `collective_axis`), or the LHS's columns from the RHS's rows.
+    collective mode, with `collective_axis`), or the LHS's columns from the RHS's rows. A
+    dimension that cannot be told (`k` from `m, k = x.shape`) decides none of these checks;
+    the others still do (it is printed as `?`).
 
     ## Why is this bad?
     A collective MMA computes an `(m, 2n)` accumulator from an `(k, n)` RHS slice in each of
@@ -72,21 +74,37 @@ class MmaShapes(SiteRule):
         sparse = pick.given(site.arguments.get("a_sparse_metadata"))
         if UNKNOWN in (collective, sparse):
             return UNKNOWN
+        # a dimension we cannot tell (an input's size) decides none of the checks it is in;
+        # the others still hold whatever it is
         (acc_m, acc_n), (lhs_m, lhs_k), (rhs_k, rhs_n) = shapes
-        acc, lhs, rhs = shapes
-        if acc_m != lhs_m:
+        acc, lhs, rhs = (_shown(shape) for shape in shapes)
+        if _differ(acc_m, lhs_m):
             return ("Accumulator and LHS have incompatible shapes. Expected LHS to have shape (m, k) "
                     f"and accumulator to have shape (m, n). Accumulator: {acc}. LHS: {lhs}.")
-        if acc_n != rhs_n * (2 if collective else 1):
+        if _differ(acc_n, _times(rhs_n, 2 if collective else 1)):
             expected = "(m, n * 2) in collective mode" if collective else "(m, n)"
             return ("Accumulator and RHS have incompatible shapes. Expected RHS to have shape (k, n) "
                     f"and accumulator to have shape {expected}. Accumulator: {acc}. RHS: {rhs}.")
-        if lhs_k * (1 + sparse) != rhs_k:
+        if _differ(_times(lhs_k, 1 + sparse), rhs_k):
             return f"LHS and RHS have incompatible shapes. LHS: {lhs}. RHS: {rhs}."
         return None
 
     def message(self, ctx: Context, site: Site, detail: str) -> str:
         return detail
+
+
+def _differ(left: Any, right: Any) -> bool:
+    return left is not UNKNOWN and right is not UNKNOWN and left != right
+
+
+def _times(dim: Any, factor: int) -> Any:
+    return UNKNOWN if dim is UNKNOWN else dim * factor
+
+
+def _shown(shape: tuple[Any, ...]) -> str:
+    """A shape as JAX prints it, `?` for a dimension we cannot tell."""
+    dims = ["?" if dim is UNKNOWN else str(dim) for dim in shape]
+    return f"({', '.join(dims)}{',' if len(dims) == 1 else ''})"
 
 
 def _shape(pick: Picker, operand: Any) -> tuple[int, int] | Any:
@@ -102,12 +120,13 @@ def _shape(pick: Picker, operand: Any) -> tuple[int, int] | Any:
         ref = pick.pick(ref.ref)
     if not isinstance(ref, o.Alloc):
         return UNKNOWN
-    shape = pick.shape(ref.argument("shape", UNKNOWN))
-    if shape is UNKNOWN:
+    dims = pick.sequence(ref.argument("shape", UNKNOWN))
+    if dims is UNKNOWN or len(dims) < 2:
         return UNKNOWN
-    if ref.space == "TMEM" and ref.argument("layout") is None and shape[0] not in TMEM_ROWS:
+    shape = tuple(pick.integer(dim) for dim in dims)  # (UNKNOWN where not known)
+    if ref.space == "TMEM" and ref.argument("layout") is None and shape[-2] not in TMEM_ROWS:
         return UNKNOWN  # JAX refuses to build it (PLS019) and never reaches the MMA
-    found: tuple[int, ...] | None = tuple(shape)
+    found: tuple[int, ...] | None = shape
     for index in reversed(indices):  # (the innermost view first)
         found = o.view_shape(found, pick.pick(index)) if found is not None else None
     return found if found is not None and len(found) == 2 else UNKNOWN

@@ -335,7 +335,8 @@ class Transpose:
 def view_shape(shape: tuple[int, ...], index: Any) -> tuple[int, ...] | None:
     """The shape of `ref.at[index]` for a ref of `shape`, as NumPy's basic indexing makes it: an
     integer (known, or an `Index`) takes its dimension away, a slice or `pl.ds` keeps what it
-    selects; None when an index is not known exactly (or is not one of these)."""
+    selects; None when an index is not known exactly (or is not one of these). A dimension
+    not known (UNKNOWN, an input's size) stays unknown, unless `pl.ds` gives its size."""
     if isinstance(index, Transpose):
         return _transposed(shape, index.permutation)
     parts = index if isinstance(index, tuple) else (index,)
@@ -343,13 +344,14 @@ def view_shape(shape: tuple[int, ...], index: Any) -> tuple[int, ...] | None:
         return None
     found: list[int] = []
     for dim, part in zip(shape, parts):
+        known = isinstance(dim, int)
         if isinstance(part, int) and not isinstance(part, bool):
-            if not -dim <= part < dim:
+            if known and not -dim <= part < dim:
                 return None
         elif isinstance(part, Index):
             pass
         elif isinstance(part, slice) and all(p is None or isinstance(p, int) for p in (part.start, part.stop, part.step)):
-            found.append(len(range(*part.indices(dim))))
+            found.append(len(range(*part.indices(dim))) if known else UNKNOWN)
         elif isinstance(part, DSlice) and isinstance(part.size, int) and not isinstance(part.size, bool):
             found.append(part.size)
         else:
