@@ -1271,6 +1271,7 @@ class Interpreter:
         finally:
             self.calls = saved
         self.stubs.make_members(self, cls)
+        self._init_subclass(cls, node, frame)
         value: Any = cls
         for decorator in reversed(node.decorators.nodes if node.decorators else []):
             wrapper = self.ev(decorator, frame)
@@ -1284,6 +1285,26 @@ class Interpreter:
             finally:
                 self.stack = stack
         return value
+
+    def _init_subclass(self, cls: o.ClassObj, node: nodes.ClassDef, frame: Frame) -> None:
+        """Python runs the nearest base's `__init_subclass__` (a class method, implicitly) on a
+        class as it is made, with the class statement's keywords, before its decorators."""
+        hook = next((found for klass in list(cls.mro())[1:]
+                     if (found := klass.env.vars.get("__init_subclass__", _MISSING)) is not _MISSING), None)
+        hook = getattr(hook, "func", hook)  # (written with `@classmethod` or not)
+        if not isinstance(hook, o.Closure):
+            return  # `object`'s, or one we do not read: it does nothing we follow
+        keywords = {keyword.arg: self.ev(keyword.value, frame) for keyword in node.keywords or ()
+                    if keyword.arg not in (None, "metaclass")}
+        stack = self.stack
+        self.stack = stack + [node]
+        try:
+            self.run(hook, [cls], keywords, node)
+        except _Signal:
+            pass
+        finally:
+            self.stack = stack
+            self.raised = False
 
     # -- expressions -----------------------------------------------------------------------
 

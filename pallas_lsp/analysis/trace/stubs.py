@@ -15,7 +15,6 @@ import functools
 import itertools
 import keyword
 import math
-import operator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
@@ -185,7 +184,33 @@ def _makes_dataclasses(qname: str) -> bool:
     return name.rpartition(".")[2] in ("dataclass", "define", "frozen", "mutable") or name in ("attr.s", "attr.attrs")
 
 
+_STR_METHODS = frozenset({
+    "split", "rsplit", "partition", "rpartition", "format", "join", "strip", "lstrip", "rstrip", "lower", "upper",
+    "replace", "startswith", "endswith", "removeprefix", "removesuffix", "count", "find", "isdigit", "zfill"})
+
+
+def _str_method(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """A method of a string we know, called with plain values (`"96,1".split(",")`,
+    `"bfloat{}".format(16)`, `"_".join(names)`); UNKNOWN for anything else, or where it raises."""
+    text, name, *rest = args
+    if name == "join" and len(rest) == 1 and not kwargs:
+        rest = [interp.iterate(rest[0])]
+        if rest[0] is UNKNOWN:
+            return UNKNOWN
+    plain = (str, int, float, bool, type(None))
+    if not all(isinstance(value, plain) or (name == "join" and isinstance(value, list)
+                                             and all(isinstance(item, str) for item in value))
+               for value in [*rest, *kwargs.values()]):
+        return UNKNOWN
+    try:
+        return getattr(str, name)(text, *rest, **kwargs)
+    except (TypeError, ValueError, IndexError, KeyError):
+        return UNKNOWN
+
+
 def attribute(interp: Interpreter, obj: Any, name: str) -> Any:  # noqa: C901 - one branch per object kind
+    if type(obj) is str and name in _STR_METHODS:
+        return o.Partial(o.Native("<str method>"), (obj, name), ())
     if isinstance(obj, o.ModuleObj):
         interp.read_names_of(obj)
     if name == "__dict__" and isinstance(obj, (o.Namespace, o.Library, o.ModuleObj, o.Instance)):
@@ -233,6 +258,8 @@ def attribute(interp: Interpreter, obj: Any, name: str) -> Any:  # noqa: C901 - 
             return found.func
         if isinstance(found, ClassMethod):
             return o.Bound(found.func, obj)
+        if found is _NOT_FOUND and name in ("__name__", "__qualname__") and isinstance(obj.node, nodes.ClassDef):
+            return obj.node.name if name == "__name__" else obj.node.qname().partition(".")[2] or obj.node.name
         return UNKNOWN if found is _NOT_FOUND else found
     if isinstance(obj, o.ModuleObj):
         value = obj.env.vars.get(name, _NOT_FOUND)
@@ -835,9 +862,12 @@ def _b_dict(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any
 
 
 def _b_zip(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
-    """`zip(*iterables)`: an iterator of their items side by side (the iterables taken now)."""
+    """`zip(*iterables, strict=False)`: an iterator of their items side by side (the iterables
+    taken now); with `strict=True`, iterables of different lengths raise (unknown here)."""
     columns = [interp.iterate(arg) for arg in args]
-    if any(column is UNKNOWN for column in columns) or kwargs:
+    strict = kwargs.get("strict", False)
+    if any(column is UNKNOWN for column in columns) or set(kwargs) - {"strict"} or not isinstance(strict, bool) or (
+            strict and len({len(column) for column in columns}) > 1):
         return UNKNOWN
     return o.Generator(list(zip(*columns)), "a zip object")
 
@@ -908,15 +938,23 @@ def _next_power_of_2(x: int) -> int:
     return 1 if x == 0 else 2 ** (x - 1).bit_length()
 
 
-_POWERS = (pow, operator.pow, math.pow, operator.lshift)
+_POWERS = (pow, math.pow)
 ARITHMETIC = {
     **{f"math.{name}": getattr(math, name) for name in (
         "ceil", "floor", "trunc", "gcd", "lcm", "log2", "log", "sqrt", "isqrt", "pow")},
-    **{f"operator.{name}": getattr(operator, name) for name in (
-        "add", "sub", "mul", "floordiv", "truediv", "mod", "neg", "pow", "lshift", "rshift")},
     f"{PL}.cdiv": _cdiv,
     f"{PL}.next_power_of_2": _next_power_of_2,
 }
+# `operator.add(a, b)` is `a + b`: numbers folded, sequences joined, dicts merged, as the
+# interpreter's own operators do (`functools.reduce(operator.add, lists)`)
+OPERATORS = {"add": "+", "sub": "-", "mul": "*", "floordiv": "//", "truediv": "/", "mod": "%", "pow": "**",
+             "lshift": "<<", "rshift": ">>", "and_": "&", "or_": "|", "xor": "^"}
+
+
+def _operator(symbol: str) -> Callable[..., Any]:
+    def call(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        return interp.binary(symbol, args[0], args[1]) if len(args) == 2 and not kwargs else UNKNOWN
+    return call
 
 
 def _math_prod(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
@@ -1103,6 +1141,42 @@ def _i_product(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[A
     for pool in pools:
         size *= len(pool)
     return list(itertools.product(*pools)) if size <= MAX_ITEMS else UNKNOWN
+
+
+def _i_accumulate(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """`itertools.accumulate(iterable, func=operator.add, *, initial=None)`: the running totals."""
+    items = interp.iterate(args[0]) if len(args) in (1, 2) and set(kwargs) <= {"func", "initial"} else UNKNOWN
+    if items is UNKNOWN:
+        return UNKNOWN
+    function = args[1] if len(args) == 2 else kwargs.get("func")
+    total, found = kwargs.get("initial"), []
+    if total is not None:
+        found.append(total)
+    for item in items:
+        total = item if total is None and not found else (
+            interp.binary("+", total, item) if function is None else interp.invoke(function, [total, item], {}, node))
+        found.append(total)
+    return o.Generator(found, "an accumulate object")
+
+
+def _i_repeat(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """`itertools.repeat(item, times)` (without `times`, endless: unknown)."""
+    times = args[1] if len(args) == 2 else kwargs.get("times", UNKNOWN) if len(args) == 1 else UNKNOWN
+    if type(times) is not int or not 0 <= times <= MAX_ITEMS or set(kwargs) - {"times"}:
+        return UNKNOWN
+    return o.Generator([args[0]] * times, "a repeat object")
+
+
+def _i_islice(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """`itertools.islice(iterable, stop)` / `(iterable, start, stop[, step])`."""
+    bounds = args[1:]
+    if kwargs or not 1 <= len(bounds) <= 3 or not all(b is None or type(b) is int for b in bounds):
+        return UNKNOWN
+    items = interp.iterate(args[0])
+    if items is UNKNOWN:
+        return UNKNOWN
+    window = slice(*bounds) if len(bounds) > 1 else slice(bounds[0])
+    return o.Generator(items[window], "an islice object")
 
 
 def _i_chain(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
@@ -1740,10 +1814,10 @@ def _run_one_body(interp: Interpreter, node: nodes.NodeNG, body: Any, scratch: A
             preset.update(zip(free[len(free) - len(scratch):], scratch))
         else:
             preset.update(zip(free, scratch))
-    elif scratch is UNKNOWN:
+    elif tail and isinstance(scratch, (o.Alloc, o.Union, o.Member, o.View, o.Barrier)):
+        preset.update({p: operand(p) for p in free})  # a lone allocation: plgpu.kernel ignores it
+    else:  # not known (an input of the code building the kernel): the refs may be anything
         preset.update({p: UNKNOWN for p in free})
-    elif tail:  # anything else (a lone allocation): plgpu.kernel ignores it
-        preset.update({p: operand(p) for p in free})
     interp.run(func, [], keywords, node, preset=preset)  # by name, also into **refs
 
 
@@ -1880,6 +1954,10 @@ NATIVE: dict[str, Callable[..., Any]] = {
     "contextlib.suppress": _suppress,
     "contextlib.ExitStack": lambda interp, qname, node, args, kwargs: o.ExitStack(),
     "itertools.chain": _i_chain,
+    "itertools.accumulate": _i_accumulate,
+    "itertools.repeat": _i_repeat,
+    "itertools.islice": _i_islice,
+    "<str method>": lambda interp, qname, node, args, kwargs: _str_method(interp, args, kwargs),
     "itertools.chain.from_iterable": _i_chain,
     "functools.wraps": lambda interp, qname, node, args, kwargs: o.Native("<identity>"),
     "<identity>": lambda interp, qname, node, args, kwargs: args[0] if len(args) == 1 else UNKNOWN,
@@ -1893,6 +1971,9 @@ NATIVE: dict[str, Callable[..., Any]] = {
     "types.ModuleType": lambda interp, qname, node, args, kwargs: o.Namespace(),
     **{qname: (lambda call: lambda interp, qname, node, args, kwargs: call(interp, args, kwargs))(
         _arithmetic(function)) for qname, function in ARITHMETIC.items()},
+    **{f"operator.{name}": _operator(symbol) for name, symbol in OPERATORS.items()},
+    "operator.neg": lambda interp, qname, node, args, kwargs: (
+        interp.unary("-", args[0]) if len(args) == 1 and not kwargs else UNKNOWN),
     "math.prod": _math_prod,
 }
 
