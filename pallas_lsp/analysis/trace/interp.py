@@ -1427,12 +1427,14 @@ class Interpreter:
                 if ways is UNKNOWN:
                     return UNKNOWN
                 continue
-            concrete = self.ev(key, frame)
-            if not isinstance(concrete, _PRIMITIVE):
+            keys = split(self.ev(key, frame))  # (a key that depends on the path: one dict per path)
+            if not all(isinstance(concrete, _PRIMITIVE) for _, concrete in keys):
                 return UNKNOWN
             item = self.ev(value, frame)
-            for _, result in ways:
-                result[concrete] = item
+            ways = [(both, {**result, concrete: item}) for guard, result in ways for key_guard, concrete in keys
+                    if (both := conjoin(guard, key_guard)) is not None]
+            if not ways or len(ways) > o.MAX_ALTERNATIVES:
+                return UNKNOWN
         return guarded(ways)
 
     def conditional(self, node: nodes.IfExp, frame: Frame) -> Any:
@@ -1647,6 +1649,9 @@ class Interpreter:
         contained = self.stubs.flag_contains(left, right) if op in ("in", "not in") else None
         if contained is not None:  # one flag's bits in another's
             return contained == (op == "in")
+        if op in ("in", "not in") and type(right) is dict and isinstance(left, _PRIMITIVE) \
+                and id(right) not in self.poisoned:  # a key of a dict we know all of
+            return (left in right) == (op == "in")
         return _compare(op, left, right)
 
     def attribute(self, value: Any, name: str) -> Any:

@@ -89,6 +89,22 @@ def _signature_module(module_name: str) -> nodes.Module:
     return tree
 
 
+def _signature_of(function: Any) -> Any:
+    """`inspect.signature(f)` of an API function (its stub's parameters) or of a function of
+    the analysed code: an object whose `parameters` maps each name, in order (version shims
+    ask `"out_type" in inspect.signature(plgpu.kernel).parameters`)."""
+    qname = getattr(function, "qname", None) or getattr(function, "qualified", None)
+    node = function.node if isinstance(function, o.Closure) else signature(qname) if isinstance(qname, str) else None
+    arguments = node.args if isinstance(node, (nodes.FunctionDef, nodes.Lambda)) else None
+    if arguments is None or arguments.args is None:
+        return UNKNOWN
+    names = [arg.name for arg in [*(arguments.posonlyargs or []), *arguments.args, *(arguments.kwonlyargs or [])]]
+    names += [name for name in (arguments.vararg, arguments.kwarg) if name]
+    if node is not None and isinstance(node.parent, nodes.ClassDef) and names and names[0] == "self":
+        names = names[1:]
+    return o.Namespace({"parameters": {name: UNKNOWN for name in names}})
+
+
 def bind_api(interp: Interpreter, qname: str, args: list[Any], kwargs: dict[str, Any]) -> dict[str, Any] | None:
     """The arguments of an API call bound to its stub signature (defaults filled in)."""
     node = signature(qname)
@@ -1969,6 +1985,7 @@ NATIVE: dict[str, Callable[..., Any]] = {
     "dataclasses.asdict": _as_plain,
     "dataclasses.astuple": _as_plain,
     "types.ModuleType": lambda interp, qname, node, args, kwargs: o.Namespace(),
+    "inspect.signature": lambda interp, qname, node, args, kwargs: _signature_of(args[0] if len(args) == 1 else None),
     **{qname: (lambda call: lambda interp, qname, node, args, kwargs: call(interp, args, kwargs))(
         _arithmetic(function)) for qname, function in ARITHMETIC.items()},
     **{f"operator.{name}": _operator(symbol) for name, symbol in OPERATORS.items()},
