@@ -105,6 +105,38 @@ def _signature_of(function: Any) -> Any:
     return o.Namespace({"parameters": {name: UNKNOWN for name in names}})
 
 
+def _copy(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """`copy.copy(x)` / `copy.deepcopy(x)`: a new list, dict or instance of the analysed code's
+    classes with the same contents (deep: copied all the way down); what else it is given (a
+    ref, a library's object) is kept as it is; UNKNOWN for what we do not know all of."""
+    if len(args) != 1 or (kwargs and qname != "copy.deepcopy"):
+        return UNKNOWN
+    deep = qname == "copy.deepcopy"
+
+    def copied(value: Any, depth: int) -> Any:
+        if depth > 16 or value is UNKNOWN or isinstance(value, o.Guarded):
+            return UNKNOWN
+        def inner(item: Any) -> Any:
+            return copied(item, depth + 1) if deep else item
+
+        if type(value) in (list, dict) and id(value) in interp.poisoned:
+            return UNKNOWN
+        if type(value) is list:
+            return [inner(item) for item in value]
+        if type(value) is dict:
+            return {key: inner(item) for key, item in value.items()}
+        if type(value) is tuple:
+            return tuple(inner(item) for item in value) if deep else value
+        if isinstance(value, o.Instance):
+            if value.free is not None or value.opaque or isinstance(class_attribute(value.cls, "__copy__"), o.Closure) \
+                    or isinstance(class_attribute(value.cls, "__deepcopy__"), o.Closure):
+                return UNKNOWN  # (attributes we do not know, or a copy of its own making)
+            return dataclasses.replace(value, attributes={name: inner(item) for name, item in value.attributes.items()})
+        return value
+
+    return copied(args[0], 0)
+
+
 def bind_api(interp: Interpreter, qname: str, args: list[Any], kwargs: dict[str, Any]) -> dict[str, Any] | None:
     """The arguments of an API call bound to its stub signature (defaults filled in)."""
     node = signature(qname)
@@ -233,6 +265,9 @@ def attribute(interp: Interpreter, obj: Any, name: str) -> Any:  # noqa: C901 - 
         return o.DictOf(obj)
     if isinstance(obj, o.DictOf) and name == "update":
         return Method(obj, name)
+    if isinstance(obj, o.DictOf) and name in ("items", "keys", "values", "get") and isinstance(obj.owner, o.Instance) \
+            and obj.owner.free is None and not obj.owner.opaque and not obj.owner.init_unread:
+        return Method(dict(obj.owner.attributes), name)  # `vars(config).items()`: what the instance holds now
     if isinstance(obj, o.Namespace):
         if name in obj.attributes:
             return obj.attributes[name]
@@ -382,11 +417,26 @@ def item(interp: Interpreter, obj: Any, key: Any, node: nodes.NodeNG | None = No
     if isinstance(obj, o.ClassObj) and obj.enum:  # `Mode["PAIR"]`
         found = obj.env.vars.get(key) if isinstance(key, str) else None
         return found if isinstance(found, o.Instance) and found.cls is obj else UNKNOWN
+    if isinstance(obj, o.ClassObj) and _is_generic(obj):  # `Box[int]`: an alias that makes a `Box` when called
+        return obj
     if isinstance(obj, o.DictOf) and isinstance(obj.owner, (o.Instance, o.Namespace)):
         return obj.owner.attributes.get(key, UNKNOWN) if isinstance(key, str) else UNKNOWN  # `vars(obj)["name"]`
     if isinstance(obj, (o.Alloc, o.Barrier, o.View, o.Operand)):
         return o.View(obj)  # a 3-D TMEM `acc[1]`-style read keeps the allocation
     return UNKNOWN
+
+
+def _is_generic(cls: o.ClassObj) -> bool:
+    """Is a class of the analysed code generic (`class Box(Generic[T])`, `class Box[T]`, or
+    a subclass of one), so that `Box[int]` is the class with its parameters filled in?"""
+    for klass in cls.mro():
+        node = klass.node
+        if getattr(node, "type_params", None):
+            return True
+        for base in getattr(node, "bases", ()):
+            if isinstance(base, nodes.Subscript) and base.value.as_string().rpartition(".")[2] in ("Generic", "Protocol"):
+                return True
+    return False
 
 
 def _from_end(tail: o.TailTuple, index: Any) -> int | None:
@@ -1985,6 +2035,8 @@ NATIVE: dict[str, Callable[..., Any]] = {
     "dataclasses.asdict": _as_plain,
     "dataclasses.astuple": _as_plain,
     "types.ModuleType": lambda interp, qname, node, args, kwargs: o.Namespace(),
+    "copy.copy": _copy,
+    "copy.deepcopy": _copy,
     "inspect.signature": lambda interp, qname, node, args, kwargs: _signature_of(args[0] if len(args) == 1 else None),
     **{qname: (lambda call: lambda interp, qname, node, args, kwargs: call(interp, args, kwargs))(
         _arithmetic(function)) for qname, function in ARITHMETIC.items()},
