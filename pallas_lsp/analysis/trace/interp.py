@@ -875,7 +875,25 @@ class Interpreter:
             parts: list[tuple[Any, Any]] | bool | None = self.stubs.class_pattern(
                 self, self.ev(pattern.cls, frame), pattern, subject)
             return parts
+        if isinstance(pattern, nodes.MatchMapping):
+            return self._mapping_parts(pattern, subject, frame)
         return None
+
+    def _mapping_parts(self, pattern: nodes.MatchMapping, subject: Any, frame: Frame
+                       ) -> list[tuple[Any, Any]] | bool | None:
+        """`case {"rows": r, **rest}`: a dict we know all of matches when it has every key;
+        its values go to the sub-patterns, the other items to `rest`."""
+        if not isinstance(subject, dict):
+            return False if isinstance(subject, (str, bytes, tuple, list, bool, int, float, type(None))) else None
+        keys = [self.ev(key, frame) for key in pattern.keys]
+        if id(subject) in self.poisoned or not all(isinstance(key, _PRIMITIVE) for key in keys):
+            return None
+        if any(key not in subject for key in keys):
+            return False
+        parts: list[tuple[Any, Any]] = list(zip(pattern.patterns, (subject[key] for key in keys)))
+        if pattern.rest is not None:
+            parts.append((pattern.rest.name, {key: value for key, value in subject.items() if key not in keys}))
+        return parts
 
     def _join_containers(self, changed: dict[int, tuple[Any, Any]], ended: list[tuple[Guard, dict[int, Any]]]
                          ) -> dict[int, Any]:

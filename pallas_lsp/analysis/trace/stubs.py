@@ -2226,6 +2226,12 @@ def makes_enum(bases: tuple[Any, ...]) -> bool:
     return bool(names & _ENUMS) or any(isinstance(base, o.ClassObj) and base.enum for base in bases)
 
 
+def _value_enum(cls: o.ClassObj) -> bool:
+    """An `IntEnum`, `StrEnum` or `IntFlag` of the analysed code (its members are its values)?"""
+    return any(isinstance(base, (o.Library, o.Native)) and base.qname in ("enum.IntEnum", "enum.StrEnum", "enum.IntFlag")
+               or isinstance(base, o.ClassObj) and _value_enum(base) for base in cls.bases)
+
+
 def makes_flag(bases: tuple[Any, ...]) -> bool:
     """Does a class with these bases make `enum.Flag` members (objects that combine)?"""
     return any(isinstance(base, o.Library) and base.qname == "enum.Flag" or isinstance(base, o.ClassObj) and base.flag
@@ -2421,6 +2427,10 @@ def instantiate(interp: Interpreter, cls: o.ClassObj, args: list[Any], kwargs: d
                 node: nodes.NodeNG) -> Any:
     if cls.enum:
         return _member_of(cls, args[0]) if len(args) == 1 and not kwargs else UNKNOWN
+    if _value_enum(cls):  # `Kind("skinny")`: the member of that value, which the trace keeps as the value
+        found = [value for value in cls.env.vars.values() if isinstance(value, (int, str)) and len(args) == 1
+                 and type(value) is type(args[0]) and value == args[0]]
+        return found[0] if found and not kwargs else UNKNOWN
     if isinstance(class_attribute(cls, "__new__"), o.Closure):
         for value in list(args) + list(kwargs.values()):
             interp.escape(value)
