@@ -944,8 +944,17 @@ class Interpreter:
     def for_loop(self, node: nodes.For, frame: Frame) -> None:
         """A loop over known items is unrolled: up to MAX_UNROLL iterations, and nested loops
         up to MAX_NESTED_UNROLL in all (a sweep over autotuning configs tells us nothing more
-        per config, and each config runs the helpers it calls again)."""
+        per config, and each config runs the helpers it calls again). A loop over what
+        differs by path (`range(stages - 1)` with `stages` at its default or not) runs once
+        per path, as the outcomes of an `if` do."""
         iterable = self.ev(node.iter, frame)
+        if type(iterable) is o.Guarded:
+            ways = [(both, item) for guard, item in split(iterable) if (both := conjoin(self.guard, guard)) is not None]
+            self.branches([(guard, functools.partial(self._loop_over, node, item, frame)) for guard, item in ways], frame)
+            return
+        self._loop_over(node, iterable, frame)
+
+    def _loop_over(self, node: nodes.For, iterable: Any, frame: Frame) -> None:
         lazy = isinstance(iterable, o.Generator)  # an iterator: each item is taken when the loop gets to it
         items = self.iterate(iterable) if not lazy else (
             UNKNOWN if id(iterable.items) in self.poisoned else list(iterable.items))
