@@ -2030,6 +2030,7 @@ NATIVE: dict[str, Callable[..., Any]] = {
     "dataclasses.dataclass": _dataclass,
     "dataclasses.field": _field,
     "dataclasses.replace": _replace,
+    "dataclasses.fields": lambda interp, qname, node, args, kwargs: _dataclass_fields(args[0] if len(args) == 1 else None),
     "collections.namedtuple": _named_tuple_class,
     "enum.auto": lambda interp, qname, node, args, kwargs: o.Auto() if not args and not kwargs else UNKNOWN,
     "dataclasses.asdict": _as_plain,
@@ -2175,6 +2176,16 @@ class _Field:
     default: Any  # or _NOT_FOUND
     init: bool = True  # a parameter of `__init__` (`field(init=False)`: not)
     init_only: bool = False  # `InitVar[...]`: a parameter handed to `__post_init__`, never stored
+
+
+def _dataclass_fields(value: Any) -> Any:
+    """`dataclasses.fields(obj_or_class)`: each field's `name` (and `init`), in order, for a
+    dataclass of the analysed code; UNKNOWN for anything else (a TypeError, or a library's)."""
+    cls = value.cls if isinstance(value, o.Instance) else value
+    if not isinstance(cls, o.ClassObj) or not cls.dataclass:
+        return UNKNOWN
+    return tuple(o.Namespace({"name": field.name, "init": field.init}) for field in _fields(cls)
+                 if not field.init_only)
 
 
 def _fields(cls: o.ClassObj) -> list[_Field]:
