@@ -1030,12 +1030,8 @@ def _math_prod(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[A
         return UNKNOWN
     product = kwargs.get("start", 1)
     for item in items:
-        product = interp.lift(_arithmetic_product, product, item)
+        product = interp.binary("*", product, item)
     return product
-
-
-def _arithmetic_product(left: Any, right: Any) -> Any:
-    return left * right if type(left) in (int, float) and type(right) in (int, float) else UNKNOWN
 
 
 def _b_bool(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
