@@ -29,6 +29,7 @@ from .site_rule import Picker, api_function, explore, finding
 
 MOSAIC_KERNEL = "plgpu.kernel"
 PALLAS_CALL = "pl.pallas_call"
+PALLAS_KERNEL = "pl.kernel"
 
 
 @dataclass

@@ -1,4 +1,5 @@
-"""PLS008: `plgpu.kernel(out_shape=..., scratch_shapes=...)`, the spelling removed in jax 0.12."""
+"""PLS008: `plgpu.kernel(out_shape=..., scratch_shapes=...)`, the spelling removed in jax 0.12
+(and never `pl.kernel`'s)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from ..trace import Site
 from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
-from .kernels import MOSAIC_KERNEL
+from .kernels import MOSAIC_KERNEL, PALLAS_KERNEL
 from .site_rule import Picker, SiteRule, api_function
 
 RENAMES = {"out_shape": "out_type", "scratch_shapes": "scratch_types"}
@@ -25,13 +26,16 @@ class Use:
     old: tuple[str, ...]  # deprecated keywords given
     both: tuple[str, ...]  # deprecated keywords given together with their new name
     positional: bool  # out_shape given as the second positional argument
+    never: bool = False  # `pl.kernel`, which never took the old names (a TypeError in every version)
 
 
 class DeprecatedKernelKeywords(SiteRule):
     """## What it does
     Flags `plgpu.kernel(...)` calls (also `functools.partial(plgpu.kernel, ...)` and the
     decorator forms) that pass `out_shape=` or `scratch_shapes=`, or the output type as a
-    second positional argument. `pl.pallas_call` keeps those names and is not concerned.
+    second positional argument, and `pl.kernel(...)` calls that pass `out_shape=` or
+    `scratch_shapes=` (an error: it takes `out_type=` and `scratch_types=` in every
+    supported version). `pl.pallas_call` keeps those names and is not concerned.
 
     ## Why is this bad?
     jax 0.10.2 renamed them `out_type=` / `scratch_types=` (keyword-only) and deprecated the
@@ -63,7 +67,8 @@ class DeprecatedKernelKeywords(SiteRule):
     `TypeError: Mesh.__init__() got an unexpected keyword argument 'out_shape'` (or
     `'scratch_shapes'`; for a positional output type `kernel() takes from 0 to 1 positional
     arguments ...`). Both names: `Cannot specify both out_shape and out_type. Use out_type.`
-    (ValueError before 0.12).
+    (ValueError before 0.12). `pl.kernel`: `TypeError: kernel() got an unexpected keyword
+    argument 'out_shape'` (or `'scratch_shapes'`) in every supported version.
     """
 
     code = "PLS008"
@@ -78,9 +83,11 @@ class DeprecatedKernelKeywords(SiteRule):
     INVALID = (Invalid(examples.PLS008_INVALID, fixed=examples.PLS008_VALID),)
 
     def applies(self, site: Site) -> bool:
-        return api_function(site) == MOSAIC_KERNEL
+        return api_function(site) in (MOSAIC_KERNEL, PALLAS_KERNEL)
 
     def problem(self, ctx: Context, site: Site, pick: Picker) -> Any:
+        if api_function(site) == PALLAS_KERNEL:
+            return _pallas_kernel_use(site)
         given = {name: pick.given(site.arguments.get(name)) for name in (*RENAMES, *RENAMES.values())}
         old = tuple(name for name in RENAMES if given[name] is True)
         if not old:
@@ -93,9 +100,13 @@ class DeprecatedKernelKeywords(SiteRule):
         return Use(renamed, both, positional)
 
     def severity_of(self, detail: Use) -> Severity:
-        return Severity.ERROR if detail.both else self.severity
+        return Severity.ERROR if detail.both or detail.never else self.severity
 
     def message(self, ctx: Context, site: Site, detail: Use) -> str:
+        if detail.never:
+            return (f"pl.kernel with {' and '.join(f'{name}=' for name in detail.old)}: pl.kernel has no such "
+                    f"parameter, a TypeError in every supported jax; use "
+                    f"{' and '.join(f'{RENAMES[name]}=' for name in detail.old)}")
         if detail.both:
             name = detail.both[0]
             return (f"Cannot specify both {name} and {RENAMES[name]}. Use {RENAMES[name]}. "
@@ -126,6 +137,15 @@ class DeprecatedKernelKeywords(SiteRule):
         if renames and positional is not None:
             title += ", pass the output type as out_type="
         return (Fix(title, Applicability.SAFE, edits, preferred=True),)
+
+
+def _pallas_kernel_use(site: Site) -> Use | None:
+    """`pl.kernel(..., out_shape=...)`: the names its stub lets through (JAX's signature has
+    neither, and no `**kwargs`), written at the call."""
+    extra = site.arguments.get("kwargs")
+    old = tuple(name for name in RENAMES if _keyword_call(site, name) is not None and (
+        isinstance(extra, dict) and name in extra or site.arguments.get(name) is not None))
+    return Use(old, (), False, never=True) if old else None
 
 
 def _callee_name(call: nodes.Call) -> str:
