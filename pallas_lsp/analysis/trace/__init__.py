@@ -468,7 +468,7 @@ def _cases(parameters: objects.Parameters, positional: list[str], names: list[st
     bind the parameters as Python would (absl raises then), or leave some unbound."""
     found: dict[str, Any] = {}
     for index, axis in enumerate(parameters.axes):
-        chain = [Var(("parameterized", parameters.node, index, j), objects.BOOL, label)
+        chain = [Var(("parameterized", parameters.node, index, j), objects.BOOL, label, labels=(_negated(label), label))
                  for j, (_, _, label) in enumerate(axis[:-1])]
         values: dict[str, list[tuple[objects.Guard, Any]]] = {}
         for j, (args, kwargs, _) in enumerate(axis):
@@ -488,6 +488,11 @@ def _cases(parameters: objects.Parameters, positional: list[str], names: list[st
             if len(alternatives) == len(axis):
                 found[name] = objects.guarded(alternatives)
     return found
+
+
+def _negated(label: str) -> str:
+    """A case's label, not holding: `rows != 96`, `not case (96, 128)`."""
+    return label.replace(" == ", " != ", 1) if " == " in label else f"not {label}"
 
 
 def _input_or_default(free: Any, default: Any, written: nodes.NodeNG) -> Any:

@@ -625,6 +625,8 @@ class Interpreter:
         for name, value in frame.vars.items():  # each path's own list; other holders: unknown
             if id(value) in split and value is changed[id(value)][0]:
                 frame.vars[name] = split[id(value)]
+        if endings and endings <= {_RAISED, ("Return",)}:
+            _keep_live(frame.vars, [guard for guard, _ in live])
 
     def _count_exits(self, endings: set[tuple[Any, ...]], live: bool) -> None:
         """Outcomes that continued or broke out of a loop while others went on."""
@@ -2212,6 +2214,19 @@ def _ends_in_raise(statements: list[nodes.NodeNG]) -> bool:
     if isinstance(last, nodes.If):
         return _ends_in_raise(last.body) and _ends_in_raise(last.orelse)
     return isinstance(last, nodes.Raise)
+
+
+def _keep_live(variables: dict[str, Any], live: list[Guard]) -> None:
+    """After a statement some of whose paths left the function (raised, returned), only the
+    others go on: a variable's alternatives that no going path allows are gone (`if rows not
+    in (64, 128): self.skipTest(...)` leaves the test's other cases, not its 96)."""
+    for name, value in variables.items():
+        if type(value) is not o.Guarded:
+            continue
+        kept = [(guard, item) for guard, item in value.alternatives
+                if any(conjoin(guard, path) is not None for path in live)]
+        if len(kept) < len(value.alternatives):
+            variables[name] = guarded(kept) if kept else UNKNOWN
 
 
 def _starred(items: list[Any] | Any, star: int, count: int) -> list[Any] | None:

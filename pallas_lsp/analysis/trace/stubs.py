@@ -489,11 +489,45 @@ def instance_attribute(interp: Interpreter, instance: o.Instance, name: str) -> 
         return UNKNOWN  # an entry's `self` is an instance of a subclass, whose override runs
     if found is not _NOT_FOUND:
         return _bound_to(interp, found, instance, instance.cls)
+    if name in TEST_CASE_METHODS and _library_base(instance.cls):  # `unittest.TestCase`'s, inherited
+        return o.Native(TEST_CASE_METHODS[name])
     fallback = class_attribute(instance.cls, "__getattr__")  # what Python asks when all else fails
     if isinstance(fallback, o.Closure):
         return interp.invoke(o.Bound(fallback, instance), [name], {}, fallback.node)
     if instance.free is not None:
         return instance.free.attribute(name)
+    return UNKNOWN
+
+
+# What a test case's methods do to the code the analysis follows: `with self.assertRaises(E):`
+# expects its body to raise (JAX's error there is the test passing), `self.skipTest(...)` and
+# `self.fail(...)` never return; pytest's `raises`, `skip`, `fail` and `xfail` the same.
+TEST_CASE_METHODS = {"assertRaises": "<expects a raise>", "assertRaisesRegex": "<expects a raise>",
+                     "assertRaisesRegexp": "<expects a raise>", "skipTest": "<never returns>",
+                     "fail": "<never returns>"}
+
+
+def _library_base(cls: o.ClassObj) -> bool:
+    """Does the class derive from a class of a library (`absltest.TestCase`, or one we do not
+    read), whose methods the analysed code does not define?"""
+    return any(not isinstance(base, o.ClassObj) for klass in cls.mro() for base in klass.bases)
+
+
+def _expects_raise(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any],
+                   kwargs: dict[str, Any]) -> Any:
+    """`self.assertRaises(E)` / `pytest.raises(E)` as a manager: it swallows what its body
+    raises (the function form, `assertRaises(E, f, *args)`, calls what code we do not read)."""
+    if args and all(isinstance(arg, str) for arg in args[1:]) and set(kwargs) <= {"match", "msg"}:
+        return o.ContextManager(o.Generator([UNKNOWN]), suppresses=True)  # (the regex of `...Regex`)
+    for value in list(args) + list(kwargs.values()):
+        interp.escape(value)
+    return UNKNOWN
+
+
+def _never_returns(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any],
+                   kwargs: dict[str, Any]) -> Any:
+    """`self.skipTest(...)`, `pytest.skip(...)`: the path ends here (an exception is raised)."""
+    interp.raised = True
     return UNKNOWN
 
 
@@ -2032,6 +2066,10 @@ NATIVE: dict[str, Callable[..., Any]] = {
     "dataclasses.asdict": _as_plain,
     "dataclasses.astuple": _as_plain,
     "types.ModuleType": lambda interp, qname, node, args, kwargs: o.Namespace(),
+    "<expects a raise>": _expects_raise,
+    "<never returns>": _never_returns,
+    "pytest.raises": _expects_raise,
+    **{f"pytest.{name}": _never_returns for name in ("skip", "fail", "xfail", "exit")},
     "copy.copy": _copy,
     "copy.deepcopy": _copy,
     "inspect.signature": lambda interp, qname, node, args, kwargs: _signature_of(args[0] if len(args) == 1 else None),
@@ -2135,7 +2173,50 @@ def _shape_dtype_struct(interp: Interpreter, node: nodes.NodeNG, args: list[Any]
     return api.ShapeDtype(api.SHAPE_DTYPE_STRUCT + "()", shape, dtype if isinstance(dtype, api.DType) else None)
 
 
+def _pytest_parametrize(interp: Interpreter, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """`pytest.mark.parametrize("rows,cols", [(64, 128), pytest.param(128, 64, id="wide")])`:
+    the test runs once per value, each binding the named parameters by keyword. A case with
+    `marks=` (skipped, expected to fail) is left out; `indirect=` goes through fixtures we do
+    not follow."""
+    names, values = (args + [kwargs.get("argnames"), kwargs.get("argvalues")][len(args):])[:2]
+    if isinstance(names, str):
+        names = [name.strip() for name in names.split(",") if name.strip()]
+    items = interp.iterate(values) if values is not None else UNKNOWN
+    if not isinstance(names, (list, tuple)) or not names or not all(isinstance(n, str) for n in names) \
+            or items is UNKNOWN or kwargs.get("indirect", False) is not False:
+        return UNKNOWN
+    spelled = _elements(node.args[1] if isinstance(node, nodes.Call) and len(node.args) > 1 else None, len(items))
+    axis = []
+    for index, (case, at) in enumerate(zip(items, spelled)):
+        if isinstance(case, PytestParam):
+            if case.marked:
+                continue
+            case = case.values if len(names) > 1 else (case.values[0] if len(case.values) == 1 else UNKNOWN)
+        if len(names) > 1:
+            if not isinstance(case, (tuple, list)) or len(case) != len(names):
+                return UNKNOWN
+            bound = tuple(zip(names, case))
+        else:
+            bound = ((names[0], case),)
+        if any(value is UNKNOWN or isinstance(value, o.Guarded) for _, value in bound):
+            return UNKNOWN
+        spelled_names = names[0] if len(names) == 1 else f"({', '.join(names)})"
+        axis.append(((), bound, f"{spelled_names} == {_label(at, str(index))}"))
+    return _parameters_of(node, [tuple(axis)])
+
+
+@dataclass(frozen=True)
+class PytestParam:
+    """`pytest.param(*values, id=..., marks=...)`: one case of a parametrization."""
+
+    values: tuple[Any, ...]
+    marked: bool
+
+
 LIBRARY_CALLS: dict[str, Callable[..., Any]] = {
+    "pytest.mark.parametrize": _pytest_parametrize,
+    "pytest.param": lambda interp, node, args, kwargs: PytestParam(
+        tuple(args), kwargs.get("marks", ()) not in ((), [], None)),
     api.SHAPE_DTYPE_STRUCT: _shape_dtype_struct,
     f"{PARAMETERIZED}.product": _product,
     f"{PARAMETERIZED}.parameters": _cases(named=False),
