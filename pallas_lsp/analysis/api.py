@@ -290,6 +290,11 @@ def output_refs(out_type: Any) -> int | None:
     return None
 
 
+# API classes whose call makes an object, never None: a WGMMA accumulator (`plgpu.ACC`,
+# allocated by `pl.run_scoped` in registers: no TMEM, and no thread-collective check)
+MADE_OBJECTS = frozenset({"ACC"})
+
+
 def api_value(qualified: str | None, called: bool = False) -> ApiValue | None:
     """What an attribute of the Pallas modules (or a call of one) is, when we can say it is
     not None: enum members and attributes, layouts, transforms. Functions the analysis
@@ -301,6 +306,6 @@ def api_value(qualified: str | None, called: bool = False) -> ApiValue | None:
     name = qualified.rsplit(".", 1)[1]
     if name in CALLEE_NAMES:
         return None
-    if called and not (".TMEMLayout." in qualified or name.endswith("Transform")):
+    if called and not (".TMEMLayout." in qualified or name.endswith("Transform") or name in MADE_OBJECTS):
         return None  # other API functions may return None (barrier_wait, ...)
     return ApiValue(qualified + ("()" if called else ""))
