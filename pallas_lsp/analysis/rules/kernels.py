@@ -124,7 +124,11 @@ class Cluster:
 
 
 def mesh(pick: Picker, run: KernelRun) -> dict[str, Any] | Any:
-    """`plgpu.kernel`'s `**mesh_kwargs` (cluster, threads, grid); UNKNOWN for other kernels."""
+    """`plgpu.kernel`'s `**mesh_kwargs` (cluster, threads, grid), or the keywords of the
+    `plgpu.Mesh(...)` a `pl.kernel(mesh=...)` is given; UNKNOWN for other kernels."""
+    if run.api == PALLAS_KERNEL:
+        spec = pick.pick(run.site.arguments.get("mesh"))
+        return dict(spec.keywords) if isinstance(spec, o.MeshSpec) else UNKNOWN
     if run.api != MOSAIC_KERNEL:
         return UNKNOWN
     found = pick.pick(run.site.arguments.get("mesh_kwargs"))

@@ -10,14 +10,15 @@ from ..trace import Site
 from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
-from .kernels import (MOSAIC_KERNEL, PALLAS_CALL, KernelRule, KernelRun, Allocation, allocation_site, cluster_of,
+from .kernels import (MOSAIC_KERNEL, PALLAS_CALL, PALLAS_KERNEL, KernelRule, KernelRun, Allocation, allocation_site, cluster_of,
                       describe_refs, fails_tracing_first, tmem_allocations, unknown_barrier_axis)
 from .site_rule import Picker
 
 
 class CollectiveTmemCluster(KernelRule):
     """## What it does
-    Flags a `plgpu.kernel(...)` that allocates collective TMEM
+    Flags a `plgpu.kernel(...)` (or a `pl.kernel(..., mesh=plgpu.Mesh(...))`, whose cluster
+    is the Mesh's) that allocates collective TMEM
     (`plgpu.TMEM(..., collective=True)`, also inside a RefUnion), in its scratch or with
     `pl.run_scoped` in its body, while its `cluster=` has an odd number of blocks, or is not
     given at all. Flags that choose both (`collective=flag` with `cluster=(2,) if flag else
@@ -67,7 +68,7 @@ class CollectiveTmemCluster(KernelRule):
     identifiers = frozenset({"TMEM"})
     lowering = True
     in_own_file = True
-    apis = (MOSAIC_KERNEL, PALLAS_CALL)
+    apis = (MOSAIC_KERNEL, PALLAS_KERNEL, PALLAS_CALL)
     VALID = (examples.PLS013_VALID,)
     INVALID = (Invalid(examples.PLS013_INVALID),)
 
@@ -117,6 +118,6 @@ class CollectiveTmemCluster(KernelRule):
                     "jax 0.10.2; jax 0.12 cannot lower pallas_call without a GPU)")
         given = f"cluster={cluster.dims}" if cluster.dims else "no cluster"
         where = "the kernel" if self.reported(run, detail).node is run.node else (
-            f"the plgpu.kernel at {ctx.where(run.node)}")
+            f"the {run.api} at {ctx.where(run.node)}")
         return ("Collective TMEM allocations are only supported for clusters with an even number of "
                 f"blocks in them: {where} allocates collective TMEM ({refs}) but has {given}")

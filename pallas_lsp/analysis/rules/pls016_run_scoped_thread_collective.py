@@ -80,12 +80,12 @@ class RunScopedThreadCollective(SiteRule):
         stops = fails_allocating(pick, run)
         if stops is not False:
             return None if stops is True else UNKNOWN  # the kernel's TMEM stops JAX first
-        return (run.node, threads)
+        return (run.node, threads, run.api)
 
     def message(self, ctx: Context, site: Site, detail: Any) -> str:
-        kernel, (count, name) = detail
+        kernel, (count, name), api_name = detail
         return ("Only thread-collective allocations are supported in multithreaded kernels: the "
-                f"plgpu.kernel at {ctx.where(kernel)} has num_threads={count}, thread_name={name!r}; "
+                f"{api_name} at {ctx.where(kernel)} has num_threads={count}, thread_name={name!r}; "
                 f"add collective_axes={name!r}")
 
     def fixes(self, ctx: Context, site: Site, detail: Any) -> tuple[Fix, ...]:

@@ -622,6 +622,15 @@ class ExitStack:
     `manager` and gives what its `__enter__` does."""
 
 
+@dataclass(frozen=True)
+class MeshSpec:
+    """`plgpu.Mesh(grid=..., cluster=..., num_threads=..., thread_name=...)`: the keywords it
+    was made with (all keyword-only), which `pl.kernel(mesh=...)` takes as `plgpu.kernel`
+    takes its `**mesh_kwargs`."""
+
+    keywords: tuple[tuple[str, Any], ...]
+
+
 @dataclass(frozen=True, eq=False)
 class TreeDef:
     """What `jax.tree.flatten` gives with the leaves: the tree (whose leaves `unflatten`

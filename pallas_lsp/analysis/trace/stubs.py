@@ -2066,6 +2066,8 @@ NATIVE: dict[str, Callable[..., Any]] = {
     "dataclasses.asdict": _as_plain,
     "dataclasses.astuple": _as_plain,
     "types.ModuleType": lambda interp, qname, node, args, kwargs: o.Namespace(),
+    f"{MGPU}.Mesh": lambda interp, qname, node, args, kwargs: o.MeshSpec(tuple(kwargs.items())) if not args
+    else UNKNOWN,  # (keyword-only: positional arguments are a TypeError)
     "<expects a raise>": _expects_raise,
     "<never returns>": _never_returns,
     "pytest.raises": _expects_raise,
