@@ -1441,9 +1441,8 @@ class Interpreter:
             parts = [(guard, self.iterate(item)) for guard, item in split(value)]
             if any(part is UNKNOWN for _, part in parts):
                 return UNKNOWN
-            ways = [(both, items + part) for guard, items in ways for part_guard, part in parts
-                    if (both := conjoin(guard, part_guard)) is not None]
-            if not ways or len(ways) > o.MAX_ALTERNATIVES:
+            ways = _each_way(ways, parts, lambda items, part: items + part)
+            if ways is UNKNOWN:
                 return UNKNOWN
         return ways
 
@@ -1460,9 +1459,8 @@ class Interpreter:
             if not all(isinstance(concrete, _PRIMITIVE) for _, concrete in keys):
                 return UNKNOWN
             item = self.ev(value, frame)
-            ways = [(both, {**result, concrete: item}) for guard, result in ways for key_guard, concrete in keys
-                    if (both := conjoin(guard, key_guard)) is not None]
-            if not ways or len(ways) > o.MAX_ALTERNATIVES:
+            ways = _each_way(ways, keys, lambda result, concrete: {**result, concrete: item})
+            if ways is UNKNOWN:
                 return UNKNOWN
         return guarded(ways)
 
@@ -1812,9 +1810,7 @@ class Interpreter:
         parts = split(value)
         if not all(isinstance(part, dict) and id(part) not in self.poisoned for _, part in parts):
             return UNKNOWN
-        grown = [(both, {**mapping, **part}) for guard, mapping in ways for part_guard, part in parts
-                 if (both := conjoin(guard, part_guard)) is not None]
-        return grown if 0 < len(grown) <= o.MAX_ALTERNATIVES else UNKNOWN
+        return _each_way(ways, parts, lambda mapping, part: {**mapping, **part})
 
     def per_alternative(self, alternatives: Iterable[tuple[Guard, Any]], run: Callable[[Any], Any]) -> Any:
         """`run(item)` for each alternative, under its guard: the guarded join of what they
@@ -2214,6 +2210,16 @@ def _ends_in_raise(statements: list[nodes.NodeNG]) -> bool:
     if isinstance(last, nodes.If):
         return _ends_in_raise(last.body) and _ends_in_raise(last.orelse)
     return isinstance(last, nodes.Raise)
+
+
+def _each_way(ways: Sequence[tuple[Guard, Any]], parts: Sequence[tuple[Guard, Any]], join: Callable[[Any, Any], Any]
+              ) -> list[tuple[Guard, Any]] | Any:
+    """Every way combined with every part its guard allows (`join(way, part)`, under both
+    guards): a display's or a call's items so far and the alternatives of what comes next;
+    UNKNOWN when none is consistent or there are too many."""
+    grown = [(both, join(value, part)) for guard, value in ways for part_guard, part in parts
+             if (both := conjoin(guard, part_guard)) is not None]
+    return grown if 0 < len(grown) <= o.MAX_ALTERNATIVES else UNKNOWN
 
 
 def _keep_live(variables: dict[str, Any], live: list[Guard]) -> None:

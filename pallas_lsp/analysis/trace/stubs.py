@@ -1120,9 +1120,10 @@ def _keys(interp: Interpreter, items: list[Any], key: Any, node: nodes.NodeNG) -
     them; UNKNOWN otherwise."""
     keys = []
     for item in items:
+        interp.raised = False
         value = item if key is None else interp.invoke(key, [item], {}, node)
         if interp.raised or not _foldable_key(value):
-            return UNKNOWN
+            return UNKNOWN  # (a key that raised on every path: Python's error, not ours to guess)
         keys.append(value)
     return keys
 
