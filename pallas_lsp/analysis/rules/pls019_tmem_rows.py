@@ -6,13 +6,12 @@ from typing import Any
 
 from astroid import nodes
 
-from .. import fixes
 from ..context import Context
 from ..trace import Site
 from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
-from .site_rule import Picker, SiteRule
+from .site_rule import Picker, SiteRule, written
 
 ROWS = (128, 64)  # the lanes of Tensor Memory, and half of them
 
@@ -76,16 +75,15 @@ class TmemRows(SiteRule):
     def message(self, ctx: Context, site: Site, detail: Any) -> str:
         rows, columns, ndim = detail
         if not isinstance(columns, int):
-            columns = _written_dimension(site.node, ndim) or "..."
+            columns = _written_dimension(site, ndim) or "..."
         return (f"Unsupported shape: ({rows}, {columns}). TMEM references must have either 128 or 64 "
                 f"rows, but got {rows}.")
 
 
-def _written_dimension(call: nodes.Call, ndim: int) -> str | None:
+def _written_dimension(site: Site, ndim: int) -> str | None:
     """The last dimension of the allocation's shape as written at the call, when the shape is a
     literal tuple or list there (`(96, padded_heads)` -> `padded_heads`)."""
-    keyword = fixes.keyword(call, "shape")
-    shape = keyword.value if keyword is not None else call.args[0] if call.args else None
+    shape = written(site, "shape")
     if isinstance(shape, (nodes.Tuple, nodes.List)) and len(shape.elts) == ndim:
         return str(shape.elts[-1].as_string())
     return None

@@ -1458,8 +1458,7 @@ class Interpreter:
             keys = split(self.ev(key, frame))  # (a key that depends on the path: one dict per path)
             if not all(isinstance(concrete, _PRIMITIVE) for _, concrete in keys):
                 return UNKNOWN
-            item = self.ev(value, frame)
-            ways = _each_way(ways, keys, lambda result, concrete: {**result, concrete: item})
+            ways = _each_way(ways, keys, functools.partial(_with_item, item=self.ev(value, frame)))
             if ways is UNKNOWN:
                 return UNKNOWN
         return guarded(ways)
@@ -2220,6 +2219,10 @@ def _each_way(ways: Sequence[tuple[Guard, Any]], parts: Sequence[tuple[Guard, An
     grown = [(both, join(value, part)) for guard, value in ways for part_guard, part in parts
              if (both := conjoin(guard, part_guard)) is not None]
     return grown if 0 < len(grown) <= o.MAX_ALTERNATIVES else UNKNOWN
+
+
+def _with_item(mapping: dict[Any, Any], key: Any, item: Any) -> dict[Any, Any]:
+    return {**mapping, key: item}
 
 
 def _keep_live(variables: dict[str, Any], live: list[Guard]) -> None:
