@@ -399,6 +399,29 @@ def test_a_closure_its_own_run_ran_is_not_needed_again(tmp_path, traces):
     assert reuse.KEPT_RUNS.restarts == restarts
 
 
+def test_a_function_the_file_also_lets_escape_is_run_as_the_kept_run_made_it(tmp_path, traces):
+    # `make_inner` lets a new `inner` escape at each call: the file's own entry point makes one
+    # before `outer`'s run makes its own (as tokamax's tests and `_fwd` both make `encode`).
+    # A function is run once, whichever closure made it: `outer`'s, so that its run is kept
+    # with the run of `inner` (the first one made, the file's, would leave `outer`'s unrun)
+    library = """
+        import jax
+
+
+        def make_inner(x):
+          def inner(y):
+            return y
+          return jax.pure_callback(inner, x, x)
+
+
+        @jax.named_scope("outer")
+        def outer(x):
+          return make_inner(x)
+    """
+    kernel = textwrap.dedent(KERNEL) + "\n\ndef uses(x):\n  return lib.make_inner(x)\n"
+    assert _replays_twice(tmp_path, traces, {"lib.py": library, "kernel.py": kernel}) == 2
+
+
 def test_what_a_module_made_from_the_text_writes_into_another_is_no_longer_the_world(tmp_path, traces):
     # lib reads the analysed file and puts what it read into other's registry: other's state
     # is the text's too, and the run of `outer`, which returns it, is made in every analysis

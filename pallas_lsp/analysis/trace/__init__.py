@@ -10,7 +10,7 @@ bound arguments, the path guard it ran under and the calls that led there. Rules
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from astroid import nodes
 
@@ -204,11 +204,13 @@ class Trace:
             if not pending:
                 break
             interp.escaped = []
+            choice = _OneClosure(pending, self._rank)
             seen = set()
             for closure in pending:
                 if closure.node in interp.executed or closure.node in seen:
                     continue
                 seen.add(closure.node)
+                closure = choice.of(closure.node, interp.escaped)
                 if isinstance(closure, reuse.Replay):
                     self._replay(closure)
                     continue
@@ -222,6 +224,11 @@ class Trace:
                     units.finish(self, None, mark, set(), closure.env)
                 if recording:
                     self._recorded(closure, recording)
+
+    def _rank(self, closure: objects.Closure) -> int:
+        """Which closure of a function to run (`_OneClosure`): a kept run's (`Replay`), else
+        one a run being kept let escape, else any."""
+        return 2 if isinstance(closure, reuse.Replay) else int(id(closure) in self._slots)
 
     # -- runs of imported modules' functions, kept across analyses (`reuse.EscapedRun`) ----
 
@@ -550,6 +557,34 @@ def _one_of(free: Any, values: list[Any]) -> Any:
     tests = [objects.equals_var(free, "==", value) for value in values]
     return objects.guarded([(frozenset([(test, False) for test in tests[:index]] + [(tests[index], True)]), value)
                             for index, value in enumerate(values)])
+
+
+class _OneClosure:
+    """The closure to run of each function a round of `Trace._run_escaped` runs: a function is
+    run once with unknown arguments, whichever closure made it, so the one run is the best
+    ranked of those pending or escaped so far in the round, else the first. A kept run's
+    `Replay` first: a replay makes the choice its recording made, at the same point. Then one
+    that a run being kept let escape: its run is kept too, and the function is then one a
+    kept run executed, so the other closures' slots are whole (`reuse.whole`); the first one
+    pending may be the analysed file's, whose run is never kept."""
+
+    def __init__(self, pending: list[objects.Closure], rank: Callable[[objects.Closure], int]) -> None:
+        self._rank = rank
+        self._best: dict[nodes.NodeNG, objects.Closure] = {}
+        self._considered = 0
+        self._consider(pending)
+
+    def of(self, node: nodes.NodeNG, escaped: list[objects.Closure]) -> objects.Closure:
+        self._consider(escaped[self._considered:])
+        self._considered = len(escaped)
+        return self._best[node]
+
+    def _consider(self, closures: Iterable[objects.Closure]) -> None:
+        best, rank = self._best, self._rank
+        for closure in closures:
+            held = best.get(closure.node)
+            if held is None or rank(closure) > rank(held):
+                best[closure.node] = closure
 
 
 def _run_unknown(interp: Interpreter, closure: objects.Closure, free: bool = False) -> None:
