@@ -54,10 +54,14 @@ class _Dead(Exception):
 class Picker:
     """Concrete alternatives of traced values, chosen consistently along one run."""
 
-    def __init__(self, guard: o.Guard, choices: list[int]) -> None:
+    def __init__(self, guard: o.Guard, choices: list[int],
+                 seen: dict[tuple[int, o.Guard], tuple[Any, list[tuple[o.Guard, Any]]]] | None = None) -> None:
         self.guard = guard
         self._choices = choices
         self._index = 0
+        # `explore` runs a check again for each choice, so it picks the same values under the
+        # same guards again: their alternatives, by value (held, so its id stays its own) and guard
+        self._seen = {} if seen is None else seen
 
     def _choose(self, options: list[tuple[o.Guard, _T]]) -> _T:
         if not options:
@@ -74,7 +78,13 @@ class Picker:
 
     def pick(self, value: Any) -> Any:
         """One alternative of `value` (a plain value, an object, a `Free` input or UNKNOWN)."""
-        return self._choose(decide.alternatives(value, self.guard))
+        if not isinstance(value, o.Guarded):
+            return value  # (its one alternative, under the guard so far)
+        key = (id(value), self.guard)
+        seen = self._seen.get(key)
+        if seen is None or seen[0] is not value:
+            seen = self._seen[key] = (value, decide.alternatives(value, self.guard))
+        return self._choose(seen[1])
 
     def shape(self, value: Any) -> tuple[int, ...] | Any:
         """A shape of plain integers, each dimension one of its alternatives (`(block_m, 128)`
@@ -214,13 +224,14 @@ def explore(check: Callable[[Picker], Any], guard: o.Guard) -> list[tuple[o.Guar
     results: list[tuple[o.Guard, Any]] = []
     opaque: list[int] = []  # the results chosen by such a condition
     pending: list[list[int]] = [[]]
+    seen: dict[tuple[int, o.Guard], tuple[Any, list[tuple[o.Guard, Any]]]] = {}
     runs = 0
     while pending:
         choices = pending.pop()
         runs += 1
         if runs > MAX_RUNS:
             return [(guard, UNKNOWN)]
-        picker = Picker(guard, choices)
+        picker = Picker(guard, choices, seen)
         try:
             outcome = check(picker)
         except _Branch as branch:
