@@ -230,6 +230,9 @@ def tmem_allocations(pick: Picker, run: KernelRun) -> list[Allocation] | Any:
 
 
 def _collect(pick: Picker, value: Any, by: Site | None, found: list[Allocation], accounted: set[nodes.Call]) -> bool:
+    if pick.every_way(_no_tmem, value):
+        _alloc_nodes(value, accounted, 0)
+        return True
     item = pick.pick(value)
     if item is None or isinstance(item, (o.Barrier, str, int, float)):
         return True
@@ -250,6 +253,17 @@ def _collect(pick: Picker, value: Any, by: Site | None, found: list[Allocation],
     if collective is not None:
         found.append(Allocation(ref, bool(collective), by))
     return True
+
+
+def _no_tmem(item: Any) -> bool:
+    """A part of a scratch that allocates no TMEM however it was chosen (`_collect` finds
+    nothing in it and can follow it)."""
+    if item is None or isinstance(item, (o.Barrier, str, int, float)):
+        return True
+    ref = o.base_ref(item)
+    if isinstance(ref, o.Alloc):
+        return ref.space != "TMEM"
+    return isinstance(ref, api.ApiValue)
 
 
 def _account(pick: Picker, ref: Any, accounted: set[nodes.Call]) -> bool:
@@ -438,6 +452,8 @@ def _cluster_barriers_in(pick: Picker, value: Any, by: Site | None, depth: int,
                          found: list[tuple[o.Barrier, Site | None]]) -> None:
     """(Not a nested function: a recursive closure is a reference cycle, and the picker it
     holds would wait for the cyclic collector.)"""
+    if pick.every_way(_no_cluster_barrier, value):
+        return
     item = pick.pick(value)
     if depth > 16:
         return
@@ -448,6 +464,10 @@ def _cluster_barriers_in(pick: Picker, value: Any, by: Site | None, depth: int,
             _cluster_barriers_in(pick, element, by, depth + 1, found)
     elif isinstance(item, o.Barrier) and item.kind == "ClusterBarrier":
         found.append((item, by))
+
+
+def _no_cluster_barrier(item: Any) -> bool:
+    return not (isinstance(item, o.Barrier) and item.kind == "ClusterBarrier")
 
 
 def unknown_barrier_axis(pick: Picker, run: KernelRun) -> tuple[o.Barrier, Site | None, str, Cluster] | None | Any:

@@ -55,7 +55,7 @@ class Picker:
     """Concrete alternatives of traced values, chosen consistently along one run."""
 
     def __init__(self, guard: o.Guard, choices: list[int],
-                 seen: dict[tuple[int, o.Guard], tuple[Any, list[tuple[o.Guard, Any]]]] | None = None) -> None:
+                 seen: dict[tuple[Any, ...], tuple[Any, Any]] | None = None) -> None:
         self.guard = guard
         self._choices = choices
         self._index = 0
@@ -85,6 +85,19 @@ class Picker:
         if seen is None or seen[0] is not value:
             seen = self._seen[key] = (value, decide.alternatives(value, self.guard))
         return self._choose(seen[1])
+
+    def every_way(self, test: Callable[[Any], bool], value: Any) -> bool:
+        """Does `test` hold of every alternative of `value`, and of every alternative of its
+        items (tuples, lists, dict values), whichever way they were chosen? Then a walk looking
+        for what `test` rules out may pass over it without choosing (no run of `explore` per
+        way). False when no alternative is consistent with the guard so far (the walk picks
+        it, and the run is dead). Remembered by value and guard, as `pick` is."""
+        key = (id(value), self.guard, test)
+        seen = self._seen.get(key)
+        if seen is None or seen[0] is not value:
+            ways = decide.alternatives(value, self.guard) if isinstance(value, o.Guarded) else [(self.guard, value)]
+            seen = self._seen[key] = (value, bool(ways) and _every_way(test, value, 0))
+        return bool(seen[1])
 
     def shape(self, value: Any) -> tuple[int, ...] | Any:
         """A shape of plain integers, each dimension one of its alternatives (`(block_m, 128)`
@@ -224,7 +237,7 @@ def explore(check: Callable[[Picker], Any], guard: o.Guard) -> list[tuple[o.Guar
     results: list[tuple[o.Guard, Any]] = []
     opaque: list[int] = []  # the results chosen by such a condition
     pending: list[list[int]] = [[]]
-    seen: dict[tuple[int, o.Guard], tuple[Any, list[tuple[o.Guard, Any]]]] = {}
+    seen: dict[tuple[Any, ...], tuple[Any, Any]] = {}
     runs = 0
     while pending:
         choices = pending.pop()
@@ -261,6 +274,20 @@ def _opaque(var: Any) -> bool:
     tested, so two tests of the same unknown value are unrelated variables, and their
     combinations include some that cannot happen."""
     return len(var.key) == 2 and var.key[0] == "cond"
+
+
+def _every_way(test: Callable[[Any], bool], value: Any, depth: int) -> bool:
+    if depth > 16:
+        return False
+    for _, item in o.split(value):
+        if isinstance(item, dict):
+            item = list(item.values())
+        if isinstance(item, (tuple, list)):
+            if not all(_every_way(test, element, depth + 1) for element in item):
+                return False
+        elif not test(item):
+            return False
+    return True
 
 
 def _truth(item: Any) -> Any:
