@@ -241,6 +241,31 @@ def requested_modules() -> Iterator[set[str]]:
         _requested.reset(token)
 
 
+# (sets of the module top levels being kept now, `trace.world`: the modules each asked for)
+_recording: contextvars.ContextVar[tuple[set[str], ...]] = contextvars.ContextVar("pallas_recording", default=())
+
+
+def record_requests() -> set[str]:
+    """Start collecting, into the set returned, the names of the modules astroid is asked for
+    (as `requested_modules` does), until `stop_recording`."""
+    names: set[str] = set()
+    _recording.set((*_recording.get(), names))
+    return names
+
+
+def stop_recording(names: set[str]) -> None:
+    _recording.set(tuple(found for found in _recording.get() if found is not names))
+
+
+def requested(names: set[str]) -> None:
+    """What a kept module run asked astroid for, as if asked again (what the analysis read)."""
+    found = _requested.get()
+    if found is not None:
+        found |= names
+    for recording in _recording.get():
+        recording |= names
+
+
 _ModuleFromName = Callable[[AstroidManager, str | None, str | None, bool], nodes.Module]
 
 
@@ -253,6 +278,8 @@ def _stub_imports(original: _ModuleFromName) -> _ModuleFromName:
         requested = _requested.get()
         if requested is not None:
             requested.add(module.name)
+        for recording in _recording.get():
+            recording.add(module.name)
         return module
 
     return ast_from_module_name

@@ -16,7 +16,7 @@ from astroid import nodes
 
 from ..project import Project
 from ..values import UNKNOWN, Var
-from . import callers, decide, objects, partials, reuse
+from . import callers, decide, objects, partials, reuse, world
 from .interp import ABSENT, EntryExhausted, Interpreter, Site
 from .resolver import Resolver, _library_module
 
@@ -41,6 +41,9 @@ class Trace:
         # file, and replays those that cannot have changed (`reuse`)
         self._units = units
         self._replaying = True  # the runs of imported modules' functions kept by other traces
+        # ... and other modules' top levels (`world`); an attempt made again may have written
+        # to them, so it makes its own
+        self._kept_modules: dict[str, world.ModuleRun] | None = world.KEPT_MODULES.take()
         self.interp = self._interpreter()
         try:
             while True:  # at most three attempts: each exception below comes once
@@ -55,6 +58,7 @@ class Trace:
                     self._replaying = False
                     if units is not None:
                         self._units = units = units.fresh()
+                self._kept_modules = None
                 self.interp = self._interpreter()
         except BaseException:  # cancelled, out of budget: the next trace may replay what this one had
             if units is not None:
@@ -62,6 +66,21 @@ class Trace:
             raise
         if units is not None:
             units.store()
+        self._give_back_modules()
+
+    def _give_back_modules(self) -> None:
+        """The module runs this trace used and made go back for the next trace, unless it
+        wrote to what they made (else the next trace makes them again)."""
+        interp = self.interp
+        kept = interp.world
+        assert kept is not None
+        writes = interp.loose_writes + kept.other_writes(interp)
+        if interp.world_clean and writes:
+            shared = reuse._reachable([module.env for module in kept.shared()])
+            if any(id(write) in shared for write in writes):
+                return
+        if interp.world_clean:
+            world.KEPT_MODULES.give_back(kept.runs())
 
     def _interpreter(self) -> Interpreter:
         flow = self.flow
@@ -79,7 +98,9 @@ class Trace:
         # the sites replays added: a kept run ran no code of the analysed file (nor of a module
         # made from its text), so none of them, nor what they relate to, is reported here
         self.kept_sites: set[int] = set()
-        return Interpreter(self.module, Resolver(flow), flow.deadline, flow.cancelled)
+        interp = Interpreter(self.module, Resolver(flow), flow.deadline, flow.cancelled)
+        interp.world = world.World(self._kept_modules)
+        return interp
 
     def sites(self, kind: str) -> list[Site]:
         return [site for site in self.interp.sites if site.kind == kind]

@@ -31,6 +31,7 @@ from .objects import TRUE, Guard, conjoin, guarded, split
 
 if TYPE_CHECKING:
     from .resolver import Resolver
+    from .world import World
 
 MAX_DEPTH = 40  # nested calls
 MAX_RECURSION = 8  # levels of a function calling itself (`_bounded_recursion`)
@@ -233,6 +234,7 @@ class Interpreter:
         self.constructing = 0  # top levels of other modules running now
         self.top_levels: list[nodes.Module] = []  # the modules whose top levels run now, innermost last
         self.construction_sites = 0  # ... which recorded sites (none usually do)
+        self.world: World | None = None  # other modules' top levels kept across traces (`world`)
 
     # -- budget ----------------------------------------------------------------------------
 
@@ -254,12 +256,32 @@ class Interpreter:
 
     def module(self, node: nodes.Module) -> o.ModuleObj:
         found = self.modules.get(node)
+        world = self.world
         if found is not None:
+            if world is not None:
+                world.read(node, found)
             return found
+        other = node is not self.root
+        if world is not None and other:
+            kept = world.take(self, node)  # as a kept run of its top level left it
+            if kept is not None:
+                return kept
         frame = Frame()
         frame.vars["__name__"] = node.name
         found = self.modules[node] = o.ModuleObj(node, frame)
-        other = node is not self.root
+        if world is None or not other:
+            self._top_level(node, frame, other)
+            return found
+        recording = world.begin(self, node)
+        try:
+            self._top_level(node, frame, other)
+        except BaseException:
+            world.abandon(recording)
+            raise
+        world.end(self, recording)
+        return found
+
+    def _top_level(self, node: nodes.Module, frame: Frame, other: bool) -> None:
         sites = len(self.sites)
         saved = self._enter_top_level(frame)
         self.constructing += other
@@ -278,7 +300,6 @@ class Interpreter:
             self._leave_top_level(saved)
             if other and len(self.sites) != sites:
                 self.construction_sites += 1
-        return found
 
     # What a path carries that a module's top level does not see: Python runs it once, on its
     # own, wherever the first import of it is (in a branch, a loop, a function that may never

@@ -1,0 +1,238 @@
+"""Other modules' top levels, kept from one trace to the next (the *world*'s state).
+
+An analysis of any file of a package that imports all its modules (tokamax's `__init__` does)
+runs the top levels of about ninety modules before the file's own code: most of the analysis
+of a small file. A module's top level is a function of its code and of the modules it reads,
+so while astroid keeps their trees (their files unchanged) and nothing wrote to what they made,
+the next trace may take the modules as the last one left them instead of running them again.
+
+A `ModuleRun` is what one module's top level added to the interpreter, with the modules it
+imported first (`loaded`, in load order, itself first): its frame and theirs, the sites, the
+closures made and let escape, the functions run, the containers poisoned, the call memo's
+answers, the steps. It is kept when
+- none of those modules is made from the analysed file's text (`Interpreter.from_text`), none
+  raised at its top level, and the budget did not cut any short;
+- it wrote to nothing but what those top levels made (a registry of a module loaded before
+  is another module's state: written, it is not kept);
+and it is used in a later trace when each of its modules is the tree astroid (or the library
+reader) gives for its name now and none is loaded yet, and each module loaded before that it
+read (`deps`) is, in this trace, the very object it read then (so taken from the same kept
+runs). The runs a trace used or made go back to the store only if the trace wrote to none of
+their objects (`Trace._pristine`, and the top levels run in it); else they are dropped and the
+next trace makes them again. One trace at a time holds them (`KeptModules.take`).
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from astroid import nodes
+from astroid.manager import AstroidManager
+
+from .. import brain
+from . import objects as o
+from .interp import Site
+from .resolver import _library_module
+from .reuse import _reachable
+
+if TYPE_CHECKING:
+    from .interp import Interpreter
+
+
+@dataclass(eq=False)
+class ModuleRun:
+    node: nodes.Module
+    loaded: tuple[tuple[nodes.Module, o.ModuleObj], ...]  # itself first, then what it imported first
+    deps: tuple[tuple[nodes.Module, o.ModuleObj], ...]  # modules loaded before it that it read
+    sites: list[Site]
+    closures: list[o.Closure]
+    escaped: list[Any]
+    writes: list[Any]  # to what these top levels made (the trace's `construction_writes`)
+    executed: set[nodes.NodeNG]
+    known: set[nodes.NodeNG]
+    poisoned: set[int]
+    repeated: set[int]
+    memo: list[tuple[Any, Any]]
+    opaque: list[tuple[Any, Any]]
+    steps: int
+    dropped: int
+    construction_sites: int
+    requested: set[str]  # the modules astroid was asked for (what the analysis read)
+
+
+@dataclass(eq=False)
+class _Recording:
+    node: nodes.Module
+    position: int  # its place in `interp.modules`
+    lengths: tuple[int, ...]
+    before: tuple[set[Any], ...]
+    counts: tuple[int, ...]
+    requested: set[str]
+    deps: dict[nodes.Module, o.ModuleObj] = field(default_factory=dict)
+
+
+class World:
+    """One trace's kept module runs: those it may use, and those it makes."""
+
+    def __init__(self, kept: dict[str, ModuleRun] | None) -> None:
+        self._kept = kept or {}
+        self.made: dict[str, ModuleRun] = {}
+        self.used: list[ModuleRun] = []
+        self._recordings: list[_Recording] = []
+        self._position: dict[nodes.Module, int] = {}
+        self._accounted: list[tuple[int, int]] = []  # spans of `construction_writes` those runs made
+
+    # -- using kept runs ---------------------------------------------------------------------
+
+    def take(self, interp: Interpreter, node: nodes.Module) -> o.ModuleObj | None:
+        """The module as a kept run left it, its effects added to the trace; None to run it."""
+        run = self._kept.get(node.name)
+        if run is None or run.node is not node or not self._usable(interp, run):
+            return None
+        start = len(interp.construction_writes)
+        for loaded, module in run.loaded:
+            self._position[loaded] = len(interp.modules)
+            interp.modules[loaded] = module
+        interp.sites.extend(run.sites)
+        interp.construction_sites += run.construction_sites
+        for closure in run.closures:
+            interp.closures.setdefault(closure.node, []).append(closure)
+        interp.closure_log.extend(run.closures)
+        interp.escaped.extend(run.escaped)
+        interp.construction_writes.extend(run.writes)
+        if interp.writes is not None:
+            interp.writes.extend(run.writes)
+        interp.executed |= run.executed
+        interp.known_calls |= run.known
+        interp.poisoned |= run.poisoned
+        interp.repeated_refs |= run.repeated
+        interp._memo.update(run.memo)
+        interp._opaque.update(run.opaque)
+        interp._steps += run.steps
+        interp.dropped_raises += run.dropped
+        brain.requested(run.requested)
+        self._accounted.append((start, len(interp.construction_writes)))
+        for recording in self._recordings:  # (a module being recorded imported it)
+            recording.deps.update((dep, module) for dep, module in run.deps
+                                  if self._position.get(dep, -1) < recording.position)
+        self.used.append(run)
+        return run.loaded[0][1]
+
+    def _usable(self, interp: Interpreter, run: ModuleRun) -> bool:
+        if interp._steps + run.steps > interp.entry_limit:
+            return False  # (made again, the budget would cut it short)
+        for loaded, _ in run.loaded:
+            if loaded in interp.modules or loaded in interp.from_text or not _current(loaded):
+                return False
+        return all(interp.modules.get(dep) is module and dep not in interp.from_text for dep, module in run.deps)
+
+    # -- making them -------------------------------------------------------------------------
+
+    def begin(self, interp: Interpreter, node: nodes.Module) -> _Recording:
+        """A module's top level starts (it is the last of `interp.modules`)."""
+        position = self._position[node] = len(interp.modules) - 1
+        recording = _Recording(
+            node, position,
+            (len(interp.sites), len(interp.closure_log), len(interp.escaped), len(interp.construction_writes),
+             len(interp.loose_writes), len(interp._memo), len(interp._opaque)),
+            (set(interp.executed), set(interp.known_calls), set(interp.poisoned), set(interp.repeated_refs)),
+            (interp._steps, interp.dropped_raises, interp.construction_sites, len(interp.failed_modules)),
+            brain.record_requests())
+        self._recordings.append(recording)
+        return recording
+
+    def read(self, node: nodes.Module, module: o.ModuleObj) -> None:
+        """A top level being recorded reads a module loaded before it."""
+        for recording in self._recordings:
+            if self._position.get(node, -1) < recording.position:
+                recording.deps[node] = module
+
+    def abandon(self, recording: _Recording) -> None:
+        self._recordings.remove(recording)
+        brain.stop_recording(recording.requested)
+
+    def end(self, interp: Interpreter, recording: _Recording) -> None:
+        """The top level ran to its end: keep what it did, if it may be kept."""
+        self.abandon(recording)
+        sites, closures, escaped, writes, loose, memo, opaque = recording.lengths
+        executed, known, poisoned, repeated = recording.before
+        steps, dropped, construction_sites, failed = recording.counts
+        loaded = tuple(list(interp.modules.items())[recording.position:])
+        deps = tuple(recording.deps.items())
+        made_writes = interp.construction_writes[writes:]
+        if not interp.world_clean or len(interp.loose_writes) != loose or len(interp.failed_modules) != failed \
+                or any(node in interp.from_text for node, _ in loaded + deps) \
+                or not all(_current(node) for node, _ in loaded) \
+                or (made_writes and not _own(made_writes, loaded, deps)):
+            return
+        self._accounted.append((writes, len(interp.construction_writes)))
+        self.made[recording.node.name] = ModuleRun(
+            recording.node, loaded, deps, interp.sites[sites:], interp.closure_log[closures:],
+            interp.escaped[escaped:], made_writes, interp.executed - executed, interp.known_calls - known,
+            interp.poisoned - poisoned, interp.repeated_refs - repeated, list(interp._memo.items())[memo:],
+            list(interp._opaque.items())[opaque:], interp._steps - steps, interp.dropped_raises - dropped,
+            interp.construction_sites - construction_sites, recording.requested)
+
+    # -- after the trace ---------------------------------------------------------------------
+
+    def shared(self) -> list[o.ModuleObj]:
+        """The modules of the runs used and made: what the trace may not have written to."""
+        return [module for run in (*self.used, *self.made.values()) for _, module in run.loaded]
+
+    def other_writes(self, interp: Interpreter) -> list[Any]:
+        """The writes of top levels run in this trace that are not these runs' own."""
+        writes = interp.construction_writes
+        inside = [False] * len(writes)
+        for start, end in self._accounted:
+            inside[start:end] = [True] * (end - start)
+        return [write for write, accounted in zip(writes, inside) if not accounted]
+
+    def runs(self) -> dict[str, ModuleRun]:
+        return {**self._kept, **self.made}
+
+
+def _current(node: nodes.Module) -> bool:
+    """Is this tree the one an import of its name gives now (a file astroid read again, or the
+    analysed file's text standing in for its copy on disk, is another tree)?"""
+    library = getattr(node, "pallas_library", None)
+    if library is not None:
+        return _library_module(library) is node
+    return AstroidManager().astroid_cache.get(node.name) is node
+
+
+def _own(writes: list[Any], loaded: tuple[tuple[nodes.Module, o.ModuleObj], ...],
+         deps: tuple[tuple[nodes.Module, o.ModuleObj], ...]) -> bool:
+    """Did the top levels write only to what they made: nothing the modules loaded before
+    them that they read reach, other than through their modules (a package holds its
+    submodules)? (What they made and dropped, an instance whose `__post_init__` set its
+    fields, is theirs too.)"""
+    theirs = {id(item) for _, module in loaded for item in (module, module.env)}
+    outside = _reachable([module.env for _, module in deps], theirs)
+    return not any(id(write) in outside for write in writes)
+
+
+class KeptModules:
+    """The module runs kept in this process; a trace takes them all, and gives back those
+    it left unwritten (`Trace`)."""
+
+    def __init__(self) -> None:
+        self._runs: dict[str, ModuleRun] = {}
+        self._lock = threading.Lock()
+
+    def take(self) -> dict[str, ModuleRun]:
+        with self._lock:
+            runs, self._runs = self._runs, {}
+            return runs
+
+    def give_back(self, runs: dict[str, ModuleRun]) -> None:
+        with self._lock:
+            self._runs = runs
+
+    def clear(self) -> None:
+        with self._lock:
+            self._runs = {}
+
+
+KEPT_MODULES = KeptModules()

@@ -1,0 +1,97 @@
+"""Other modules' top levels kept from one trace to the next (`trace.world`): the next trace
+takes them as the last one left them, with the same report, sites, functions run, steps and
+files read as making them again; a module whose top level wrote to another's state, or a
+trace that wrote to what they made, keeps none of that for the next trace."""
+
+import textwrap
+
+import pytest
+
+from pallas_lsp.analysis import analyze_file, context
+from pallas_lsp.analysis.trace import Trace, reuse, world
+from test_trace_imported import KERNEL, _report, _state
+
+
+@pytest.fixture
+def traces(monkeypatch):
+    made = []
+
+    class Recorded(Trace):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            made.append(self)
+
+    monkeypatch.setattr(context, "Trace", Recorded)
+    reuse.KEPT_RUNS.clear()
+    world.KEPT_MODULES.clear()
+    yield made
+    reuse.KEPT_RUNS.clear()
+    world.KEPT_MODULES.clear()
+
+
+PACKAGE = {
+    "pkg/__init__.py": "from pkg import a\nfrom pkg import b\n",
+    "pkg/a.py": """
+        import jax
+
+        REGISTRY = {}
+        REGISTRY["rows"] = 128  # (a write to what this top level made)
+
+
+        @jax.named_scope("outer")
+        def outer(x):
+          return [x]
+    """,
+    "pkg/b.py": "from pkg.a import REGISTRY\n\nROWS = REGISTRY['rows']\n",
+}
+
+
+def _analyses(tmp_path, files, count=2):
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(textwrap.dedent(text))
+    results = [analyze_file(str(tmp_path / "kernel.py")) for _ in range(count)]
+    assert all(result.error is None for result in results)
+    return results
+
+
+def _world(trace):
+    return [(node, module) for node, module in trace.interp.modules.items() if node is not trace.module]
+
+
+def _names(runs):
+    return sorted(run.node.name for run in runs)
+
+
+def test_the_modules_a_file_imports_are_taken_as_the_last_trace_left_them(tmp_path, traces):
+    kernel = textwrap.dedent(KERNEL).replace("import lib", "import pkg") + "\n\ndef uses():\n  return pkg.b.ROWS\n"
+    first, second = _analyses(tmp_path, {**PACKAGE, "kernel.py": kernel})
+    assert _names(traces[0].interp.world.made.values()) == ["pkg", "pkg.a", "pkg.b"]
+    assert _names(traces[1].interp.world.used) == ["pkg"] and not traces[1].interp.world.made
+    assert _report(first) == _report(second) and first.dependencies == second.dependencies
+    assert _state(traces[0]) == _state(traces[1])
+    assert _world(traces[1]) == _world(traces[0])  # the same objects, in load order
+    assert traces[1].replayed == 1  # `outer`'s run, kept on that world
+
+
+def test_a_top_level_writing_to_a_module_loaded_before_is_made_every_time(tmp_path, traces):
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/registry.py": "ITEMS = []\n",
+        "pkg/plugin.py": "from pkg import registry\n\nregistry.ITEMS.append(128)\n",
+        "kernel.py": textwrap.dedent(KERNEL).replace("import lib", "from pkg import registry, plugin"),
+    }
+    first, second = _analyses(tmp_path, files)
+    # plugin's run is not kept; registry's holds plugin's write: nothing goes back
+    assert "pkg.plugin" not in traces[0].interp.world.made
+    assert not traces[1].interp.world.used
+    assert _report(first) == _report(second) and _state(traces[0]) == _state(traces[1])
+
+
+def test_a_trace_that_writes_to_a_kept_module_keeps_nothing(tmp_path, traces):
+    kernel = textwrap.dedent(KERNEL).replace("import lib", "import pkg") + (
+        "\n\ndef writes():\n  pkg.a.REGISTRY['rows'] = 64\n  return pkg.b.ROWS\n")
+    first, second, third = _analyses(tmp_path, {**PACKAGE, "kernel.py": kernel}, count=3)
+    assert not traces[1].interp.world.used and not traces[2].interp.world.used
+    assert _report(first) == _report(second) == _report(third)
+    assert _state(traces[0]) == _state(traces[1]) == _state(traces[2])
