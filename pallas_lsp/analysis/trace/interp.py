@@ -254,11 +254,14 @@ class Interpreter:
 
     # -- modules ---------------------------------------------------------------------------
 
-    def module(self, node: nodes.Module) -> o.ModuleObj:
+    def module(self, node: nodes.Module, read: bool = True) -> o.ModuleObj:
+        """The module, its top level run once per trace (or taken as a kept run left it,
+        `world`); `read=False`: only run (a package before its submodules), not read by the
+        module whose top level runs now."""
         found = self.modules.get(node)
         world = self.world
         if found is not None:
-            if world is not None:
+            if world is not None and read:
                 world.read(node, found)
             return found
         other = node is not self.root
@@ -276,7 +279,7 @@ class Interpreter:
         try:
             self._top_level(node, frame, other)
         except BaseException:
-            world.abandon(recording)
+            world.abandon(self, recording)
             raise
         world.end(self, recording)
         return found

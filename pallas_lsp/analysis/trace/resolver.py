@@ -29,7 +29,7 @@ class _Project(Protocol):
 class _Interpreter(Protocol):
     failed_modules: set[nodes.Module]
 
-    def module(self, node: nodes.Module) -> o.ModuleObj: ...
+    def module(self, node: nodes.Module, read: bool = True) -> o.ModuleObj: ...
 
     def read_names_of(self, module: o.ModuleObj) -> None: ...
 
@@ -137,7 +137,7 @@ class Resolver:
         for cut in range(1, len(parts)):
             tree = self._import(node, ".".join(parts[:cut]))
             if tree is not None and tree.package:
-                interp.module(tree)
+                interp.module(tree, read=False)
 
     def _is_project(self, node: nodes.NodeNG, name: str) -> bool:
         if isinstance(node, nodes.ImportFrom) and node.level:

@@ -137,10 +137,12 @@ class World:
             node, position,
             (len(interp.sites), len(interp.closure_log), len(interp.escaped), len(interp.construction_writes),
              len(interp.loose_writes), len(interp._memo), len(interp._opaque)),
-            (set(interp.executed), set(interp.known_calls), set(interp.poisoned), set(interp.repeated_refs)),
+            (interp.executed, interp.known_calls, set(interp.poisoned), set(interp.repeated_refs)),
             (interp._steps, interp.dropped_raises, interp.construction_sites, len(interp.failed_modules)),
             brain.record_requests())
         self._recordings.append(recording)
+        # (the functions its top level runs, on their own: merged back into the trace's at the end)
+        interp.executed, interp.known_calls = set(), set()
         return recording
 
     def read(self, node: nodes.Module, module: o.ModuleObj) -> None:
@@ -149,15 +151,23 @@ class World:
             if self._position.get(node, -1) < recording.position:
                 recording.deps[node] = module
 
-    def abandon(self, recording: _Recording) -> None:
+    def abandon(self, interp: Interpreter, recording: _Recording) -> tuple[set[nodes.NodeNG], set[nodes.NodeNG]]:
+        """The recording stops (the top level ended, or raised past itself): the functions it
+        ran go back into the trace's sets, and are returned."""
         self._recordings.remove(recording)
         brain.stop_recording(recording.requested)
+        executed, known = recording.before[:2]
+        mine = interp.executed, interp.known_calls
+        executed |= mine[0]
+        known |= mine[1]
+        interp.executed, interp.known_calls = executed, known
+        return mine
 
     def end(self, interp: Interpreter, recording: _Recording) -> None:
         """The top level ran to its end: keep what it did, if it may be kept."""
-        self.abandon(recording)
+        executed, known = self.abandon(interp, recording)
         sites, closures, escaped, writes, loose, memo, opaque = recording.lengths
-        executed, known, poisoned, repeated = recording.before
+        poisoned, repeated = recording.before[2:]
         steps, dropped, construction_sites, failed = recording.counts
         loaded = tuple(list(interp.modules.items())[recording.position:])
         deps = tuple(recording.deps.items())
@@ -170,7 +180,7 @@ class World:
         self._accounted.append((writes, len(interp.construction_writes)))
         self.made[recording.node.name] = ModuleRun(
             recording.node, loaded, deps, interp.sites[sites:], interp.closure_log[closures:],
-            interp.escaped[escaped:], made_writes, interp.executed - executed, interp.known_calls - known,
+            interp.escaped[escaped:], made_writes, executed, known,
             interp.poisoned - poisoned, interp.repeated_refs - repeated, list(interp._memo.items())[memo:],
             list(interp._opaque.items())[opaque:], interp._steps - steps, interp.dropped_raises - dropped,
             interp.construction_sites - construction_sites, recording.requested)
