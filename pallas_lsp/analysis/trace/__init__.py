@@ -86,6 +86,7 @@ class Trace:
         flow = self.flow
         # the bookkeeping of kept runs (`reuse.EscapedRun`), for this attempt at the trace
         self._made: dict[tuple[tuple[nodes.Module, ...], nodes.NodeNG], reuse.EscapedRun] = {}
+        self._world_of: tuple[int, tuple[nodes.Module, ...]] = (-1, ())
         self._slots: dict[int, tuple[objects.Closure, reuse.Slot]] = {}  # closures kept runs let escape
         self._kept_made: set[int] = set()  # closures kept runs made (their replays make them too)
         self._kept_executed: set[nodes.NodeNG] = set()  # functions kept runs ran (... and replays)
@@ -254,7 +255,12 @@ class Trace:
     # -- runs of imported modules' functions, kept across analyses (`reuse.EscapedRun`) ----
 
     def _world(self) -> tuple[nodes.Module, ...]:
-        return tuple(node for node in self.interp.modules if node is not self.module)
+        """The modules loaded, but the analysed one, in load order (made again when their
+        number changes: modules are only ever added)."""
+        modules = self.interp.modules
+        if self._world_of[0] != len(modules):
+            self._world_of = (len(modules), tuple(node for node in modules if node is not self.module))
+        return self._world_of[1]
 
     def _pristine(self) -> bool:
         """Is the state the other modules' top levels made still only theirs: no write

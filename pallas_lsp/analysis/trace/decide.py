@@ -177,7 +177,17 @@ def tmem_allocs(union: o.Union, under: Guard) -> list[o.Alloc]:
 
 def reported_at(site: Site, root: nodes.Module) -> nodes.NodeNG | None:
     """Where JAX's traceback last points into the analysed file: the call itself, or the
-    innermost call of the file on the way to it (a helper in another module)."""
+    innermost call of the file on the way to it (a helper in another module). (Asked of every
+    site by every rule: the answer is kept on the site, for the analysed module it is about.)"""
+    known: tuple[nodes.Module, nodes.NodeNG | None] | None = site.__dict__.get("_reported")
+    if known is not None and known[0] is root:
+        return known[1]
+    found = _reported_at(site, root)
+    site.__dict__["_reported"] = (root, found)
+    return found
+
+
+def _reported_at(site: Site, root: nodes.Module) -> nodes.NodeNG | None:
     if site.node.root() is root:
         return site.node
     for node in reversed(site.chain):
