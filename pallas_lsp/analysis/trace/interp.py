@@ -2022,7 +2022,10 @@ class Interpreter:
                         self._free_values(func, closure.env))
         generator = not isinstance(func, nodes.Lambda) and self._is_generator(func)
         if key is not None and key in self._memo:
-            result, self.raised, dropped = self._memo[key]
+            answer = self._memo[key]
+            if self.world is not None:
+                self.world.memo_read(key, answer)
+            result, self.raised, dropped = answer
             self.dropped_raises += dropped
             return self._generator_of(result) if generator else result
         self.executed.add(func)

@@ -60,6 +60,9 @@ class ModuleRun:
     dropped: int
     construction_sites: int
     requested: set[str]  # the modules astroid was asked for (what the analysis read)
+    # the call memo's answers it found made before it (made again without them, or with
+    # answers it made itself already there, it would take other steps)
+    memo_reads: list[tuple[Any, Any]]
 
 
 @dataclass(eq=False)
@@ -71,6 +74,7 @@ class _Recording:
     counts: tuple[int, ...]
     requested: set[str]
     deps: dict[nodes.Module, o.ModuleObj] = field(default_factory=dict)
+    memo_reads: dict[Any, Any] = field(default_factory=dict)
 
 
 class World:
@@ -123,6 +127,9 @@ class World:
     def _usable(self, interp: Interpreter, run: ModuleRun) -> bool:
         if interp._steps + run.steps > interp.entry_limit:
             return False  # (made again, the budget would cut it short)
+        memo = interp._memo
+        if any(key in memo for key, _ in run.memo) or any(memo.get(key) is not answer for key, answer in run.memo_reads):
+            return False
         for loaded, _ in run.loaded:
             if loaded in interp.modules or loaded in interp.from_text or not _current(loaded):
                 return False
@@ -144,6 +151,11 @@ class World:
         # (the functions its top level runs, on their own: merged back into the trace's at the end)
         interp.executed, interp.known_calls = set(), set()
         return recording
+
+    def memo_read(self, key: Any, answer: Any) -> None:
+        """A top level being recorded found a call's answer in the call memo."""
+        for recording in self._recordings:
+            recording.memo_reads.setdefault(key, answer)
 
     def read(self, node: nodes.Module, module: o.ModuleObj) -> None:
         """A top level being recorded reads a module loaded before it."""
@@ -178,12 +190,15 @@ class World:
                 or (made_writes and not _own(made_writes, loaded, deps)):
             return
         self._accounted.append((writes, len(interp.construction_writes)))
+        answers = list(interp._memo.items())[memo:]
+        made = {key for key, _ in answers}
         self.made[recording.node.name] = ModuleRun(
             recording.node, loaded, deps, interp.sites[sites:], interp.closure_log[closures:],
             interp.escaped[escaped:], made_writes, executed, known,
-            interp.poisoned - poisoned, interp.repeated_refs - repeated, list(interp._memo.items())[memo:],
+            interp.poisoned - poisoned, interp.repeated_refs - repeated, answers,
             list(interp._opaque.items())[opaque:], interp._steps - steps, interp.dropped_raises - dropped,
-            interp.construction_sites - construction_sites, recording.requested)
+            interp.construction_sites - construction_sites, recording.requested,
+            [(key, answer) for key, answer in recording.memo_reads.items() if key not in made])
 
     # -- after the trace ---------------------------------------------------------------------
 
