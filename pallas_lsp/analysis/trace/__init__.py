@@ -43,7 +43,7 @@ class Trace:
         self._replaying = True  # the runs of imported modules' functions kept by other traces
         # ... and other modules' top levels (`world`); an attempt made again may have written
         # to them, so it makes its own
-        self._kept_modules: dict[str, world.ModuleRun] | None = world.KEPT_MODULES.take()
+        self._kept_modules: world.Kept | None = world.KEPT_MODULES.take()
         self.interp = self._interpreter()
         try:
             while True:  # at most three attempts: each exception below comes once
@@ -76,7 +76,7 @@ class Trace:
         assert kept is not None
         writes = interp.loose_writes + kept.other_writes(interp)
         if interp.world_clean and writes:
-            shared = reuse._reachable([module.env for module in kept.shared()])
+            shared = kept.reachable(kept.shared())
             if any(id(write) in shared for write in writes):
                 return
         if interp.world_clean:
@@ -273,8 +273,9 @@ class Trace:
         if size != self._world_size:
             if not loose:
                 return True
-            self._world_ids = reuse._reachable(
-                (module.env for node, module in interp.modules.items() if node not in interp.from_text),
+            assert interp.world is not None
+            self._world_ids = interp.world.reachable(
+                (module for node, module in interp.modules.items() if node not in interp.from_text),
                 self._from_text())
             self._world_size = size
             self._checked = 0
@@ -307,7 +308,8 @@ class Trace:
         writes = interp.construction_writes[start:]
         if not writes:
             return True
-        ids = reuse._reachable(interp.modules[node].env for node in world)
+        assert interp.world is not None
+        ids = interp.world.reachable(interp.modules[node] for node in world)
         return not any(id(write) in ids for write in writes)
 
     def _top_level_function(self, closure: objects.Closure) -> bool:

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field, fields, is_dataclass
+from collections.abc import Container
 from typing import TYPE_CHECKING, Any, Iterable
 
 from astroid import nodes
@@ -125,11 +126,13 @@ class Units:
         """The bookkeeping for the same trace started over without replaying anything."""
         return Units(self._memo, self._path, self._lines, None, self._generation)
 
-    def _shared(self) -> set[int]:
+    def _shared(self, trace: Trace) -> set[int]:
         """The ids of every object the module states reach after the top level (found when
         a unit first writes to something: most never do)."""
         if self._shared_ids is None:
-            self._shared_ids = _reachable(module.env for module in self._modules)
+            world = trace.interp.world
+            self._shared_ids = world.reachable(self._modules) if world is not None else _reachable(
+                module.env for module in self._modules)
         return self._shared_ids
 
     def _code(self, node: nodes.NodeNG, module: nodes.Module) -> Any:
@@ -216,7 +219,7 @@ class Units:
         known |= mine_known
         interp.executed, interp.known_calls = executed, known
         self.ran += key is not None
-        shared = self._shared() if writes or poisoned else set()
+        shared = self._shared(trace) if writes or poisoned else set()
         if key is None:  # a closure run after the entry points: its environment may be a kept unit's
             if writes:
                 before = _reachable([env] if env is not None else [], shared) | shared
@@ -391,7 +394,7 @@ def _nodes_in(value: Any, found: dict[int, nodes.NodeNG], seen: set[int], depth:
 
 # -- what the top level made ----------------------------------------------------------------
 
-def _reachable(frames: Iterable[Any], known: set[int] | frozenset[int] = frozenset()) -> set[int]:
+def _reachable(frames: Iterable[Any], known: Container[int] = frozenset()) -> set[int]:
     """The ids of every object the frames (or other objects: a closure) reach (frames,
     classes, closures' defaults and cases, instances, namespaces, containers), except
     through those in `known`."""

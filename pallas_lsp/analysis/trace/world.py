@@ -26,7 +26,8 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from collections.abc import Container, Iterable
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from astroid import nodes
 from astroid.manager import AstroidManager
@@ -77,11 +78,15 @@ class _Recording:
     memo_reads: dict[Any, Any] = field(default_factory=dict)
 
 
+Kept: TypeAlias = "tuple[dict[str, ModuleRun], dict[frozenset[int], set[int]]]"
+
+
 class World:
     """One trace's kept module runs: those it may use, and those it makes."""
 
-    def __init__(self, kept: dict[str, ModuleRun] | None) -> None:
-        self._kept = kept or {}
+    def __init__(self, kept: Kept | None) -> None:
+        self._kept, self._reach = kept or ({}, {})
+        self._taken: set[int] = set()  # the modules of the runs used (what `reachable` keeps)
         self.made: dict[str, ModuleRun] = {}
         self.used: list[ModuleRun] = []
         self._recordings: list[_Recording] = []
@@ -122,6 +127,7 @@ class World:
             recording.deps.update((dep, module) for dep, module in run.deps
                                   if self._position.get(dep, -1) < recording.position)
         self.used.append(run)
+        self._taken.update(id(module) for _, module in run.loaded)
         return run.loaded[0][1]
 
     def _usable(self, interp: Interpreter, run: ModuleRun) -> bool:
@@ -214,8 +220,36 @@ class World:
             inside[start:end] = [True] * (end - start)
         return [write for write, accounted in zip(writes, inside) if not accounted]
 
-    def runs(self) -> dict[str, ModuleRun]:
-        return {**self._kept, **self.made}
+    def runs(self) -> Kept:
+        return {**self._kept, **self.made}, self._reach
+
+    def reachable(self, modules: Iterable[o.ModuleObj], known: Container[int] = frozenset()) -> set[int]:
+        """`reuse._reachable` of the modules' frames (not to be changed). What the modules of
+        the runs used reach is found once while they are kept: nothing writes to them then
+        (the write that would is to one of them, found before), and they reach nothing else."""
+        taken: list[o.ModuleObj] = []
+        others: list[o.ModuleObj] = []
+        for module in modules:
+            (taken if id(module) in self._taken else others).append(module)
+        key = frozenset(map(id, taken))
+        found = self._reach.get(key)
+        if found is None:
+            while len(self._reach) >= 4:
+                del self._reach[next(iter(self._reach))]
+            found = self._reach[key] = _reachable([module.env for module in taken])
+        if not others:
+            return found
+        return found | _reachable([module.env for module in others], _Either(known, found))
+
+
+class _Either:
+    """In one set or the other."""
+
+    def __init__(self, first: Container[int], second: Container[int]) -> None:
+        self._first, self._second = first, second
+
+    def __contains__(self, item: object) -> bool:
+        return item in self._first or item in self._second
 
 
 def _current(node: nodes.Module) -> bool:
@@ -243,21 +277,21 @@ class KeptModules:
     it left unwritten (`Trace`)."""
 
     def __init__(self) -> None:
-        self._runs: dict[str, ModuleRun] = {}
+        self._runs: Kept = ({}, {})
         self._lock = threading.Lock()
 
-    def take(self) -> dict[str, ModuleRun]:
+    def take(self) -> Kept:
         with self._lock:
-            runs, self._runs = self._runs, {}
+            runs, self._runs = self._runs, ({}, {})
             return runs
 
-    def give_back(self, runs: dict[str, ModuleRun]) -> None:
+    def give_back(self, runs: Kept) -> None:
         with self._lock:
             self._runs = runs
 
     def clear(self) -> None:
         with self._lock:
-            self._runs = {}
+            self._runs = ({}, {})
 
 
 KEPT_MODULES = KeptModules()
