@@ -56,6 +56,19 @@ def test_unresolvable_values_stay_silent():
     assert analyze_source(source, "x.py").findings == []
 
 
+def test_a_lambda_whose_body_always_raises_ends_the_path():
+    # (tokamax's `benchmarking.py` hands such a lambda to `defvjp`: it was an internal error)
+    source = "import jax\n" + HEADER + (
+        "def fails(x):\n    raise ValueError(x)\n"
+        "def f():\n    raises = lambda x: fails(x)\n    raises(1)\n"
+        "    acc = plgpu.TMEM((128, 256), None)\n"
+        "    plgpu.tcgen05_mma(acc, acc, acc, collective_axis='x')\n"
+        "HANDED_ON = jax.custom_vjp(lambda x: fails(x))\n"
+    )
+    result = analyze_source(source, "x.py")
+    assert result.error is None and result.findings == []  # (the MMA after the call never runs)
+
+
 BUGGY = (ROOT / "examples" / "collective_matmul.py").read_text()
 
 

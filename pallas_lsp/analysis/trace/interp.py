@@ -2043,7 +2043,10 @@ class Interpreter:
         raised = False
         try:
             if isinstance(func, nodes.Lambda):
-                result = self.ev(func.body, frame)
+                try:
+                    result = self.ev(func.body, frame)
+                except _Signal:  # its body raises on every path: so does the call
+                    result, raised = UNKNOWN, True
             else:
                 try:
                     self.block(func.body, frame)
