@@ -95,3 +95,18 @@ def test_a_trace_that_writes_to_a_kept_module_keeps_nothing(tmp_path, traces):
     assert not traces[1].interp.world.used and not traces[2].interp.world.used
     assert _report(first) == _report(second) == _report(third)
     assert _state(traces[0]) == _state(traces[1]) == _state(traces[2])
+
+
+def test_a_run_kept_in_one_files_trace_is_replayed_in_anothers(tmp_path, traces):
+    # both files import pkg: `outer`'s run, kept by kernel.py's trace, is replayed in
+    # other.py's, whose world is not kernel.py's (it imports one more module), because
+    # `outer` is the same closure of the same kept module
+    kernel = textwrap.dedent(KERNEL).replace("import lib", "import pkg")
+    other = kernel.replace("import pkg", "import pkg\nimport helper") + "\n\nROWS = helper.ROWS\n"
+    _analyses(tmp_path, {**PACKAGE, "helper.py": "ROWS = 128\n", "kernel.py": kernel, "other.py": other}, count=1)
+    other = analyze_file(str(tmp_path / "other.py"))
+    assert traces[1].replayed == 1 and _names(traces[1].interp.world.used) == ["pkg"]
+    reuse.KEPT_RUNS.clear()
+    world.KEPT_MODULES.clear()
+    assert _report(analyze_file(str(tmp_path / "other.py"))) == _report(other)
+    assert traces[2].replayed == 0 and _state(traces[2]) == _state(traces[1])

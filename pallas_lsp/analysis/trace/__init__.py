@@ -86,6 +86,7 @@ class Trace:
         flow = self.flow
         # the bookkeeping of kept runs (`reuse.EscapedRun`), for this attempt at the trace
         self._made: dict[tuple[tuple[nodes.Module, ...], nodes.NodeNG], reuse.EscapedRun] = {}
+        self._made_closures: dict[int, objects.Closure] = {}  # ... by id: the closure each was made for
         self._world_of: tuple[int, tuple[nodes.Module, ...]] = (-1, ())
         self._slots: dict[int, tuple[objects.Closure, reuse.Slot]] = {}  # closures kept runs let escape
         self._kept_made: set[int] = set()  # closures kept runs made (their replays make them too)
@@ -173,6 +174,7 @@ class Trace:
         whole = {key: run for key, run in self._made.items() if reuse.whole(run, self._kept_executed)}
         if whole:
             reuse.KEPT_RUNS.keep(whole)
+            self._keep_shared(list(whole.values()))
         reuse.KEPT_RUNS.replayed = self.replayed
 
     def _entry_unit(self, func: nodes.FunctionDef, owner: nodes.ClassDef | None, module: objects.ModuleObj,
@@ -350,6 +352,10 @@ class Trace:
             return None
         world = self._world()
         if slot is None and self._replaying:
+            run = reuse.KEPT_RUNS.shared_run(closure)
+            if run is not None and self._fits(run):
+                self._apply(run, shared=True)
+                return True
             run = reuse.KEPT_RUNS.get(world, closure.node)
             if run is not None and self._fits(run):
                 self._apply(run)
@@ -358,7 +364,8 @@ class Trace:
         self._mark()
         mark = (world, slot[1] if slot is not None else None, len(interp.sites), len(interp.escaped),
                 len(interp.closure_log), interp._steps, self.exhausted, len(interp.loose_writes),
-                (interp.construction_sites, interp.text_reads), interp.executed, interp.known_calls)
+                (interp.construction_sites, interp.text_reads), interp.executed, interp.known_calls,
+                interp.imports_run)
         interp.executed, interp.known_calls = set(), set()
         return mark
 
@@ -367,7 +374,7 @@ class Trace:
         `EscapedRun` holds."""
         interp = self.interp
         (world, slot, sites, escaped, made, steps, exhausted, loose, constructions, executed,
-         known) = mark
+         known, imports) = mark
         mine, mine_known = interp.executed, interp.known_calls
         executed |= mine
         known |= mine_known
@@ -376,8 +383,10 @@ class Trace:
                             mine, mine_known)
         if run is None:
             return
+        run.imports = interp.imports_run != imports
         if slot is None:
             self._made[(world, closure.node)] = run
+            self._made_closures[id(run)] = closure
         else:
             slot.run = run
 
@@ -425,7 +434,17 @@ class Trace:
         self._kept_executed |= mine
         return reuse.EscapedRun(world, recorded, mine, mine_known, interp._steps - steps, loaded, children)
 
-    def _apply(self, run: reuse.EscapedRun) -> None:
+    def _keep_shared(self, runs: list[reuse.EscapedRun]) -> None:
+        """The runs of closures of modules kept for the next trace (`world`) are kept by
+        closure too: a trace of another file that takes the same module replays them, when
+        they need nothing else of this trace (`reuse.on_its_own`)."""
+        assert self.interp.world is not None
+        envs = self.interp.world.shared_envs()
+        reuse.KEPT_RUNS.keep_shared([
+            (closure, run) for run in runs if (closure := self._made_closures.get(id(run))) is not None
+            and id(closure.env) in envs and reuse.on_its_own(run)])
+
+    def _apply(self, run: reuse.EscapedRun, shared: bool = False) -> None:
         """Replay a kept run where it would have been made."""
         interp = self.interp
         self._mark()
@@ -443,15 +462,16 @@ class Trace:
             if isinstance(child, reuse.Twin):
                 interp.escaped.append(self._twin(child.node))
             else:
-                interp.escaped.append(replays.setdefault(id(child), reuse.Replay(child.node, child)))
+                interp.escaped.append(replays.setdefault(id(child), reuse.Replay(child.node, child, shared)))
         self.replayed += 1
 
     def _replay(self, replay: reuse.Replay) -> None:
         """A closure a replayed run let escape: replay its kept run, or start over."""
         run = replay.slot.run
-        if run is None or not self._pristine() or run.world != self._world() or not self._fits(run):
+        if run is None or not self._pristine() or (run.world != self._world() and not replay.shared) \
+                or not self._fits(run):
             raise reuse.Restart()
-        self._apply(run)
+        self._apply(run, replay.shared)
 
     def _entry(self, func: nodes.FunctionDef, owner: nodes.ClassDef | None, module: objects.ModuleObj,
                free: bool, bound: dict[str, Any]) -> None:

@@ -235,6 +235,7 @@ class Interpreter:
         self.top_levels: list[nodes.Module] = []  # the modules whose top levels run now, innermost last
         self.construction_sites = 0  # ... which recorded sites (none usually do)
         self.world: World | None = None  # other modules' top levels kept across traces (`world`)
+        self.imports_run = 0  # import statements run outside any top level
 
     # -- budget ----------------------------------------------------------------------------
 
@@ -420,6 +421,7 @@ class Interpreter:
         elif isinstance(node, (nodes.Import, nodes.ImportFrom)):
             if self.writes is not None:
                 self.writes.append(WRITES_IMPORTED)
+            self.imports_run += not self.constructing
             try:
                 bound = list(self.resolver.imported(self, node))
             except o.ImportFails:

@@ -458,6 +458,7 @@ def _reachable(frames: Iterable[Any], known: Container[int] = frozenset()) -> se
 # end. A replay that would need a run that was not kept starts the trace over without replays
 # (`Restart`).
 
+MAX_SHARED_RUNS = 4096  # runs kept by their closure
 MAX_WORLDS = 64  # worlds whose runs are kept (each keeps objects of the traces that made them: a
 # 6,215-line module's runs, four worlds as its functions load our stubs, keep 170 KB)
 
@@ -471,6 +472,7 @@ class EscapedRun:
     steps: int
     loaded: tuple[nodes.Module, ...]  # the modules it loaded, in order
     children: list[Slot | Twin]  # what it let escape, in order
+    imports: bool = False  # it ran an import statement (what a name gives may be another module)
 
 
 @dataclass(eq=False)
@@ -487,6 +489,19 @@ class Twin:
     of it escapes on replay)."""
 
     node: nodes.NodeNG
+
+
+def on_its_own(run: EscapedRun, seen: set[int] | None = None) -> bool:
+    """Can the run be replayed in any trace that meets its closure: every closure it let
+    escape has its kept run too (not one that another kept run of its trace happened to run
+    first), and no run of them ran an import statement (what a name gives there may be the
+    file analysed there)?"""
+    seen = set() if seen is None else seen
+    if id(run) in seen:
+        return True
+    seen.add(id(run))
+    return not run.imports and all(isinstance(child, Twin) or (child.run is not None and on_its_own(child.run, seen))
+                                   for child in run.children)
 
 
 def whole(run: EscapedRun, executed: set[nodes.NodeNG], seen: set[int] | None = None) -> bool:
@@ -508,6 +523,7 @@ class Replay:
 
     node: nodes.NodeNG
     slot: Slot
+    shared: bool = False  # made by a run replayed for its closure (`KeptRuns.shared_run`)
 
 
 class Restart(Exception):
@@ -520,6 +536,10 @@ class KeptRuns:
 
     def __init__(self, max_worlds: int = MAX_WORLDS) -> None:
         self._worlds: dict[tuple[nodes.Module, ...], dict[nodes.NodeNG, EscapedRun]] = {}
+        # ... and by the closure itself, one of a module kept from trace to trace (`world`): the
+        # same object in a trace of another file, its run is the same there (what it reaches is
+        # the same objects, while nothing wrote to them), whatever else that trace loaded
+        self._shared: dict[int, tuple[o.Closure, EscapedRun]] = {}
         self._lock = threading.Lock()
         self._max_worlds = max_worlds
         self.replayed = 0  # runs the last trace replayed (for tests and benchmarks)
@@ -541,6 +561,19 @@ class KeptRuns:
                 self._worlds[world] = runs  # the most recently used last
                 runs[node] = run
 
+    def shared_run(self, closure: o.Closure) -> EscapedRun | None:
+        with self._lock:
+            found = self._shared.get(id(closure))
+            return found[1] if found is not None and found[0] is closure else None
+
+    def keep_shared(self, runs: list[tuple[o.Closure, EscapedRun]]) -> None:
+        with self._lock:
+            for closure, run in runs:
+                self._shared.pop(id(closure), None)
+                while len(self._shared) >= MAX_SHARED_RUNS:
+                    del self._shared[next(iter(self._shared))]
+                self._shared[id(closure)] = (closure, run)
+
     def drop(self, world: tuple[nodes.Module, ...], node: nodes.NodeNG) -> None:
         with self._lock:
             runs = self._worlds.get(world)
@@ -550,6 +583,7 @@ class KeptRuns:
     def clear(self) -> None:
         with self._lock:
             self._worlds.clear()
+            self._shared.clear()
 
 
 KEPT_RUNS = KeptRuns()

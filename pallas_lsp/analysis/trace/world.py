@@ -220,6 +220,10 @@ class World:
             inside[start:end] = [True] * (end - start)
         return [write for write, accounted in zip(writes, inside) if not accounted]
 
+    def shared_envs(self) -> set[int]:
+        """The frames of the modules of the runs used and made (kept for the next trace)."""
+        return {id(module.env) for run in (*self.used, *self.made.values()) for _, module in run.loaded}
+
     def runs(self) -> Kept:
         return {**self._kept, **self.made}, self._reach
 
