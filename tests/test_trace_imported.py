@@ -10,30 +10,13 @@ import importlib.util
 import textwrap
 from pathlib import Path
 
-import pytest
 from astroid import nodes
 
 from conftest import ROOT
-from pallas_lsp.analysis import analyze_file, analyze_source, context
-from pallas_lsp.analysis.trace import Trace, reuse
+from pallas_lsp.analysis import analyze_file, analyze_source
+from pallas_lsp.analysis.trace import reuse
 
 FIXTURES = ROOT / "tests" / "fixtures"
-
-
-@pytest.fixture
-def traces(monkeypatch):
-    """Every `Trace` the analyses of the test make, in order (and no runs kept before it)."""
-    made = []
-
-    class Recorded(Trace):
-        def __init__(self, *args, **kwargs):
-            super().__init__(*args, **kwargs)
-            made.append(self)
-
-    monkeypatch.setattr(context, "Trace", Recorded)
-    reuse.KEPT_RUNS.clear()
-    yield made
-    reuse.KEPT_RUNS.clear()
 
 
 def _where(node):

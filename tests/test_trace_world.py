@@ -5,28 +5,9 @@ trace that wrote to what they made, keeps none of that for the next trace."""
 
 import textwrap
 
-import pytest
-
-from pallas_lsp.analysis import analyze_file, context
-from pallas_lsp.analysis.trace import Trace, reuse, world
+from pallas_lsp.analysis import analyze_file
+from pallas_lsp.analysis.trace import reuse, world
 from test_trace_imported import KERNEL, _report, _state
-
-
-@pytest.fixture
-def traces(monkeypatch):
-    made = []
-
-    class Recorded(Trace):
-        def __init__(self, *args, **kwargs):
-            super().__init__(*args, **kwargs)
-            made.append(self)
-
-    monkeypatch.setattr(context, "Trace", Recorded)
-    reuse.KEPT_RUNS.clear()
-    world.KEPT_MODULES.clear()
-    yield made
-    reuse.KEPT_RUNS.clear()
-    world.KEPT_MODULES.clear()
 
 
 PACKAGE = {
