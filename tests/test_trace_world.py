@@ -91,3 +91,19 @@ def test_a_run_kept_in_one_files_trace_is_replayed_in_anothers(tmp_path, traces)
     world.KEPT_MODULES.clear()
     assert _report(analyze_file(str(tmp_path / "other.py"))) == _report(other)
     assert traces[2].replayed == 0 and _state(traces[2]) == _state(traces[1])
+
+
+def test_the_runs_used_or_made_last_are_the_ones_kept(monkeypatch):
+    # (at most `MAX_MODULE_RUNS`: a long editor session over several projects keeps the recent)
+    from types import SimpleNamespace
+
+    def run(name):
+        return SimpleNamespace(node=SimpleNamespace(name=name))
+
+    a, b, c = run("a"), run("b"), run("c")
+    monkeypatch.setattr(world, "MAX_MODULE_RUNS", 2)
+    held = world.World(({"a": a, "b": b}, {}))
+    held.used.append(a)
+    held.made["c"] = c
+    runs, _ = held.runs()
+    assert list(runs) == ["a", "c"]

@@ -72,15 +72,16 @@ class Trace:
         """The module runs this trace used and made go back for the next trace, unless it
         wrote to what they made (else the next trace makes them again)."""
         interp = self.interp
-        kept = interp.world
-        assert kept is not None
-        writes = interp.loose_writes + kept.other_writes(interp)
-        if interp.world_clean and writes:
-            shared = kept.reachable(kept.shared())
+        held = interp.world
+        assert held is not None
+        if not interp.world_clean:
+            return
+        writes = interp.loose_writes + held.other_writes(interp)
+        if writes:
+            shared = held.reachable(held.shared())
             if any(id(write) in shared for write in writes):
                 return
-        if interp.world_clean:
-            world.KEPT_MODULES.give_back(kept.runs())
+        world.KEPT_MODULES.give_back(held.runs())
 
     def _interpreter(self) -> Interpreter:
         flow = self.flow

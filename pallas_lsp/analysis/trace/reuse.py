@@ -30,8 +30,8 @@ state), not the same objects.
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field, fields, is_dataclass
 from collections.abc import Container
+from dataclasses import dataclass, field, fields, is_dataclass
 from typing import TYPE_CHECKING, Any, Iterable
 
 from astroid import nodes

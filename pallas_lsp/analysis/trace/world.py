@@ -79,6 +79,7 @@ class _Recording:
 
 
 Kept: TypeAlias = "tuple[dict[str, ModuleRun], dict[frozenset[int], set[int]]]"
+MAX_MODULE_RUNS = 2048  # modules whose runs are kept (each holds the objects its top level made)
 
 
 class World:
@@ -221,11 +222,19 @@ class World:
         return [write for write, accounted in zip(writes, inside) if not accounted]
 
     def shared_envs(self) -> set[int]:
-        """The frames of the modules of the runs used and made (kept for the next trace)."""
-        return {id(module.env) for run in (*self.used, *self.made.values()) for _, module in run.loaded}
+        """The frames of `shared`."""
+        return {id(module.env) for module in self.shared()}
 
     def runs(self) -> Kept:
-        return {**self._kept, **self.made}, self._reach
+        """What goes back: the runs kept and made, those used or made most recently last
+        (at most `MAX_MODULE_RUNS`: the runs of a project analysed long ago go first)."""
+        runs = dict(self._kept)
+        for run in (*self.used, *self.made.values()):
+            runs.pop(run.node.name, None)
+            runs[run.node.name] = run
+        while len(runs) > MAX_MODULE_RUNS:
+            del runs[next(iter(runs))]
+        return runs, self._reach
 
     def reachable(self, modules: Iterable[o.ModuleObj], known: Container[int] = frozenset()) -> set[int]:
         """`reuse._reachable` of the modules' frames (not to be changed). What the modules of
