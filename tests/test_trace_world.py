@@ -107,3 +107,26 @@ def test_the_runs_used_or_made_last_are_the_ones_kept(monkeypatch):
     held.made["c"] = c
     runs, _ = held.runs()
     assert list(runs) == ["a", "c"]
+
+
+def test_a_cancelled_trace_gives_back_what_it_did_not_write_to(tmp_path, traces, monkeypatch):
+    # (an editor cancels the trace of a keystroke when the next one comes: the one after it
+    # takes the modules all the same)
+    from pallas_lsp.analysis.project import Cancelled
+    from pallas_lsp.analysis.trace import interp
+
+    kernel = textwrap.dedent(KERNEL).replace("import lib", "import pkg") + "\n\ndef uses():\n  return pkg.b.ROWS\n"
+    _analyses(tmp_path, {**PACKAGE, "kernel.py": kernel}, count=1)
+    taken, tick = world.World.take, interp.Interpreter.tick
+
+    def take_then_cancel(self, interpreter, node):
+        found = taken(self, interpreter, node)
+        monkeypatch.setattr(interp.Interpreter, "tick", lambda self: (_ for _ in ()).throw(Cancelled()))
+        return found
+
+    monkeypatch.setattr(world.World, "take", take_then_cancel)
+    assert "cancel" in (analyze_file(str(tmp_path / "kernel.py")).error or "").lower()
+    monkeypatch.setattr(world.World, "take", taken)
+    monkeypatch.setattr(interp.Interpreter, "tick", tick)
+    analyze_file(str(tmp_path / "kernel.py"))
+    assert _names(traces[-1].interp.world.used) == ["pkg"] and not traces[-1].interp.world.made

@@ -63,6 +63,7 @@ class Trace:
         except BaseException:  # cancelled, out of budget: the next trace may replay what this one had
             if units is not None:
                 units.abandon()
+            self._give_back_modules()  # (and take the modules it did not write to)
             raise
         if units is not None:
             units.store()
