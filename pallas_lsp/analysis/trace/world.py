@@ -78,7 +78,7 @@ class _Recording:
     memo_reads: dict[Any, Any] = field(default_factory=dict)
 
 
-Kept: TypeAlias = "tuple[dict[str, ModuleRun], dict[frozenset[int], set[int]]]"
+Kept: TypeAlias = "tuple[dict[str, ModuleRun], dict[frozenset[int], tuple[list[o.ModuleObj], set[int]]]]"
 MAX_MODULE_RUNS = 2048  # modules whose runs are kept (each holds the objects its top level made)
 
 
@@ -245,11 +245,12 @@ class World:
         for module in modules:
             (taken if id(module) in self._taken else others).append(module)
         key = frozenset(map(id, taken))
-        found = self._reach.get(key)
-        if found is None:
+        entry = self._reach.get(key)
+        if entry is None:  # (it holds the modules: their ids stay theirs while it is kept)
             while len(self._reach) >= 4:
                 del self._reach[next(iter(self._reach))]
-            found = self._reach[key] = _reachable([module.env for module in taken])
+            entry = self._reach[key] = (taken, _reachable([module.env for module in taken]))
+        found = entry[1]
         if not others:
             return found
         return found | _reachable([module.env for module in others], _Either(known, found))
