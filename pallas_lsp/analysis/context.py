@@ -11,7 +11,7 @@ from . import brain
 from .findings import Span
 from .project import Project
 from .source import Lines
-from .trace import Trace
+from .trace import Site, Trace, decide
 from .trace.reuse import TraceMemo
 
 
@@ -49,6 +49,7 @@ class Context:
         self._trace: Trace | None = None
         self.traces: TraceMemo | None = None  # an editor's session: entry points kept between traces
         self._state: dict[State[Any], Any] = {}
+        self._reported: dict[int, tuple[Site, nodes.NodeNG | None]] = {}  # `reported_at`, by site
 
     @property
     def trace(self) -> Trace:
@@ -58,6 +59,25 @@ class Context:
             units = self.traces.units(self.path, lines.lines) if self.traces is not None and lines is not None else None
             self._trace = Trace(self.module, self.project, self.referenced, units)
         return self._trace
+
+    def reported_at(self, site: Site) -> nodes.NodeNG | None:
+        """`decide.reported_at` in the analysed file: every rule asks it of every site, so it
+        is found once per site (held with its answer: a rule makes sites of its own, and the id
+        of one dropped is another's next)."""
+        known = self._reported.get(id(site))
+        if known is None or known[0] is not site:
+            known = self._reported[id(site)] = (site, decide.reported_at(site, self.module))
+        return known[1]
+
+    def reportable_at(self, site: Site, lowering: bool = False) -> nodes.NodeNG | None:
+        """`reported_at`, for an error JAX raises when the call runs (not `lowering`): None for
+        a site made inside a `try` body with `except` clauses, whose handler may catch it
+        (which exception a handler catches is not matched: an autotuning sweep's `except
+        ValueError: continue` around a bad configuration is valid code). For the site rules
+        and the kernel rules (PLS003-PLS019); PLS001 and PLS002 weigh every use of an
+        allocation for their fixes, a handled one too (the call still runs when nothing
+        raises), and keep `reported_at`."""
+        return None if site.handled and not lowering else self.reported_at(site)
 
     def state(self, key: State[T]) -> T:
         """The per-analysis state under `key`, made on first use (see `State`)."""

@@ -593,7 +593,7 @@ class KernelRule(Rule):
                 if not outcome:
                     continue
                 site = self.reported(run, outcome)
-                reported = decide.reportable_at(site, ctx.module, self.lowering)
+                reported = ctx.reportable_at(site, self.lowering)
                 if reported is None:
                     continue
                 key = (reported, self.same_problem(ctx, run, outcome))

@@ -152,7 +152,7 @@ class NonCollectiveOperand(Rule):
         verdicts: dict[_Key, decide.Verdicts] = defaultdict(lambda: decide.Verdicts([], []))
         uses: _Uses = {}
         for site in ctx.trace.sites("mma"):
-            reported = decide.reported_at(site, ctx.module)
+            reported = ctx.reported_at(site)
             if reported is not None:
                 self._site(ctx, site, reported, found, verdicts, uses)
         # the allocations the file's findings make collective (fixed together by --fix, e.g. the

@@ -90,7 +90,7 @@ class MixedCollectiveUnion(Rule):
     def check(self, ctx: Context) -> Iterator[Finding]:
         found: dict[nodes.Call, tuple[list[_Run], list[_Run], nodes.NodeNG]] = {}  # RefUnion -> (bad, fine, anchor)
         for site in ctx.trace.sites("union"):
-            reported = decide.reported_at(site, ctx.module)
+            reported = ctx.reported_at(site)
             if reported is None:
                 continue
             bad, decided, _ = found.setdefault(site.node, ([], [], reported))

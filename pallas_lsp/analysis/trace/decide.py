@@ -177,36 +177,13 @@ def tmem_allocs(union: o.Union, under: Guard) -> list[o.Alloc]:
 
 def reported_at(site: Site, root: nodes.Module) -> nodes.NodeNG | None:
     """Where JAX's traceback last points into the analysed file: the call itself, or the
-    innermost call of the file on the way to it (a helper in another module). (Asked of every
-    site by every rule: the answer is kept on the site, for the analysed module it is about.)"""
-    known: tuple[nodes.Module, nodes.NodeNG | None] | None = site.__dict__.get("_reported")
-    if known is not None and known[0] is root:
-        return known[1]
-    found = _reported_at(site, root)
-    site.__dict__["_reported"] = (root, found)
-    return found
-
-
-def _reported_at(site: Site, root: nodes.Module) -> nodes.NodeNG | None:
+    innermost call of the file on the way to it (a helper in another module)."""
     if site.node.root() is root:
         return site.node
     for node in reversed(site.chain):
         if isinstance(node, nodes.Call) and node.root() is root:
             return node
     return None
-
-
-def reportable_at(site: Site, root: nodes.Module, lowering: bool = False) -> nodes.NodeNG | None:
-    """`reported_at`, for an error JAX raises when the call runs (not `lowering`): None for a
-    site made inside a `try` body with `except` clauses, whose handler may catch it (which
-    exception a handler catches is not matched: an autotuning sweep's `except ValueError:
-    continue` around a bad configuration is valid code). For the site rules and the kernel
-    rules (PLS003-PLS019); PLS001 and PLS002 weigh every use of an allocation for their
-    fixes, a handled one too (the call still runs when nothing raises), and keep
-    `reported_at`."""
-    if site.handled and not lowering:
-        return None
-    return reported_at(site, root)
 
 
 def shown_at(node: nodes.NodeNG, anchor: nodes.NodeNG) -> nodes.NodeNG:
