@@ -797,6 +797,15 @@ _TEXT_ONLY_NO_API = {
         import jax.numpy as jnp
         x = jnp.zeros
     ''',
+    "the name in strings and comments of every kind": r"""
+        import jax
+        '''A docstring over lines that says jax.experimental.pallas.mosaic_gpu
+        and 'jax' with "quotes" \''' inside.'''
+        a = "jax.experimental.pallas" + 'jax' + r"\\" + "jax" + b"jax.experimental" + u'jax'
+        b = rb"jax" Rb'jax' b"x # jax.experimental.pallas" # "jax.experimental.pallas"
+        c = f"{a!r} {'}'} {b:>{len('x')}}" f'''{"q"}''' "{jax.experimental.pallas}"
+        d = jax.numpy.zeros
+    """,
     "parenthesized names over lines": """
         from jax._src.pallas.mosaic_gpu.core import (
             TMEM,
@@ -845,11 +854,23 @@ _TEXT_UNKNOWN = {  # each reaches the API, and the text must leave it to the tre
         from .helpers import make_tmem
         make_tmem()
     """,
-    "the use in a docstring the text cannot tell from code": '''
+    "the use in code after a docstring that names it": '''
         import jax
         """jax.experimental.pallas.mosaic_gpu"""
         jax.experimental.pallas.mosaic_gpu.TMEM((128, 128), x, collective=True)
     ''',
+    "the use in an f-string's field": """
+        import jax
+        s = f"made {jax.experimental.pallas.mosaic_gpu.TMEM((128, 128), x, collective=True)}"
+    """,
+    "the use in a field after a nested string": """
+        import jax
+        s = f"{'}'} {jax.experimental.pallas.mosaic_gpu.TMEM((128, 128), x, collective=True)!r:>{'{'}}"
+    """,
+    "the use after a string that ends in an escaped backslash": r"""
+        import jax
+        s = 'a\\'; jax.experimental.pallas.mosaic_gpu.TMEM((1,), x)  # '
+    """,
 }
 
 
@@ -887,6 +908,8 @@ _INSERTED = [  # statements that bring in the API, in spellings the text must no
     "try: from jax.experimental import pallas as pl_\nexcept ImportError: pass\npl_.mosaic_gpu.TMEM((1,), 1)\n",
     "from . import plgpu_  # a project module\n",
     "import jax\nm_ = jax.experimental.pallas\n",
+    "s_ = 'a\\\\'\nimport jax as j_\nj_.experimental.pallas.mosaic_gpu.TMEM((1,), 1)  # '\n",
+    "s_ = f\"{'}'} {1:>{'{'}}\"\nimport jax as j_\nt_ = f'{j_.experimental.pallas.mosaic_gpu.TMEM((1,), 1)}'\n",
 ]
 
 
@@ -936,3 +959,77 @@ def test_the_text_tells_a_file_without_imports_and_reads_every_line_ending():
     source = "from jax._src import (a,\r\n  b)\r\nimport jax\rfrom jax._src import c\ny = jax.numpy\n"
     assert not reaches_api(Bindings.of(ast.parse(source), "pkg"), None)
     assert _from_text(source)
+
+
+# -- comments and string literals, read as the tokenizer reads them (`prefilter._literals`) -----
+
+_LITERAL_TEXTS = [
+    "x = 'a' \"b\" '''c\n'd'\n''' \"\"\"e\"\" \\\"\"\"\"\" # f 'g'\n",
+    "x = r'\\' + '\\\\' + b'\\n' + rb\"x\" + Br'y' + u'\\u0041'  # 'z'\n",
+    "x = f'{a}' f\"{b!r:>{c}}\" f'''{d['k']}''' F'{{e}}' rf'{f}\\d' 'g'\n",
+    "x = f\"{'}'} {'{'}\" + f'{ {\"a\": 1}[\"a\"] }' + f'{x:{\"w\"}}' + 'tail'\n",
+    "x = 'line one \\\ncontinued' + \"#not a comment\"  # a comment\n",
+    "x = 1 if'a'else'b'\n",
+    "x = 'unterminated\n",
+    "x = f'{a'\n",
+]
+_PY312_LITERAL_TEXTS = [  # a field may hold quotes of its own string's kind, and comments
+    "x = f\"{d[\"k\"]} {jax}\" + 'after'\n",
+    "x = f'{'}'} {f'{\"a\"}'}' # c\n",
+    "x = f\"\"\"{\n  a  # a comment in a field\n}\"\"\" 'after'\n",
+]
+
+
+def _tokenized_literals(data: bytes) -> list[tuple[int, int]]:
+    """The comments and plain (not f-) string literals the tokenizer finds, as byte spans from
+    the opening quote (ASCII text)."""
+    import io
+    import tokenize
+
+    starts = [0]
+    for line in data.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line))
+    offset = lambda position: starts[position[0] - 1] + position[1]  # noqa: E731
+    spans, fields = [], 0
+    for token in tokenize.tokenize(io.BytesIO(data).readline):
+        kind = tokenize.tok_name[token.type]
+        fields += (kind == "FSTRING_START") - (kind == "FSTRING_END")
+        if fields or kind not in ("COMMENT", "STRING"):
+            continue
+        start, end = offset(token.start), offset(token.end)
+        quote = start + len(token.string) - len(token.string.lstrip("rRbBuUfFtT"))
+        if kind == "COMMENT" or data[start:quote].lower() in prefilter._PLAIN_PREFIXES:
+            spans.append((quote, end))
+    return spans
+
+
+@pytest.mark.parametrize("text", _LITERAL_TEXTS + _PY312_LITERAL_TEXTS)
+def test_comments_and_strings_are_read_as_the_tokenizer_reads_them(text):
+    """Where the scan reads the text, it finds the tokenizer's comments and plain strings
+    (an f-string is read to its end, its fields being code); text it cannot read (what does
+    not compile, a comment inside a field) it does not claim to."""
+    import sys
+
+    data = text.encode()
+    try:
+        compile(text, "<text>", "exec", ast.PyCF_ONLY_AST)
+    except SyntaxError:
+        assert text in _PY312_LITERAL_TEXTS and sys.version_info < (3, 12) or prefilter._literals(data) is None
+        return
+    found = prefilter._literals(data)
+    assert found is None or found == _tokenized_literals(data), text
+    if "# a comment in a field" not in text and "if'a'" not in text:
+        assert found is not None, text
+
+
+def test_comments_and_strings_of_real_sources_are_read_as_the_tokenizer_reads_them():
+    read = 0
+    for path, source, _ in _sources():
+        data = source.encode()
+        if not data.isascii():
+            continue
+        found = prefilter._literals(data)
+        if found is not None:
+            assert found == _tokenized_literals(data), path
+            read += 1
+    assert read > len(FIXTURES) // 2

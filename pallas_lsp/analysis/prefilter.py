@@ -620,7 +620,148 @@ def _text_verdict(data: bytes, package: str, path: str | None) -> bool | None:
     statements = _parsed(data, spans)
     if statements is None:
         return None
-    return _settled(data, statements, package, path, lambda at, found, near: not _in_comment(data, at))
+    literals = functools.cache(lambda: _literals(data))
+
+    def may_be_code(at: int, found: Bindings, near: set[str]) -> bool:
+        spans = literals()
+        if spans is None:
+            return not _in_comment(data, at)
+        index = bisect.bisect_right(spans, (at, len(data))) - 1
+        return index < 0 or spans[index][1] <= at
+
+    return _settled(data, statements, package, path, may_be_code)
+
+
+# A comment, a string literal (its prefix letters are looked at apart), or a quote that opens no
+# string the line (or, for `"""`, the file) closes: then the text is not one a scan can read.
+_LITERAL = re.compile(
+    rb"#[^\r\n]*"
+    rb"|'''[^'\\]*(?:(?:\\.|'(?!''))[^'\\]*)*'''"
+    rb'|"""[^"\\]*(?:(?:\\.|"(?!""))[^"\\]*)*"""'
+    rb"|'[^'\\\r\n]*(?:\\(?:\r\n|.)[^'\\\r\n]*)*'"
+    rb'|"[^"\\\r\n]*(?:\\(?:\r\n|.)[^"\\\r\n]*)*"'
+    rb"|(?P<open>['\"])", re.S)
+# The prefixes of a string literal that holds no code, and of one whose fields are code.
+_PLAIN_PREFIXES = frozenset({b"", b"r", b"u", b"b", b"br", b"rb"})
+_FORMAT_PREFIXES = frozenset({b"f", b"fr", b"rf", b"t", b"tr", b"rt"})
+# Where an f-string's text or a replacement field may change what is read next.
+_IN_TEXT = re.compile(rb"['\"\\{}\r\n]")
+_IN_FIELD = re.compile(rb"[()\[\]{}'\"#\\:]")
+MAX_FIELD_DEPTH = 8
+
+
+def _literals(data: bytes) -> list[tuple[int, int]] | None:
+    """Where the comments and the plain string literals of the text are, as sorted spans,
+    found by one scan from its start, as the tokenizer reads them (a `#` or a quote outside
+    them starts one). An f- or t-string is no span (its fields are code) but is read to its
+    true end (from Python 3.12 on, a field may hold quotes of the string's own kind). None:
+    the scan cannot be trusted (a quote that opens no string, an f-string not read)."""
+    spans = []
+    at = 0
+    while (match := _LITERAL.search(data, at)) is not None:
+        start, at = match.span()
+        if match["open"] is not None:
+            return None
+        if data[start] != ord("#"):
+            prefix = _prefix(data, start)
+            if prefix in _FORMAT_PREFIXES:
+                end = _formatted_end(data, start, 1)
+                if end is None:
+                    return None
+                at = end
+                continue
+            if prefix not in _PLAIN_PREFIXES:
+                return None  # (`if"a"else"b"`: not worth reading)
+        spans.append((start, at))
+    return spans
+
+
+def _prefix(data: bytes, quote: int) -> bytes:
+    """The letters (and digits, underscores) right before the quote at `quote`, lowercased."""
+    start = quote
+    while start and data[start - 1] in _WORD_BYTES:
+        start -= 1
+    return data[start:quote].lower()
+
+
+def _formatted_end(data: bytes, start: int, depth: int) -> int | None:
+    """Where the f-string whose opening quote is at `start` ends (None: not read)."""
+    quote = data[start:start + 3] if data[start:start + 3] in (b"'''", b'"""') else data[start:start + 1]
+    return _text_end(data, start + len(quote), quote, False, depth)
+
+
+def _text_end(data: bytes, at: int, quote: bytes, in_spec: bool, depth: int) -> int | None:
+    """Read an f-string's text from `at`: the offset after its closing quote or, in a format
+    spec (`in_spec`), that of the `}` closing the field (None: not read)."""
+    while (found := _IN_TEXT.search(data, at)) is not None:
+        at = found.start()
+        byte = data[at]
+        if data.startswith(quote, at):
+            return None if in_spec else at + len(quote)
+        if byte == ord("\\"):
+            at += 2
+        elif byte in b"\r\n":
+            if len(quote) == 1:
+                return None
+            at += 1
+        elif byte == ord("{"):
+            if not in_spec and data.startswith(b"{{", at):
+                at += 2
+                continue
+            end = _field_end(data, at + 1, quote, depth)
+            if end is None:
+                return None
+            at = end
+        elif byte == ord("}"):
+            if in_spec:
+                return at
+            at += 2 if data.startswith(b"}}", at) else 1
+        else:
+            at += 1  # the other kind of quote
+    return None
+
+
+def _field_end(data: bytes, at: int, quote: bytes, depth: int) -> int | None:
+    """Read a replacement field from after its `{`: the offset after its `}` (None: not read)."""
+    if depth > MAX_FIELD_DEPTH:
+        return None
+    brackets = 0
+    while (found := _IN_FIELD.search(data, at)) is not None:
+        at = found.start()
+        byte = data[at]
+        if byte in b"([{":
+            brackets += 1
+        elif byte in b")]":
+            brackets -= 1
+            if brackets < 0:
+                return None
+        elif byte == ord("}"):
+            if not brackets:
+                return at + 1
+            brackets -= 1
+        elif byte == ord(":"):
+            if not brackets:  # the format spec: text, with fields of its own, up to the `}`
+                end = _text_end(data, at + 1, quote, True, depth + 1)
+                return None if end is None else end + 1
+        elif byte in b"'\"":
+            end = _nested_end(data, at, depth)
+            if end is None:
+                return None
+            at = end
+            continue
+        else:
+            return None  # a comment or a backslash in a field
+        at += 1
+    return None
+
+
+def _nested_end(data: bytes, at: int, depth: int) -> int | None:
+    """Where a string inside a replacement field, its quote at `at`, ends (None: not read)."""
+    prefix = _prefix(data, at)
+    if prefix in _FORMAT_PREFIXES:
+        return _formatted_end(data, at, depth + 1)
+    nested = _LITERAL.match(data, at) if prefix in _PLAIN_PREFIXES else None
+    return None if nested is None or nested["open"] is not None else nested.end()
 
 
 def _parsed(data: bytes, spans: list[tuple[int, int]]) -> list[tuple[ast.Import | ast.ImportFrom, tuple[int, int]]] | None:
