@@ -51,7 +51,9 @@ from real_kernels.sources import Source, jax_sources, tokamax_sources  # noqa: E
 from server.raw_client import RawClient  # noqa: E402
 
 from pallas_lsp.analysis import analyze_source  # noqa: E402
-from pallas_lsp.analysis.prefilter import Bindings, applicable, mentions_pallas  # noqa: E402
+from pallas_lsp.analysis.prefilter import (  # noqa: E402
+    Bindings, applicable, mentions_pallas, module_name, package_of, settled_from_text,
+)
 from pallas_lsp.analysis.rules import RULES  # noqa: E402
 
 PY = sys.executable
@@ -133,12 +135,19 @@ def whole_package(jax: Path, repeat: int) -> list[tuple]:
 
 
 def _prefilter_parses(path: Path) -> bool:
-    """Does the prefilter need the file's tree (its trigger words and identifiers are there)?"""
+    """Does the prefilter need the file's tree, asked as the engine asks it (the words, the
+    text's import statements, then the tree of the module in its package)?"""
     text = path.read_text(encoding="utf-8", errors="replace")
-    if not mentions_pallas(text, path=str(path)):
+    if not mentions_pallas(text, path=str(path)) or settled_from_text(text, str(path)):
         return False
     asked = []
-    applicable(list(RULES), text, lambda: asked.append(True) or Bindings.of(ast.parse(text)), str(path))
+
+    def tree() -> ast.AST:
+        asked.append(True)
+        return ast.parse(text)
+
+    package = package_of(str(path), module_name(str(path)))
+    applicable(list(RULES), text, lambda: Bindings.of(tree(), package), str(path), tree, package)
     return bool(asked)
 
 

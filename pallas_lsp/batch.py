@@ -32,11 +32,14 @@ if TYPE_CHECKING:
 
     from .analysis import Result, Session
 
-# Below this much text to analyse, starting worker processes (each imports astroid and builds
-# its builtins and our stubs: about 0.3 s) costs more than it saves.
-POOL_MIN_BYTES = 256 * 1024
+# Below this much text to analyse, starting worker processes (the server that forks them imports
+# astroid and builds its builtins and our stubs: about 0.15 s) costs more than it saves. Kernel
+# files are dense: the jax package's fourteen to analyse (250 KB) take 0.4 s in one process.
+POOL_MIN_BYTES = 128 * 1024
 # With this many files still to settle when the first one to analyse is found, the server that
-# forks the workers is started then, not once the pool pays (`_Workers.add`).
+# forks the workers is started then, not once the pool pays (`_Workers.add`); in a run with this
+# many files and nothing cached, at once (it warms up on another core while this process settles
+# files: the jax package's first file to analyse comes after a quarter of them).
 EARLY_SERVER_FILES = 64
 
 # Fixes are applied in rounds: apply what does not overlap, analyse again, repeat.
@@ -319,6 +322,10 @@ class _Workers:
         self._queue: queue.SimpleQueue[int | None] | None = None  # files for the submitting thread
         self._submitter: threading.Thread | None = None
         self._failed: BaseException | None = None  # what stopped the submitting thread
+        # a cold run of a large tree: most likely, some of it needs the workers
+        self.serving = len(targets) > EARLY_SERVER_FILES and _nothing_cached(targets)
+        if self.serving:
+            _start_server()
 
     def add(self, index: int) -> None:
         self.sizes[index] = size = _size(self.targets[index].path)
@@ -327,7 +334,8 @@ class _Workers:
             self._queue.put(index)
         elif len(self.sizes) > 1 and self.total >= POOL_MIN_BYTES:
             self._start()
-        elif len(self.sizes) == 1 and len(self.targets) - index > EARLY_SERVER_FILES:
+        elif not self.serving and len(self.sizes) == 1 and len(self.targets) - index > EARLY_SERVER_FILES:
+            self.serving = True
             _start_server()
 
     def reports(self) -> Iterator[tuple[int, FileReport]]:
@@ -392,6 +400,11 @@ def _start_server() -> None:
         from multiprocessing import forkserver  # noqa: PLC0415 - only when a pool may start
 
         forkserver.ensure_running()
+
+
+def _nothing_cached(targets: list[Target]) -> bool:
+    """Does this run start with no result cached (no cache, or an empty one)?"""
+    return all(directory is None or not _index(directory).rows for directory in {target.cache for target in targets})
 
 
 def _size(path: str) -> int:

@@ -272,8 +272,9 @@ def test_jobs_give_the_same_output(tree, run, monkeypatch):
 
 
 def test_the_server_started_early_serves_no_pool_when_none_pays(tree, run, monkeypatch):
-    """The server that forks the workers starts at the first file to analyse when many are
-    left to settle; a run that then finds too little for a pool analyses in this process."""
+    """The server that forks the workers starts early (at once in a cold run of many files,
+    else at the first file to analyse when many are left to settle); a run that then finds too
+    little for a pool analyses in this process."""
     started = []
     start = batch._start_server
     monkeypatch.setattr(batch, "_start_server", lambda: (started.append(True), start()))
@@ -282,6 +283,20 @@ def test_the_server_started_early_serves_no_pool_when_none_pays(tree, run, monke
     serial = run("check", "--output-format", "json", "-j", "1", "--no-cache")
     parallel = run("check", "--output-format", "json", "-j", "2", "--no-cache")
     assert parallel == serial
+    assert started == [True]
+
+
+def test_only_a_cold_run_starts_the_server_before_it_finds_a_file_to_analyse(tmp_path, monkeypatch):
+    started: list[bool] = []
+    monkeypatch.setattr(batch, "_start_server", lambda: started.append(True))
+    monkeypatch.setattr(batch, "EARLY_SERVER_FILES", 1)
+    monkeypatch.setattr(batch, "_INDEXES", {})
+    files = [types.SimpleNamespace(path=__file__, cache=None)] * 2
+    batch._Workers(files, 2)  # type: ignore[arg-type]
+    assert started == [True]
+    cache = tmp_path / "cache"
+    batch._index(str(cache)).rows["a row"] = []  # a result cached from an earlier run
+    batch._Workers([types.SimpleNamespace(path=__file__, cache=str(cache))] * 2, 2)  # type: ignore[arg-type]
     assert started == [True]
 
 
