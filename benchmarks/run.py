@@ -13,7 +13,8 @@ waits). Prints a Markdown table (the README's "Speed" section is a copy of it):
 1. the whole jax package cold (`pallas-lint check --no-cache`) vs the CPython parse time of the
    files the prefilter must parse (the floor: they are read as trees), and vs `ruff check
    --select F --no-cache`; the same tree with our cache vs ruff without its cache (and whether
-   astroid was imported); a pre-commit run: one changed kernel file, the whole process;
+   astroid was imported); a pre-commit run: one changed kernel file, the whole process; a
+   project that does not use JAX (numpy) vs ruff;
 2. `flake8 -j1` with our plugin vs without it, same files (CPU time), cold (the plugin's cache
    cleared before each run) and cached, and the plugin's own CPU time measured inside flake8;
 3. dense real code: every Blackwell kernel file of JAX and tokamax, warm analysis vs `ast.parse`
@@ -132,6 +133,25 @@ def whole_package(jax: Path, repeat: int) -> list[tuple]:
                      _ratio(cached["wall"], base["wall"], "cached")))
         rows.append(precommit(lint, jax, cache, repeat))
     return rows
+
+
+def project_without_jax(repeat: int) -> list[tuple]:
+    """A project that does not use JAX (numpy, installed with jax): the trigger words are
+    common ones (`kernel`, `out_shape`), and its modules import each other; each file would be
+    analysed unless the prefilter sees that none of its imports leads to jax."""
+    ruff, lint = tool("ruff"), tool("pallas-lint")
+    spec = importlib.util.find_spec("numpy")
+    if ruff is None or lint is None or spec is None or not spec.submodule_search_locations:
+        return [("1", "a project without JAX", "skipped: ruff, pallas-lint or numpy missing", "", "")]
+    numpy = Path(list(spec.submodule_search_locations)[0])
+    ours, base = measure.commands_side_by_side(
+        [lint, "check", "--exit-zero", "-q", "--no-cache", str(numpy)],
+        [ruff, "check", "--select", "F", "--no-cache", "--exit-zero", "-q", str(numpy)], repeat)
+    files = sum(1 for _ in numpy.rglob("*.py"))
+    return [("1", f"pallas-lint check --no-cache (-j auto), numpy {_version('numpy')} ({files} files, no JAX), wall "
+                  "(the jax package's bar)",
+             f"{ours['wall']:.2f} s", f"ruff --select F --no-cache {base['wall']:.2f} s",
+             _ratio(ours["wall"], base["wall"], "ruff"))]
 
 
 def _prefilter_parses(path: Path) -> bool:
@@ -453,6 +473,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as scratch:
         if not args.quick and "1" in wanted:
             rows += whole_package(jax, args.repeat)
+            rows += project_without_jax(args.repeat)
         if not args.quick and "2" in wanted:
             rows += flake8_overhead(jax, args.repeat)
         if "3" in wanted:

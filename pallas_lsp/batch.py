@@ -105,7 +105,7 @@ def _settle(target: Target) -> tuple[FileReport | None, _Read]:
         return _report(target, [], f"cannot decode: {error}", 0), _Read(stamp=stamp)
     probed: set[str] = set()
     # (the words and import statements alone: the workers of a parallel run get the rest)
-    passes = mentions_pallas(text, path=target.path, probed=probed) and not settled_from_text(text, target.path)
+    passes = mentions_pallas(text, path=target.path, probed=probed) and not settled_from_text(text, target.path, probed)
     read = _Read(text, stamp, frozenset(probed), started)
     if not passes:
         return _prefiltered(target, read), read
@@ -249,6 +249,7 @@ Progress = Callable[[int], None]  # called with the number of files just done
 
 def analyse(targets: list[Target], jobs: int = 1, progress: Progress | None = None) -> list[FileReport]:
     """A report per target, in the targets' order whatever `jobs` is."""
+    analysis.forget_project_imports()  # a run reads the project as it is now (`--watch`, `--fix` rounds)
     reports = list(_analyse(targets, jobs, progress or (lambda done: None)))
     for index in _INDEXES.values():
         index.save()

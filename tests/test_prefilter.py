@@ -524,17 +524,103 @@ def test_project_imports_count_even_unused(tmp_path, monkeypatch):
     """), encoding="utf-8")
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "__init__.py").write_text("", encoding="utf-8")
-    (tmp_path / "pkg" / "tmem.py").write_text("", encoding="utf-8")
+    (tmp_path / "pkg" / "tmem.py").write_text("from .. import helpers_mod\n", encoding="utf-8")
     source = "import helpers_mod\n"
     path = tmp_path / "kernels.py"
     path.write_text(source, encoding="utf-8")
     assert _reaches(source, str(path))
     assert _sites(source, path, monkeypatch)
+    (tmp_path / "pkg" / "tmem.py").write_text("import helpers_mod\n", encoding="utf-8")
     assert _reaches("from . import tmem\n", str(tmp_path / "pkg" / "k.py"), package="pkg")
     assert _reaches("from .tmem import make\n", str(tmp_path / "pkg" / "k.py"), package="pkg")
     assert _reaches("import pkg.tmem\n", str(path))
     # without a path there is no project: an absolute import is a library
     assert not _reaches("import helpers_mod\nhelpers_mod.make()\n")
+
+
+def _project(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(textwrap.dedent(text), encoding="utf-8")
+    prefilter.forget_project_imports()
+
+
+_WITHOUT_JAX = {  # a project that never imports jax: its modules import each other, in cycles
+    "app/__init__.py": "from .core import run\n",
+    "app/core.py": """
+        import os; from . import util  # (an import after a semicolon: read from the tree)
+        from app.util import helper
+        def run():
+            from .plugins import kernel_registry  # imports in functions count
+            return kernel_registry
+    """,
+    "app/util.py": "import app.core\nimport numpy\n\ndef helper(): return 1\n",
+    "app/plugins/__init__.py": "from .registry import *\n",
+    "app/plugins/registry.py": "kernel_registry = {}\nfrom app import core\n",
+    "app/main.py": """
+        from app import run
+        from app.plugins import kernel_registry
+        def kernel(x, out_shape):  # trigger words: `kernel`, `out_shape`
+            return run(x, out_shape)
+    """,
+}
+
+
+def test_a_project_that_never_imports_jax_cannot_meet_the_api(tmp_path):
+    """Every object of the API comes from jax: a file whose project modules (and theirs, to
+    any depth, in cycles) never mention it cannot meet it, nor can any rule fire there; the
+    verdict names every path it read (the result cache and the server follow them)."""
+    _project(tmp_path, _WITHOUT_JAX)
+    main = tmp_path / "app" / "main.py"
+    source = main.read_text(encoding="utf-8")
+    probed: set[str] = set()
+    assert not reaches_api(Bindings.of(ast.parse(source), "app"), str(main), probed)
+    assert {str(tmp_path / "app" / name) for name in ("core.py", "util.py", "plugins/registry.py")} <= probed
+    assert prefilter.settled_from_text(source, str(main))
+    result = engine.analyze_source(source, str(main))
+    assert not result.findings and result.error is None
+    assert str(tmp_path / "app" / "plugins" / "registry.py") in result.dependencies
+
+
+@pytest.mark.parametrize("where, text", [
+    ("app/plugins/registry.py", "kernel_registry = {}\nfrom app import core\nimport jax\n"),
+    ("app/util.py", "import app.core\n\ndef helper():\n    from jax.experimental.pallas import mosaic_gpu\n"),
+    ("app/plugins/registry.py", "kernel_registry = {}\nfrom app import core\nfrom . import jax_helpers\n"),
+    ("app/plugins/__init__.py", "from .registry import *\nfrom .missing import x\n# pallas on jax\n"),
+    ("app/util.py", "import app.core\nimport app.deep\n"),  # a module that is a package of its own
+])
+def test_a_project_module_that_may_meet_jax_keeps_the_file(tmp_path, where, text):
+    _project(tmp_path, {**_WITHOUT_JAX, where: text, "app/deep/__init__.py": "import jaxlib\n"})
+    main = tmp_path / "app" / "main.py"
+    source = main.read_text(encoding="utf-8")
+    assert reaches_api(Bindings.of(ast.parse(source), "app"), str(main))
+    assert not prefilter.settled_from_text(source, str(main))
+
+
+def test_a_change_to_a_project_module_is_seen(tmp_path):
+    _project(tmp_path, _WITHOUT_JAX)
+    main = tmp_path / "app" / "main.py"
+    source = main.read_text(encoding="utf-8")
+    assert prefilter.settled_from_text(source, str(main))
+    registry = tmp_path / "app" / "plugins" / "registry.py"
+    registry.write_text("import jax.experimental.pallas.mosaic_gpu as plgpu\nkernel_registry = plgpu\n")
+    prefilter.forget_project_imports()  # what the server does when a file is saved
+    assert not prefilter.settled_from_text(source, str(main))
+    registry.write_text("kernel_registry = {}\n")
+    prefilter.forget_project_imports()
+    assert prefilter.settled_from_text(source, str(main))
+
+
+def test_a_change_to_a_project_module_is_seen_without_being_told(tmp_path, monkeypatch):
+    monkeypatch.setattr(prefilter, "RECHECK_AFTER_S", 0.0)  # (a CLI run, a server: 2 s)
+    _project(tmp_path, _WITHOUT_JAX)
+    main = tmp_path / "app" / "main.py"
+    source = main.read_text(encoding="utf-8")
+    assert prefilter.settled_from_text(source, str(main))
+    (tmp_path / "app" / "util.py").write_text("import app.core\nfrom app import gpu_kernels\n")
+    assert prefilter.settled_from_text(source, str(main))  # a module not there: nothing runs
+    (tmp_path / "app" / "gpu_kernels.py").write_text("import jax\n")
+    assert not prefilter.settled_from_text(source, str(main))
 
 
 def test_unknown_imports_count():
@@ -1033,3 +1119,21 @@ def test_comments_and_strings_of_real_sources_are_read_as_the_tokenizer_reads_th
             assert found == _tokenized_literals(data), path
             read += 1
     assert read > len(FIXTURES) // 2
+
+
+def test_an_unsaved_buffer_of_a_project_module_keeps_the_file(tmp_path, monkeypatch):
+    """The server analyses other files' unsaved buffers instead of the disk, whose text the
+    prefilter reads: with one, a project module may meet jax whatever its file says."""
+    _project(tmp_path, _WITHOUT_JAX)
+    main = tmp_path / "app" / "main.py"
+    source = main.read_text(encoding="utf-8")
+    unsaved = {str(tmp_path / "app" / "plugins" / "registry.py"): "import jax\nkernel_registry = {}\n"}
+    traced: list[object] = []
+    run_rules = engine._run_rules
+    monkeypatch.setattr(engine, "_run_rules", lambda *args: traced.append(args) or run_rules(*args))
+    engine.analyze_source(source, str(main))
+    assert not traced
+    engine.analyze_source(source, str(main), overlays=unsaved)
+    assert traced
+    with prefilter.buffers_differ(True):
+        assert not prefilter.settled_from_text(source, str(main))

@@ -27,7 +27,7 @@ from . import brain, noqa
 from .context import Context
 from .facts import Fact, facts
 from .findings import Finding
-from .prefilter import Bindings, applicable, mentions_pallas, module_name, package_of, project_root
+from .prefilter import Bindings, applicable, buffers_differ, mentions_pallas, module_name, package_of, project_root
 from .rules import RULES, Rule
 from .project import BudgetExceeded, Cancelled, budget_clock
 from .session import DEFAULT_SESSION, Session
@@ -224,8 +224,11 @@ def _analyze(job: _Job, deadline: float) -> list[Finding]:
     name = module_name(job.path)
     package = package_of(job.path, name)
     bindings = functools.lru_cache(maxsize=None)(lambda: Bindings.of(tree(), package))
-    job.rules = applicable(job.rules, job.text, bindings, job.path, tree, package)
+    probed: set[str] = set()  # what the verdict read of the project's modules
+    with buffers_differ(bool(job.overlays)):
+        job.rules = applicable(job.rules, job.text, bindings, job.path, tree, package, probed)
     if not job.rules:
+        job.dependencies = tuple(sorted(probed))
         return []
     brain.install()
     manager = AstroidManager()

@@ -7,7 +7,8 @@ parsing. In order:
 2. words: does it contain one of a rule's identifiers as a whole word?
 3. the text's import statements: can the trace meet an object of the Pallas API at all (step 5),
    told from the imports found in the text and the names they bind, without parsing the
-   file (`cannot_reach_api_from_text`)? Half of the jax package's files with words settle here.
+   file (`cannot_reach_api_from_text`)? Half of the jax package's files with words settle here;
+   a name read in a comment or a plain string literal is no use of it (`_literals`).
    Where the text cannot tell, the import statements of the tree are asked (`cannot_reach_api`),
    unless those of the text already bring in what may hold the API (a project module).
 4. stdlib AST: does it use an identifier where the analysis would see an API call? That is,
@@ -21,6 +22,9 @@ parsing. In order:
 5. the API at all: can the trace meet an object of the Pallas API (`reaches_api`)? A file
    that only defines the API (JAX's implementation of `plgpu.TMEM` and `tcgen05_mma`, its
    lowering rules) mentions every identifier and calls none of the API: nothing fires there.
+   Nor in a file whose project imports, followed to any depth, never mention jax (the trace
+   runs the project's modules, and every object of the API comes from jax): most files of a
+   project that does not use JAX (`_ProjectTops.reach_jax`).
 
 Every step only ever drops a rule that could not have fired.
 """
@@ -29,9 +33,12 @@ from __future__ import annotations
 
 import ast
 import bisect
+import contextlib
+import contextvars
 import functools
 import os
 import re
+import stat
 import time
 import unicodedata
 from typing import Any, Callable, Iterable, Iterator, Protocol, TypeVar
@@ -119,20 +126,23 @@ def _present(data: bytes, rules: Iterable[Prefiltered]) -> set[bytes]:
 
 
 def applicable(rules: list[R], text: str, bindings: Callable[[], Bindings], path: str | None = None,
-               tree: Callable[[], ast.AST] | None = None, package: str = "") -> list[R]:
+               tree: Callable[[], ast.AST] | None = None, package: str = "",
+               probed: set[str] | None = None) -> list[R]:
     """The rules of `rules` that could fire in `text`; `bindings()` (the stdlib tree walked
     once) is asked for only when the words are there. A rule whose words only the file's
     project imports contain is kept: what it judges happens in there.  So is a rule whose
     trigger the file mentions but whose identifiers only its project imports use (a helper
     module makes the `TMEM`, a docstring says "collective"). Either way, none is kept in a
     file whose trace cannot meet the API: told from the text when it can be, else from
-    `tree()` (the stdlib tree, of the module in `package`), else from the walk."""
+    `tree()` (the stdlib tree, of the module in `package`), else from the walk. `probed` gets
+    the files of the project modules the verdict read (`_ProjectTops.reach_jax`)."""
     data = text.encode("utf-8", "surrogatepass")
     present = _present(data, rules)
     library = names_library(data)  # every API call may happen in the library's code
     own = [rule for rule in rules if library or not rule.triggers or not present.isdisjoint(rule.triggers)]
     kept = own
-    cannot_reach = functools.cache(lambda: _cannot_reach(data, text, package, path, tree))
+    text_verdict = functools.cache(lambda: _text_verdict(data, package, path, probed))
+    cannot_reach = functools.cache(lambda: _cannot_reach(text_verdict(), text, package, path, tree, probed))
     if own and all(rule.identifiers for rule in own):
         words = _whole_words(text, frozenset().union(*(rule.identifiers for rule in own)))
         kept = [rule for rule in own if library or rule.identifiers & words]
@@ -141,15 +151,19 @@ def applicable(rules: list[R], text: str, bindings: Callable[[], Bindings], path
         if kept and not library:
             used = api_uses(bindings(), frozenset().union(*(rule.identifiers for rule in kept)))
             kept = [rule for rule in kept if rule.identifiers & used]
-    if kept and not reaches_api(bindings(), path):
+    if kept and not reaches_api(bindings(), path, probed):
         return []
     if path is not None and len(kept) < len(rules):
+        if not kept and text_verdict() is True:
+            return []  # (told before the imports' text is searched: a large project's is long)
         reached = imported_data(data, path)
         reached_library = names_library(reached)
-        through_imports = [rule for rule in rules if rule not in kept
-                           and (reached_library or any(w in reached for w in rule.triggers)
-                                or rule in own and any(w.encode() in reached for w in rule.identifiers))]
-        if through_imports and not kept and (cannot_reach() or not reaches_api(bindings(), path)):
+        others = [rule for rule in rules if rule not in kept]
+        there = _present(reached, others)
+        through_imports = [rule for rule in others
+                           if reached_library or not there.isdisjoint(rule.triggers)
+                           or rule in own and any(w.encode() in reached for w in rule.identifiers)]
+        if through_imports and not kept and (cannot_reach() or not reaches_api(bindings(), path, probed)):
             return []  # (`from .fusion import f` in jax: jax's own modules are served empty)
     else:
         through_imports = []
@@ -164,13 +178,13 @@ def _needs_the_tree() -> Any:
     raise _NeedsTheTree
 
 
-def settled_from_text(text: str, path: str | None) -> bool:
+def settled_from_text(text: str, path: str | None, probed: set[str] | None = None) -> bool:
     """Does the prefilter tell from the text alone (its words and import statements) that no
     rule could fire in the file? The parent of a parallel run asks, so that its workers get
     only files whose tree is needed."""
     try:
         return not applicable(list(CHECKS), text, _needs_the_tree, path, _needs_the_tree,
-                              package_of(path, module_name(path)))
+                              package_of(path, module_name(path)), probed)
     except _NeedsTheTree:
         return False
 
@@ -495,10 +509,10 @@ def api_uses(bindings: Bindings, wanted: frozenset[str] | None = None) -> set[st
 # not an API object; `getattr(plgpu, "TMEM")` reads `plgpu` as a value, which counts.
 
 
-def reaches_api(bindings: Bindings, path: str | None) -> bool:
+def reaches_api(bindings: Bindings, path: str | None, probed: set[str] | None = None) -> bool:
     """Could the trace of this module meet an object of the Pallas API (see above)? False
     means that no rule can find anything in it."""
-    if _imports_reach_api(bindings, path):
+    if _imports_reach_api(bindings, path, probed):
         return True
     near = {name for name, paths in bindings.imports.items() if name in bindings.loaded and _near_paths(paths)}
     if not near:
@@ -528,39 +542,48 @@ def _uses_reach_api(found: Bindings, near: set[str], imports: dict[str, set[str 
     return False
 
 
-def _imports_reach_api(bindings: Bindings, path: str | None) -> bool:
-    """Does an import itself bring in what may hold the API: a project module (which runs),
-    a module not known, a star import of either or of the API?"""
+def _imports_reach_api(bindings: Bindings, path: str | None, probed: set[str] | None = None) -> bool:
+    """Does an import itself bring in what may hold the API: a project module (which runs)
+    that may meet jax, a module not known, a star import of either or of the API?"""
     tops = _ProjectTops(path)
+    project = []
     for module, relative in bindings.modules:
         if module is None:
             return True  # a relative import above the top-level package: not known
         if _is_jax(module):
             continue  # served by the brain: what is read from it is judged by the names it binds
         if relative or tops.holds(module):
-            return True
+            project.append(module)
     for module in bindings.star_paths:
-        if module is None or (_is_jax(module) and _near_api(module)) or (not _is_jax(module) and tops.holds(module)):
+        if module is None or (_is_jax(module) and _near_api(module)):
             return True
-    return False
+        if not _is_jax(module) and tops.holds(module):
+            project.append(module)
+    if not project:
+        return False
+    # a name imported from a project module may be a module of its package
+    project += [name for names in bindings.imports.values() for name in names
+                if name is not None and any(name.startswith(module + ".") for module in project)]
+    return tops.reach_jax(project, probed)
 
 
 def _near_paths(paths: set[str | None]) -> bool:
     return any(path is None or _is_jax(path) and _near_api(path) for path in paths)
 
 
-def _cannot_reach(data: bytes, text: str, package: str, path: str | None,
-                  tree: Callable[[], ast.AST] | None) -> bool:
-    """Told from the text when it can be, else from the tree. The text's import statements
-    (a real one among them: `_import_at` finds every one) bringing in what may hold the API
-    tells that the tree's do too: the tree is not asked (`reaches_api` decides on the walk)."""
-    verdict = _text_verdict(data, package, path)
+def _cannot_reach(verdict: bool | None, text: str, package: str, path: str | None,
+                  tree: Callable[[], ast.AST] | None, probed: set[str] | None = None) -> bool:
+    """Told from the text when it can be (`verdict`, `_text_verdict`'s), else from the tree.
+    The text's import statements (a real one among them: `_import_at` finds every one)
+    bringing in what may hold the API tells that the tree's do too: the tree is not asked
+    (`reaches_api` decides on the walk)."""
     if verdict is not None:
         return verdict
-    return tree is not None and cannot_reach_api(tree(), text, package, path)
+    return tree is not None and cannot_reach_api(tree(), text, package, path, probed)
 
 
-def cannot_reach_api(tree: ast.AST, text: str, package: str, path: str | None) -> bool:
+def cannot_reach_api(tree: ast.AST, text: str, package: str, path: str | None,
+                     probed: set[str] | None = None) -> bool:
     """`not reaches_api(...)`, told without walking every node: from the import statements
     and the occurrences in the text of the names they bind to a path near the API. A
     statement holds no expression that holds a statement, so a walk of statement bodies finds
@@ -591,7 +614,8 @@ def cannot_reach_api(tree: ast.AST, text: str, package: str, path: str | None) -
         judged.add(id(around))
         return _uses_reach_api(_header_bindings(around, package), near, found.imports)
 
-    return _settled(data, [(node, statements.span(node)) for node in imports], package, path, reaches) is True
+    return _settled(data, [(node, statements.span(node)) for node in imports], package, path, reaches,
+                    probed) is True
 
 
 def cannot_reach_api_from_text(data: bytes, package: str, path: str | None) -> bool:
@@ -603,21 +627,10 @@ def cannot_reach_api_from_text(data: bytes, package: str, path: str | None) -> b
     return _text_verdict(data, package, path) is True
 
 
-def _text_verdict(data: bytes, package: str, path: str | None) -> bool | None:
+def _text_verdict(data: bytes, package: str, path: str | None, probed: set[str] | None = None) -> bool | None:
     """`cannot_reach_api_from_text`, and False where the import statements found bring in
     what may hold the API (None: not known)."""
-    spans = []
-    at = data.find(b"import")
-    while at >= 0:
-        end = at + 6
-        if not (at and data[at - 1] in _WORD_BYTES or end < len(data) and data[end] in _WORD_BYTES):
-            span = _import_at(data, at)
-            if span is None:
-                return None
-            if span is not _NOT_A_STATEMENT:
-                spans.append(span)
-        at = data.find(b"import", end)
-    statements = _parsed(data, spans)
+    statements = _import_statements_in_text(data)
     if statements is None:
         return None
     literals = functools.cache(lambda: _literals(data))
@@ -629,7 +642,23 @@ def _text_verdict(data: bytes, package: str, path: str | None) -> bool | None:
         index = bisect.bisect_right(spans, (at, len(data))) - 1
         return index < 0 or spans[index][1] <= at
 
-    return _settled(data, statements, package, path, may_be_code)
+    return _settled(data, statements, package, path, may_be_code, probed)
+
+
+def _import_statements_in_text(data: bytes) -> list[tuple[ast.Import | ast.ImportFrom, tuple[int, int]]] | None:
+    """Every import statement of the text, with its span (`_import_at`); None: not known."""
+    spans = []
+    at = data.find(b"import")
+    while at >= 0:
+        end = at + 6
+        if not (at and data[at - 1] in _WORD_BYTES or end < len(data) and data[end] in _WORD_BYTES):
+            span = _import_at(data, at)
+            if span is None:
+                return None
+            if span is not _NOT_A_STATEMENT:
+                spans.append(span)
+        at = data.find(b"import", end)
+    return _parsed(data, spans)
 
 
 # A comment, a string literal (its prefix letters are looked at apart), or a quote that opens no
@@ -841,7 +870,8 @@ def _import_at(data: bytes, at: int) -> Any:
 
 
 def _settled(data: bytes, imports: list[tuple[ast.Import | ast.ImportFrom, tuple[int, int]]], package: str,
-             path: str | None, reaches: Callable[[int, Bindings, set[str]], bool]) -> bool | None:
+             path: str | None, reaches: Callable[[int, Bindings, set[str]], bool],
+             probed: set[str] | None = None) -> bool | None:
     """Can the trace not meet the API, judged from the file's import statements (with their
     spans) and the occurrences of the names they bind near it? `reaches(at, ...)` judges an
     occurrence that may be such a name read (True: it may reach). False: the imports bring
@@ -849,7 +879,7 @@ def _settled(data: bytes, imports: list[tuple[ast.Import | ast.ImportFrom, tuple
     found = Bindings()
     for statement, _ in imports:
         found._note(statement, package)
-    if _imports_reach_api(found, path):
+    if _imports_reach_api(found, path, probed):
         return False
     near = {name: paths for name, paths in found.imports.items() if _near_paths(paths)}
     if not near:
@@ -1036,6 +1066,253 @@ class _ProjectTops:
             base = os.path.join(self.root, top)
             known = self._known[top] = os.path.isdir(base) or os.path.isfile(base + ".py")
         return known
+
+    def reach_jax(self, modules: Iterable[str], probed: set[str] | None = None) -> bool:
+        """Can running these project modules meet jax, which every object of the API comes
+        from? Not when no file of theirs holds the word `jax`, nor any file of a project module
+        one of them imports (at its top or in a function, to any depth): then what they make
+        and import is the project's and other libraries' only, which the trace does not run.
+        True: it may, or that is not known (a file not read, an import not understood, a
+        project too large). `probed` gets every path the answer read, there or not."""
+        if self.root is None or _buffers_differ.get():
+            return True
+        reach = _JaxReach.of(self)
+        for module in modules:
+            meets, paths = reach.verdict(module)
+            if meets:
+                return True
+            if probed is not None:
+                probed |= paths
+        return False
+
+    def files(self, module: str) -> tuple[list[str], tuple[str, ...]]:
+        """The files Python runs to import `module` from the project root (the `__init__.py`
+        of each package on its path, then the module's own; a directory without one is a
+        namespace package), and every path looked at."""
+        assert self.root is not None
+        found: list[str] = []
+        looked: list[str] = []
+        directory = self.root
+        for part in module.split("."):
+            directory = os.path.join(directory, part)
+            package, plain = os.path.join(directory, "__init__.py"), directory + ".py"
+            looked += (directory, package, plain)
+            if os.path.isfile(package):
+                found.append(package)
+            elif os.path.isfile(plain):
+                found.append(plain)
+                break
+            elif not os.path.isdir(directory):
+                break
+        return found, tuple(looked)
+
+
+class _JaxReach:
+    """Which modules of one project may meet jax (`_ProjectTops.reach_jax`), each decided once:
+    the import graph is explored from the modules asked about, and a strongly connected part
+    of it (modules that import each other) gets one verdict, when it is complete (Tarjan's
+    algorithm, without recursion). Files analysed in a row ask about the same modules: the
+    verdicts are kept while every path they read is as it was, checked again RECHECK_AFTER_S
+    seconds after the last check at the earliest (`forget_project_imports`: at once, when a
+    host learns of a change)."""
+
+    def __init__(self, tops: _ProjectTops) -> None:
+        self.tops = tops
+        self.checked = time.monotonic()
+        self.verdicts: dict[str, tuple[bool, frozenset[str]]] = {}  # module -> (may meet jax, paths read)
+        self.stamps: dict[str, tuple[int, int] | None] = {}  # every path read -> its size and time (None: absent)
+        self.explored = 0
+
+    @classmethod
+    def of(cls, tops: _ProjectTops) -> _JaxReach:
+        key = (tops.root, tops.own)
+        kept = _reaches.get(key)
+        if kept is not None and time.monotonic() - kept.checked > RECHECK_AFTER_S:
+            kept = kept if kept.unchanged() else None
+        if kept is None:
+            if len(_reaches) >= MAX_LISTINGS:
+                _reaches.clear()
+            kept = _reaches[key] = cls(tops)
+        return kept
+
+    def unchanged(self) -> bool:
+        """Is every path read as it was (and was it not changed so lately that a change to
+        come may keep its time)?"""
+        self.checked = time.monotonic()
+        racy = time.time_ns() - RACY_NS
+        return all(_file_stamp(path) == stamp and (stamp is None or stamp[1] < racy)
+                   for path, stamp in self.stamps.items())
+
+    def verdict(self, module: str) -> tuple[bool, frozenset[str]]:
+        known = self.verdicts.get(module)
+        if known is None:
+            self._explore(module)
+            known = self.verdicts[module]
+        return known
+
+    def _explore(self, start: str) -> None:
+        index: dict[str, int] = {}
+        low: dict[str, int] = {}
+        nodes: dict[str, tuple[bool, tuple[str, ...], list[str]]] = {}  # module -> (meets, paths, imports)
+        stack: list[str] = []
+        work: list[tuple[str, Iterator[str]]] = []
+
+        def visit(module: str) -> None:
+            index[module] = low[module] = len(index)
+            stack.append(module)
+            nodes[module] = node = self._node(module)
+            work.append((module, iter(node[2])))
+
+        visit(start)
+        while work:
+            module, imports = work[-1]
+            for imported in imports:
+                if imported in self.verdicts:
+                    continue
+                if imported not in index:
+                    visit(imported)
+                    break
+                if imported in nodes:  # on the stack: the same strongly connected part
+                    low[module] = min(low[module], index[imported])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[module])
+                if low[module] == index[module]:
+                    self._decide(module, stack, nodes)
+
+    def _decide(self, root: str, stack: list[str], nodes: dict[str, tuple[bool, tuple[str, ...], list[str]]]) -> None:
+        """One verdict for the strongly connected part whose first module is `root`."""
+        part = []
+        while True:
+            module = stack.pop()
+            part.append(module)
+            if module == root:
+                break
+        meets = any(nodes[module][0] for module in part)
+        outside = {id(verdict[1]): verdict for verdict in (
+            self.verdicts.get(imported) for module in part for imported in nodes[module][2]) if verdict is not None}
+        meets = meets or any(verdict[0] for verdict in outside.values())
+        paths = frozenset() if meets else frozenset().union(
+            *(nodes[module][1] for module in part), *(verdict[1] for verdict in outside.values()))
+        for module in part:
+            self.verdicts[module] = (meets, paths)
+            del nodes[module]
+
+    def _node(self, module: str) -> tuple[bool, tuple[str, ...], list[str]]:
+        """Whether the module's own files may meet jax, the paths read, and the project
+        modules they import."""
+        self.explored += 1
+        if self.explored > MAX_PROJECT_MODULES:
+            return True, (), []
+        files, looked = self.tops.files(module)
+        for path in looked:
+            self.stamps[path] = _file_stamp(path)
+        imports: list[str] = []
+        for file in files:
+            imported = _project_imports(file)
+            if imported is None:
+                return True, (), []
+            for name, relative in imported:
+                if name is None:
+                    return True, (), []
+                if relative or self.tops.holds(name):
+                    imports.append(name)
+        return False, looked, imports
+
+
+# (project root, installed package) -> which of its modules may meet jax
+_reaches: dict[tuple[str | None, str], _JaxReach] = {}
+
+
+# True while an analysis reads unsaved editor buffers of other files: their text is not the disk's,
+# which `reach_jax` reads (`buffers_differ`)
+_buffers_differ: contextvars.ContextVar[bool] = contextvars.ContextVar("pallas_buffers_differ", default=False)
+
+
+@contextlib.contextmanager
+def buffers_differ(differ: bool) -> Iterator[None]:
+    """While `differ` (an editor's unsaved buffers are analysed instead of their files), every
+    project module may meet jax: its text may not be the file's."""
+    token = _buffers_differ.set(differ)
+    try:
+        yield
+    finally:
+        _buffers_differ.reset(token)
+
+
+def forget_project_imports() -> None:
+    """Forget which project modules may meet jax (a file changed: the server is told)."""
+    _reaches.clear()
+
+
+def _file_stamp(path: str) -> tuple[int, int] | None:
+    """A file's size and modification time; a directory's time (it changes with its entries)."""
+    try:
+        status = os.stat(path)
+    except OSError:
+        return None
+    return (-1 if stat.S_ISDIR(status.st_mode) else status.st_size, status.st_mtime_ns)
+RECHECK_AFTER_S = 2.0
+# More modules than this explored in one project: the rest may meet jax.
+MAX_PROJECT_MODULES = 4096
+# file -> (its size and modification time, the modules it imports; None: it may meet jax)
+_imports_by_file: dict[str, tuple[tuple[int, int], tuple[tuple[str | None, bool], ...] | None]] = {}
+MAX_FILES_KEPT = 8192
+
+
+def _project_imports(file: str) -> tuple[tuple[str | None, bool], ...] | None:
+    """The modules the file imports (absolute names, each with whether the import was
+    relative; a name imported from a module may be one of its package's), kept while its size
+    and modification time are; None when it holds the word `jax` or cannot be read."""
+    try:
+        status = os.stat(file)
+    except OSError:
+        return None
+    stamp = (status.st_size, status.st_mtime_ns)
+    kept = _imports_by_file.get(file)
+    if kept is not None and kept[0] == stamp:
+        return kept[1]
+    found = _read_project_imports(file) if status.st_size <= MAX_SCANNED_BYTES else None
+    if time.time_ns() - status.st_mtime_ns >= RACY_NS:
+        if len(_imports_by_file) >= MAX_FILES_KEPT:
+            _imports_by_file.clear()
+        _imports_by_file[file] = (stamp, found)
+    return found
+
+
+MAX_SCANNED_BYTES = 4 << 20
+
+
+def _read_project_imports(file: str) -> tuple[tuple[str | None, bool], ...] | None:
+    try:
+        with open(file, "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return None
+    if b"jax" in data:
+        return None
+    found = _import_statements_in_text(data)
+    statements: list[Any]
+    if found is not None:
+        statements = [statement for statement, _ in found]
+    else:  # an import the text alone does not tell (after a `;`, in a string ...): every one in the tree
+        try:
+            statements = [node for node in ast.walk(ast.parse(data)) if type(node) in (ast.Import, ast.ImportFrom)]
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+    package = package_of(file, module_name(file))
+    imported: list[tuple[str | None, bool]] = []
+    for statement in statements:
+        if type(statement) is ast.Import:
+            imported += [(alias.name, False) for alias in statement.names]
+            continue
+        base = _absolute(statement, package)
+        relative = bool(statement.level)
+        imported.append((base, relative))
+        if base is not None:
+            imported += [(f"{base}.{alias.name}", relative) for alias in statement.names if alias.name != "*"]
+    return tuple(imported)
 
 
 class Bindings:

@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types as t
 
+from pallas_lsp import analysis as core
+
 from .features import feature
 from .units import path_of
 
@@ -54,6 +56,7 @@ async def did_change_workspace_folders(ls: PallasServer, params: t.DidChangeWork
 @feature(t.WORKSPACE_DID_CHANGE_WATCHED_FILES)
 def did_change_watched_files(ls: PallasServer, params: t.DidChangeWatchedFilesParams) -> None:
     paths = [path_of(change.uri) for change in params.changes]
+    core.forget_project_imports()  # which project modules may meet jax: read again
     if any(_is_pyproject(path) for path in paths):
         ls.scheduler.relint_all()
         return
@@ -81,6 +84,7 @@ def did_change(ls: PallasServer, params: t.DidChangeTextDocumentParams) -> None:
 def did_save(ls: PallasServer, params: t.DidSaveTextDocumentParams) -> None:
     uri = params.text_document.uri
     path = path_of(uri)
+    core.forget_project_imports()  # which project modules may meet jax: read again
     if _is_pyproject(path):
         ls.scheduler.relint_all()
         return
