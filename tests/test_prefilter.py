@@ -1137,3 +1137,18 @@ def test_an_unsaved_buffer_of_a_project_module_keeps_the_file(tmp_path, monkeypa
     assert traced
     with prefilter.buffers_differ(True):
         assert not prefilter.settled_from_text(source, str(main))
+
+
+def test_a_file_without_jax_or_trigger_words_follows_its_project_imports(tmp_path):
+    """No trigger word and no `jax` in the file: its project modules are not searched for
+    trigger words when none of them (to any depth) mentions jax; the verdict names them."""
+    _project(tmp_path, {**_WITHOUT_JAX, "app/tool.py": "from app.util import helper\nhelper()\n",
+                        "app/util.py": "import app.core\n# TMEM, collective: words of the rules\n"})
+    tool = tmp_path / "app" / "tool.py"
+    probed: set[str] = set()
+    assert not mentions_pallas(tool.read_text(), path=str(tool), probed=probed)
+    assert str(tmp_path / "app" / "core.py") in probed
+    assert str(tmp_path / "app" / "core.py") in engine.analyze_source(tool.read_text(), str(tool)).dependencies
+    (tmp_path / "app" / "core.py").write_text("import jax\n")
+    prefilter.forget_project_imports()
+    assert mentions_pallas(tool.read_text(), path=str(tool))

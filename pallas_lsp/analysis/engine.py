@@ -120,8 +120,12 @@ def analyze_source(
     the stdlib AST of `text` when the caller has parsed it already (flake8 has); `session` the
     process state to analyse in (the language server hands in its own)."""
     rules = select_rules(select, ignore)
-    if not rules or not mentions_pallas(text, rules, path):
+    probed: set[str] = set()  # what the verdict read of the project (its modules' files)
+    if not rules:
         return Result()
+    with buffers_differ(bool(overlays)):
+        if not mentions_pallas(text, rules, path, probed):
+            return Result(dependencies=tuple(sorted(probed)))
     return _analyze_decoded(_Job(text, path, rules, budget, cancel, overlays, want_facts, tree, session))
 
 

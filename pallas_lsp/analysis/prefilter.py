@@ -98,8 +98,26 @@ def mentions_pallas(text: str | bytes, rules: Iterable[Prefiltered] = CHECKS, pa
         return True
     if path is None:
         return False
+    if b"jax" not in data and not _may_meet_jax(data, path, probed):
+        return False  # (before the walk of its imports: every object of the API comes from jax)
     reached = imported_data(data, path, probed=probed)  # once: it reads and follows the imports
     return any(word in reached for word in words) or (bool(words) and names_library(reached))
+
+
+def _may_meet_jax(data: bytes, path: str, probed: set[str] | None) -> bool:
+    """Can the trace of a file whose text does not mention jax meet it, through the project
+    modules it imports (`_ProjectTops.reach_jax`)? True: it may, or that is not known."""
+    imported = _imported_modules(data, package_of(path, module_name(path)), parse=False)
+    if imported is None:
+        return True
+    tops = _ProjectTops(path)
+    project = []
+    for module, relative in imported:
+        if module is None:
+            return True
+        if relative or tops.holds(module):
+            project.append(module)
+    return bool(project) and tops.reach_jax(project, probed)
 
 
 def _triggers(rules: Iterable[Prefiltered]) -> tuple[bytes, ...]:
@@ -1078,11 +1096,11 @@ class _ProjectTops:
             return True
         reach = _JaxReach.of(self)
         for module in modules:
-            meets, paths = reach.verdict(module)
-            if meets:
-                return True
-            if probed is not None:
-                probed |= paths
+            for meets, paths in reach.verdicts_of(module):
+                if meets:
+                    return True
+                if probed is not None:
+                    probed |= paths
         return False
 
     def files(self, module: str) -> tuple[list[str], tuple[str, ...]]:
@@ -1108,20 +1126,20 @@ class _ProjectTops:
 
 
 class _JaxReach:
-    """Which modules of one project may meet jax (`_ProjectTops.reach_jax`), each decided once:
-    the import graph is explored from the modules asked about, and a strongly connected part
-    of it (modules that import each other) gets one verdict, when it is complete (Tarjan's
-    algorithm, without recursion). Files analysed in a row ask about the same modules: the
-    verdicts are kept while every path they read is as it was, checked again RECHECK_AFTER_S
-    seconds after the last check at the earliest (`forget_project_imports`: at once, when a
-    host learns of a change)."""
+    """Which files of one project may meet jax (`_ProjectTops.reach_jax`), each decided once:
+    the graph of the project's files, each leading to the files its imports run, is explored
+    from the files asked about, and a strongly connected part of it (files that import each
+    other) gets one verdict when it is complete (Tarjan's algorithm, without recursion). Files
+    analysed in a row ask about the same modules: the verdicts are kept while every path they
+    read is as it was, checked again RECHECK_AFTER_S seconds after the last check at the
+    earliest (`forget_project_imports`: at once, when a host learns of a change)."""
 
     def __init__(self, tops: _ProjectTops) -> None:
         self.tops = tops
         self.checked = time.monotonic()
-        self.verdicts: dict[str, tuple[bool, frozenset[str]]] = {}  # module -> (may meet jax, paths read)
+        self.verdicts: dict[str, tuple[bool, frozenset[str]]] = {}  # file -> (may meet jax, paths read)
         self.stamps: dict[str, tuple[int, int] | None] = {}  # every path read -> its size and time (None: absent)
-        self.explored = 0
+        self._files: dict[str, tuple[list[str], tuple[str, ...]]] = {}  # module -> `_ProjectTops.files`
 
     @classmethod
     def of(cls, tops: _ProjectTops) -> _JaxReach:
@@ -1143,85 +1161,90 @@ class _JaxReach:
         return all(_file_stamp(path) == stamp and (stamp is None or stamp[1] < racy)
                    for path, stamp in self.stamps.items())
 
-    def verdict(self, module: str) -> tuple[bool, frozenset[str]]:
-        known = self.verdicts.get(module)
-        if known is None:
-            self._explore(module)
-            known = self.verdicts[module]
-        return known
+    def verdicts_of(self, module: str) -> Iterator[tuple[bool, frozenset[str]]]:
+        """The verdicts of the files importing `module` runs (a name that is no file runs none)."""
+        files, looked = self.files(module)
+        yield False, frozenset(looked)
+        for file in files:
+            if file not in self.verdicts:
+                self._explore(file)
+            yield self.verdicts[file]
+
+    def files(self, module: str) -> tuple[list[str], tuple[str, ...]]:
+        found = self._files.get(module)
+        if found is None:
+            found = self._files[module] = self.tops.files(module)
+            for path in found[1]:
+                self.stamps[path] = _file_stamp(path)
+        return found
 
     def _explore(self, start: str) -> None:
         index: dict[str, int] = {}
         low: dict[str, int] = {}
-        nodes: dict[str, tuple[bool, tuple[str, ...], list[str]]] = {}  # module -> (meets, paths, imports)
+        nodes: dict[str, tuple[bool, frozenset[str], list[str]]] = {}  # file -> (meets, paths, files it runs)
         stack: list[str] = []
         work: list[tuple[str, Iterator[str]]] = []
 
-        def visit(module: str) -> None:
-            index[module] = low[module] = len(index)
-            stack.append(module)
-            nodes[module] = node = self._node(module)
-            work.append((module, iter(node[2])))
+        def visit(file: str) -> None:
+            index[file] = low[file] = len(index)
+            stack.append(file)
+            nodes[file] = node = self._node(file, len(index) > MAX_PROJECT_FILES)
+            work.append((file, iter(node[2])))
 
         visit(start)
         while work:
-            module, imports = work[-1]
-            for imported in imports:
-                if imported in self.verdicts:
+            file, runs = work[-1]
+            for other in runs:
+                if other in self.verdicts:
                     continue
-                if imported not in index:
-                    visit(imported)
+                if other not in index:
+                    visit(other)
                     break
-                if imported in nodes:  # on the stack: the same strongly connected part
-                    low[module] = min(low[module], index[imported])
+                if other in nodes:  # on the stack: the same strongly connected part
+                    low[file] = min(low[file], index[other])
             else:
                 work.pop()
                 if work:
-                    low[work[-1][0]] = min(low[work[-1][0]], low[module])
-                if low[module] == index[module]:
-                    self._decide(module, stack, nodes)
+                    low[work[-1][0]] = min(low[work[-1][0]], low[file])
+                if low[file] == index[file]:
+                    self._decide(file, stack, nodes)
 
-    def _decide(self, root: str, stack: list[str], nodes: dict[str, tuple[bool, tuple[str, ...], list[str]]]) -> None:
-        """One verdict for the strongly connected part whose first module is `root`."""
+    def _decide(self, first: str, stack: list[str], nodes: dict[str, tuple[bool, frozenset[str], list[str]]]) -> None:
+        """One verdict for the strongly connected part whose first file is `first`."""
         part = []
         while True:
-            module = stack.pop()
-            part.append(module)
-            if module == root:
+            file = stack.pop()
+            part.append(file)
+            if file == first:
                 break
-        meets = any(nodes[module][0] for module in part)
         outside = {id(verdict[1]): verdict for verdict in (
-            self.verdicts.get(imported) for module in part for imported in nodes[module][2]) if verdict is not None}
-        meets = meets or any(verdict[0] for verdict in outside.values())
+            self.verdicts.get(other) for file in part for other in nodes[file][2]) if verdict is not None}
+        meets = any(nodes[file][0] for file in part) or any(verdict[0] for verdict in outside.values())
         paths = frozenset() if meets else frozenset().union(
-            *(nodes[module][1] for module in part), *(verdict[1] for verdict in outside.values()))
-        for module in part:
-            self.verdicts[module] = (meets, paths)
-            del nodes[module]
+            *(nodes[file][1] for file in part), *(verdict[1] for verdict in outside.values()))
+        for file in part:
+            self.verdicts[file] = (meets, paths)
+            del nodes[file]
 
-    def _node(self, module: str) -> tuple[bool, tuple[str, ...], list[str]]:
-        """Whether the module's own files may meet jax, the paths read, and the project
-        modules they import."""
-        self.explored += 1
-        if self.explored > MAX_PROJECT_MODULES:
-            return True, (), []
-        files, looked = self.tops.files(module)
-        for path in looked:
-            self.stamps[path] = _file_stamp(path)
-        imports: list[str] = []
-        for file in files:
-            imported = _project_imports(file)
-            if imported is None:
-                return True, (), []
-            for name, relative in imported:
-                if name is None:
-                    return True, (), []
-                if relative or self.tops.holds(name):
-                    imports.append(name)
-        return False, looked, imports
+    def _node(self, file: str, too_many: bool) -> tuple[bool, frozenset[str], list[str]]:
+        """Whether the file itself may meet jax, the paths read, and the files its imports run."""
+        self.stamps[file] = _file_stamp(file)
+        imported = None if too_many else _project_imports(file)
+        if imported is None:
+            return True, frozenset(), []
+        looked = {file}
+        runs: list[str] = []
+        for name, relative in imported:
+            if name is None:
+                return True, frozenset(), []
+            if relative or self.tops.holds(name):
+                files, paths = self.files(name)
+                runs += files
+                looked.update(paths)
+        return False, frozenset(looked), runs
 
 
-# (project root, installed package) -> which of its modules may meet jax
+# (project root, installed package) -> which of its files may meet jax
 _reaches: dict[tuple[str | None, str], _JaxReach] = {}
 
 
@@ -1254,8 +1277,8 @@ def _file_stamp(path: str) -> tuple[int, int] | None:
         return None
     return (-1 if stat.S_ISDIR(status.st_mode) else status.st_size, status.st_mtime_ns)
 RECHECK_AFTER_S = 2.0
-# More modules than this explored in one project: the rest may meet jax.
-MAX_PROJECT_MODULES = 4096
+# More files than this explored from one: the rest may meet jax.
+MAX_PROJECT_FILES = 4096
 # file -> (its size and modification time, the modules it imports; None: it may meet jax)
 _imports_by_file: dict[str, tuple[tuple[int, int], tuple[tuple[str | None, bool], ...] | None]] = {}
 MAX_FILES_KEPT = 8192
@@ -1292,16 +1315,24 @@ def _read_project_imports(file: str) -> tuple[tuple[str | None, bool], ...] | No
         return None
     if b"jax" in data:
         return None
+    return _imported_modules(data, package_of(file, module_name(file)), parse=True)
+
+
+def _imported_modules(data: bytes, package: str, parse: bool) -> tuple[tuple[str | None, bool], ...] | None:
+    """The modules the text's import statements name (see `_project_imports`); where the text
+    alone does not tell them (an import after a `;`, ...), those of the tree if `parse`, else
+    None."""
     found = _import_statements_in_text(data)
     statements: list[Any]
     if found is not None:
         statements = [statement for statement, _ in found]
-    else:  # an import the text alone does not tell (after a `;`, in a string ...): every one in the tree
+    elif not parse:
+        return None
+    else:  # every import of the tree, in functions too
         try:
             statements = [node for node in ast.walk(ast.parse(data)) if type(node) in (ast.Import, ast.ImportFrom)]
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return None
-    package = package_of(file, module_name(file))
     imported: list[tuple[str | None, bool]] = []
     for statement in statements:
         if type(statement) is ast.Import:
