@@ -326,7 +326,7 @@ class _Workers:
         # a cold run of a large tree: most likely, some of it needs the workers
         self.serving = len(targets) > EARLY_SERVER_FILES and _nothing_cached(targets)
         if self.serving:
-            _start_server()
+            _start_server(targets[0].path)
 
     def add(self, index: int) -> None:
         self.sizes[index] = size = _size(self.targets[index].path)
@@ -337,7 +337,7 @@ class _Workers:
             self._start()
         elif not self.serving and len(self.sizes) == 1 and len(self.targets) - index > EARLY_SERVER_FILES:
             self.serving = True
-            _start_server()
+            _start_server(self.targets[index].path)
 
     def reports(self) -> Iterator[tuple[int, FileReport]]:
         if self.pool is None:
@@ -390,17 +390,22 @@ def _pool(jobs: int) -> ProcessPoolExecutor:
     return ProcessPoolExecutor(max_workers=jobs, mp_context=_context())
 
 
-def _start_server() -> None:
+def _start_server(near: str) -> None:
     """Start the server that forks the workers (it imports the engine and warms it up, 0.15 s
-    on another core) while this process goes on settling files: a run with many files to
-    settle that has found one to analyse will most likely find enough for a pool. The jax
-    package's first such file comes at a fifth of the settling, the pool's bytes at two
-    thirds; if the pool never starts, the server waits unused until this process ends."""
+    on another core, reading the project of the file `near` as its first analysis would)
+    while this process goes on settling files: a run with many files to settle that has found
+    one to analyse will most likely find enough for a pool. The jax package's first such file
+    comes at a fifth of the settling, the pool's bytes at two thirds; if the pool never starts,
+    the server waits unused until this process ends."""
     context = _context()
     if context.get_start_method() == "forkserver":
         from multiprocessing import forkserver  # noqa: PLC0415 - only when a pool may start
 
-        forkserver.ensure_running()
+        os.environ[WARM_NEAR] = near  # (the server's environment: `pallas_lsp.warm` reads it)
+        try:
+            forkserver.ensure_running()
+        finally:
+            os.environ.pop(WARM_NEAR, None)
 
 
 def _nothing_cached(targets: list[Target]) -> bool:
@@ -430,12 +435,20 @@ def _context() -> BaseContext:
     return multiprocessing.get_context("spawn")
 
 
-def warm_up() -> None:
+def warm_up(near: str | None = None) -> None:
     """One analysis of a small kernel (PLS001's example), so that a worker's first file does
-    not pay for astroid's builtins, the brain's modules and the API's stubs being built."""
+    not pay for astroid's builtins, the brain's modules and the API's stubs being built; and
+    what a first analysis of a file `near` reads of its project (its files, 60 ms of each
+    worker's first file in the jax package)."""
     example = analysis.BY_CODE["PLS001"].INVALID[0].code
     analyze_source(example, "", select=("PLS",), ignore=(), budget=10.0)
+    if near:
+        analysis.warm_project(near)
     collect_garbage()
+
+
+# The environment variable that tells the workers' server which project it will analyse.
+WARM_NEAR = "PALLAS_LSP_WARM_NEAR"
 
 
 @dataclass

@@ -277,7 +277,7 @@ def test_the_server_started_early_serves_no_pool_when_none_pays(tree, run, monke
     little for a pool analyses in this process."""
     started = []
     start = batch._start_server
-    monkeypatch.setattr(batch, "_start_server", lambda: (started.append(True), start()))
+    monkeypatch.setattr(batch, "_start_server", lambda near: (started.append(True), start(near)))
     monkeypatch.setattr(batch, "EARLY_SERVER_FILES", 0)
     monkeypatch.setattr(batch, "POOL_MIN_BYTES", 1 << 40)
     serial = run("check", "--output-format", "json", "-j", "1", "--no-cache")
@@ -288,7 +288,7 @@ def test_the_server_started_early_serves_no_pool_when_none_pays(tree, run, monke
 
 def test_only_a_cold_run_starts_the_server_before_it_finds_a_file_to_analyse(tmp_path, monkeypatch):
     started: list[bool] = []
-    monkeypatch.setattr(batch, "_start_server", lambda: started.append(True))
+    monkeypatch.setattr(batch, "_start_server", lambda near: started.append(True))
     monkeypatch.setattr(batch, "EARLY_SERVER_FILES", 1)
     monkeypatch.setattr(batch, "_INDEXES", {})
     files = [types.SimpleNamespace(path=__file__, cache=None)] * 2

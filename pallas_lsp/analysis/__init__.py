@@ -30,7 +30,9 @@ from .settings import OPTIONS, ConfigError, Settings, codes, configured_pyprojec
 from .source import Lines, apply_edits, decode, split_lines
 
 if TYPE_CHECKING:
-    from .engine import Result, analyze_bytes, analyze_file, analyze_source, lint, read_text, select_rules
+    from .engine import (
+        Result, analyze_bytes, analyze_file, analyze_source, lint, read_text, select_rules, warm_project,
+    )
     from .facts import Fact
     from .rules import BY_CODE, REGISTRY, RULES, Rule
     from .session import Session
@@ -38,7 +40,7 @@ if TYPE_CHECKING:
 # name -> the module that defines it, imported when the name is first read
 _LAZY = {
     **dict.fromkeys(("Result", "analyze_bytes", "analyze_file", "analyze_source", "lint", "read_text",
-                     "select_rules"), ".engine"),
+                     "select_rules", "warm_project"), ".engine"),
     "Fact": ".facts",
     **dict.fromkeys(("BY_CODE", "REGISTRY", "RULES", "Rule"), ".rules"),
     "Session": ".session",
@@ -67,5 +69,5 @@ __all__ = [
     "mentions_pallas", "noqa_code_at",
     "noqa_edit", "not_analysed", "plan_fixes", "plan_noqa", "read_text", "resolve", "select_rules",
     "settings_for", "settings_text", "settled_from_text", "split_lines", "unsilenced", "unused_noqa", "validate_globs",
-    "write_change",
+    "warm_project", "write_change",
 ]

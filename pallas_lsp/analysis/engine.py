@@ -142,6 +142,14 @@ def lint(text: str, path: str | None, settings: Settings, **options: Unpack[Lint
     return result
 
 
+def warm_project(path: str) -> None:
+    """Read what the analysis of a file at `path` reads of its project first (who else uses
+    its names: `trace.callers`), in a process whose children will analyse files there."""
+    from .trace.callers import Callers  # noqa: PLC0415 - the tracer, loaded with the engine
+
+    Callers(path, project_root(path)).warm()
+
+
 def read_text(path: str) -> str | None:
     """A file's text from the disk (None when it cannot be read or decoded)."""
     return _disk_text(path)

@@ -1095,12 +1095,14 @@ class _ProjectTops:
         if self.root is None or _buffers_differ.get():
             return True
         reach = _JaxReach.of(self)
+        read: dict[int, frozenset[str]] = {}  # (a strongly connected part's verdict is shared)
         for module in modules:
             for meets, paths in reach.verdicts_of(module):
                 if meets:
                     return True
-                if probed is not None:
-                    probed |= paths
+                read[id(paths)] = paths
+        if probed is not None:
+            probed.update(*read.values())
         return False
 
     def files(self, module: str) -> tuple[list[str], tuple[str, ...]]:

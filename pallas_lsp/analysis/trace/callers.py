@@ -66,6 +66,14 @@ class Callers:
         self._reach: _Reach | None = None
         self._answers: dict[str, bool] = {}  # a test class's methods all ask about the class
 
+    def warm(self) -> None:
+        """Read the project's files and find those that name the analysed module, as the first
+        question about a name does (a process whose children analyse its files asks first)."""
+        if self.here is not None and self.root is not None and self._reach is None:
+            self._reach = _Reach(_corpus(_scope(self.here, self.root)), self.here, os.path.abspath(self.root))
+            if self._reach.words is not None:
+                self._reach._reaching(self._reach.words)
+
     def used_elsewhere(self, name: str) -> bool:
         """Does a project file other than the analysed one mention `name` as an identifier,
         and name the analysed module as an import would (the module's docstring)?"""
