@@ -892,6 +892,14 @@ _TEXT_ONLY_NO_API = {
         c = f"{a!r} {'}'} {b:>{len('x')}}" f'''{"q"}''' "{jax.experimental.pallas}"
         d = jax.numpy.zeros
     """,
+    "the word import in a message after a colon": """
+        import jax.numpy as jnp
+        try:
+            import torch
+        except ImportError:
+            raise RuntimeError("Can't compile for PyTorch: import torch failed") from None
+        x = jnp.zeros  # jax.experimental.pallas: import mosaic_gpu
+    """,
     "parenthesized names over lines": """
         from jax._src.pallas.mosaic_gpu.core import (
             TMEM,

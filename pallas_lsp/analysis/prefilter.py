@@ -655,24 +655,27 @@ def _text_verdict(data: bytes, package: str, path: str | None, probed: set[str] 
 
     def may_be_code(at: int, found: Bindings, near: set[str]) -> bool:
         spans = literals()
-        if spans is None:
-            return not _in_comment(data, at)
-        index = bisect.bisect_right(spans, (at, len(data))) - 1
-        return index < 0 or spans[index][1] <= at
+        return not _in_comment(data, at) if spans is None else not _inside(spans, at)
 
     return _settled(data, statements, package, path, may_be_code, probed)
 
 
 def _import_statements_in_text(data: bytes) -> list[tuple[ast.Import | ast.ImportFrom, tuple[int, int]]] | None:
-    """Every import statement of the text, with its span (`_import_at`); None: not known."""
+    """Every import statement of the text, with its span (`_import_at`); None: not known. A
+    word `import` that `_import_at` cannot tell is no statement inside a plain string or a
+    comment (`raise ImportError("Can't compile: import torch failed")`)."""
     spans = []
+    literals: list[tuple[int, int]] | None = None
     at = data.find(b"import")
     while at >= 0:
         end = at + 6
         if not (at and data[at - 1] in _WORD_BYTES or end < len(data) and data[end] in _WORD_BYTES):
             span = _import_at(data, at)
             if span is None:
-                return None
+                literals = _literals(data) if literals is None else literals
+                if literals is None or not _inside(literals, at):
+                    return None
+                span = _NOT_A_STATEMENT
             if span is not _NOT_A_STATEMENT:
                 spans.append(span)
         at = data.find(b"import", end)
@@ -721,6 +724,12 @@ def _literals(data: bytes) -> list[tuple[int, int]] | None:
                 return None  # (`if"a"else"b"`: not worth reading)
         spans.append((start, at))
     return spans
+
+
+def _inside(spans: list[tuple[int, int]], at: int) -> bool:
+    """Is offset `at` inside one of these sorted spans (`_literals`)?"""
+    index = bisect.bisect_right(spans, at, key=lambda span: span[0]) - 1
+    return index >= 0 and at < spans[index][1]
 
 
 def _prefix(data: bytes, quote: int) -> bytes:
