@@ -1160,3 +1160,23 @@ def test_a_file_without_jax_or_trigger_words_follows_its_project_imports(tmp_pat
     (tmp_path / "app" / "core.py").write_text("import jax\n")
     prefilter.forget_project_imports()
     assert mentions_pallas(tool.read_text(), path=str(tool))
+
+
+def test_a_namespace_package_s_relative_imports_start_from_its_directory(tmp_path):
+    """A directory without `__init__.py` is a namespace package: a module reached through it
+    (`app.examples.cffi.extending`) imports `.parse` from beside it, as Python does."""
+    _project(tmp_path, {**_WITHOUT_JAX,
+                        "app/examples/cffi/extending.py": "from .parse import parse\n",
+                        "app/examples/cffi/parse.py": "def parse(): return 1\n",
+                        "app/user.py": "from app.examples.cffi.extending import parse\ndef kernel(): parse()\n"})
+    user = tmp_path / "app" / "user.py"
+    assert prefilter.settled_from_text(user.read_text(), str(user))
+    (tmp_path / "app" / "examples" / "cffi" / "parse.py").write_text("import jax\n")
+    prefilter.forget_project_imports()
+    assert not prefilter.settled_from_text(user.read_text(), str(user))
+
+
+def test_a_package_s_stub_is_the_package():
+    assert prefilter.package_of("/p/pkg/__init__.pyi", "pkg") == "pkg"
+    assert prefilter.package_of("/p/pkg/__init__.py", "pkg") == "pkg"
+    assert prefilter.package_of("/p/pkg/mod.pyi", "pkg.mod") == "pkg"

@@ -385,7 +385,7 @@ def project_root(path: str | None, is_file: Callable[[str], bool] = os.path.isfi
 
 def package_of(path: str | None, name: str) -> str:
     """The package a module's relative imports start from."""
-    return name if path and os.path.basename(path) == "__init__.py" else name.rpartition(".")[0]
+    return name if path and os.path.basename(path) in ("__init__.py", "__init__.pyi") else name.rpartition(".")[0]
 
 
 def module_name(path: str | None) -> str:
@@ -1237,10 +1237,17 @@ class _JaxReach:
             self.verdicts[file] = (meets, paths)
             del nodes[file]
 
+    def _package(self, file: str) -> str:
+        """The package of a file reached from the project root (`files`): the directories
+        between them, a namespace package's among them (its relative imports start there)."""
+        assert self.tops.root is not None
+        parts = os.path.relpath(os.path.dirname(file), self.tops.root).split(os.sep)
+        return ".".join(parts) if parts != ["."] and os.pardir not in parts else package_of(file, module_name(file))
+
     def _node(self, file: str, too_many: bool) -> tuple[bool, frozenset[str], list[str]]:
         """Whether the file itself may meet jax, the paths read, and the files its imports run."""
         self.stamps[file] = _file_stamp(file)
-        imported = None if too_many else _project_imports(file)
+        imported = None if too_many else _project_imports(file, self._package(file))
         if imported is None:
             return True, frozenset(), []
         looked = {file}
@@ -1290,35 +1297,36 @@ def _file_stamp(path: str) -> tuple[int, int] | None:
 RECHECK_AFTER_S = 2.0
 # More files than this explored from one: the rest may meet jax.
 MAX_PROJECT_FILES = 4096
-# file -> (its size and modification time, the modules it imports; None: it may meet jax)
-_imports_by_file: dict[str, tuple[tuple[int, int], tuple[tuple[str | None, bool], ...] | None]] = {}
+# (file, its package) -> (its size and modification time, the modules it imports; None: it may meet jax)
+_imports_by_file: dict[tuple[str, str], tuple[tuple[int, int], tuple[tuple[str | None, bool], ...] | None]] = {}
 MAX_FILES_KEPT = 8192
 
 
-def _project_imports(file: str) -> tuple[tuple[str | None, bool], ...] | None:
-    """The modules the file imports (absolute names, each with whether the import was
-    relative; a name imported from a module may be one of its package's), kept while its size
-    and modification time are; None when it holds the word `jax` or cannot be read."""
+def _project_imports(file: str, package: str) -> tuple[tuple[str | None, bool], ...] | None:
+    """The modules the file imports as a module of `package` (absolute names, each with
+    whether the import was relative; a name imported from a module may be one of its
+    package's), kept while its size and modification time are; None when it holds the word
+    `jax` or cannot be read."""
     try:
         status = os.stat(file)
     except OSError:
         return None
     stamp = (status.st_size, status.st_mtime_ns)
-    kept = _imports_by_file.get(file)
+    kept = _imports_by_file.get((file, package))
     if kept is not None and kept[0] == stamp:
         return kept[1]
-    found = _read_project_imports(file) if status.st_size <= MAX_SCANNED_BYTES else None
+    found = _read_project_imports(file, package) if status.st_size <= MAX_SCANNED_BYTES else None
     if time.time_ns() - status.st_mtime_ns >= RACY_NS:
         if len(_imports_by_file) >= MAX_FILES_KEPT:
             _imports_by_file.clear()
-        _imports_by_file[file] = (stamp, found)
+        _imports_by_file[file, package] = (stamp, found)
     return found
 
 
 MAX_SCANNED_BYTES = 4 << 20
 
 
-def _read_project_imports(file: str) -> tuple[tuple[str | None, bool], ...] | None:
+def _read_project_imports(file: str, package: str) -> tuple[tuple[str | None, bool], ...] | None:
     try:
         with open(file, "rb") as handle:
             data = handle.read()
@@ -1326,7 +1334,7 @@ def _read_project_imports(file: str) -> tuple[tuple[str | None, bool], ...] | No
         return None
     if b"jax" in data:
         return None
-    return _imported_modules(data, package_of(file, module_name(file)), parse=True)
+    return _imported_modules(data, package, parse=True)
 
 
 def _imported_modules(data: bytes, package: str, parse: bool) -> tuple[tuple[str | None, bool], ...] | None:
