@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 # Below this much text to analyse, starting worker processes (the server that forks them imports
 # astroid and builds its builtins and our stubs: about 0.15 s) costs more than it saves. Kernel
-# files are dense: the jax package's fourteen to analyse (250 KB) take 0.4 s in one process.
+# files are dense: the jax package's dozen to analyse (250 KB) take 0.4 s in one process.
 POOL_MIN_BYTES = 128 * 1024
 # With this many files still to settle when the first one to analyse is found, the server that
 # forks the workers is started then, not once the pool pays (`_Workers.add`); in a run with this

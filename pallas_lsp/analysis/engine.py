@@ -120,13 +120,13 @@ def analyze_source(
     the stdlib AST of `text` when the caller has parsed it already (flake8 has); `session` the
     process state to analyse in (the language server hands in its own)."""
     rules = select_rules(select, ignore)
-    probed: set[str] = set()  # what the verdict read of the project (its modules' files)
     if not rules:
         return Result()
-    with buffers_differ(bool(overlays)):
+    probed: set[str] = set()  # what the prefilter's verdict read of the project (its modules' files)
+    with buffers_differ(bool(overlays)):  # (the prefilter reads the other files from the disk)
         if not mentions_pallas(text, rules, path, probed):
             return Result(dependencies=tuple(sorted(probed)))
-    return _analyze_decoded(_Job(text, path, rules, budget, cancel, overlays, want_facts, tree, session))
+        return _analyze_decoded(_Job(text, path, rules, budget, cancel, overlays, want_facts, tree, session))
 
 
 def lint(text: str, path: str | None, settings: Settings, **options: Unpack[LintOptions]) -> Result:
@@ -237,8 +237,7 @@ def _analyze(job: _Job, deadline: float) -> list[Finding]:
     package = package_of(job.path, name)
     bindings = functools.lru_cache(maxsize=None)(lambda: Bindings.of(tree(), package))
     probed: set[str] = set()  # what the verdict read of the project's modules
-    with buffers_differ(bool(job.overlays)):
-        job.rules = applicable(job.rules, job.text, bindings, job.path, tree, package, probed)
+    job.rules = applicable(job.rules, job.text, bindings, job.path, tree, package, probed)
     if not job.rules:
         job.dependencies = tuple(sorted(probed))
         return []

@@ -41,7 +41,7 @@ import re
 import stat
 import time
 import unicodedata
-from typing import Any, Callable, Iterable, Iterator, Protocol, TypeVar
+from typing import Any, Callable, Iterable, Iterator, Protocol, TypeAlias, TypeVar
 
 from . import api
 from .catalog import CHECKS
@@ -314,16 +314,7 @@ class _Walk:
                 now = None
             if now != stamp:
                 return False
-        for file, known in self.files.items():
-            try:
-                status = os.stat(file)
-            except OSError:
-                if known is not None:
-                    return False
-                continue
-            if known != (status.st_size, status.st_mtime_ns):
-                return False
-        return True
+        return all(_file_stamp(file) == known for file, known in self.files.items())
 
 
 # (file, depth, its import statements as `_imports` finds them) -> the last walk
@@ -648,10 +639,10 @@ def cannot_reach_api_from_text(data: bytes, package: str, path: str | None) -> b
 def _text_verdict(data: bytes, package: str, path: str | None, probed: set[str] | None = None) -> bool | None:
     """`cannot_reach_api_from_text`, and False where the import statements found bring in
     what may hold the API (None: not known)."""
-    statements = _import_statements_in_text(data)
+    literals = functools.cache(lambda: _literals(data))
+    statements = _import_statements_in_text(data, literals)
     if statements is None:
         return None
-    literals = functools.cache(lambda: _literals(data))
 
     def may_be_code(at: int, found: Bindings, near: set[str]) -> bool:
         spans = literals()
@@ -660,20 +651,22 @@ def _text_verdict(data: bytes, package: str, path: str | None, probed: set[str] 
     return _settled(data, statements, package, path, may_be_code, probed)
 
 
-def _import_statements_in_text(data: bytes) -> list[tuple[ast.Import | ast.ImportFrom, tuple[int, int]]] | None:
+def _import_statements_in_text(data: bytes, literals: Callable[[], list[tuple[int, int]] | None] | None = None
+                                ) -> list[tuple[ast.Import | ast.ImportFrom, tuple[int, int]]] | None:
     """Every import statement of the text, with its span (`_import_at`); None: not known. A
     word `import` that `_import_at` cannot tell is no statement inside a plain string or a
-    comment (`raise ImportError("Can't compile: import torch failed")`)."""
+    comment (`raise ImportError("Can't compile: import torch failed")`); `literals()` gives
+    `_literals(data)` (the caller's, when it asks too)."""
+    literals = literals or functools.cache(lambda: _literals(data))
     spans = []
-    literals: list[tuple[int, int]] | None = None
     at = data.find(b"import")
     while at >= 0:
         end = at + 6
         if not (at and data[at - 1] in _WORD_BYTES or end < len(data) and data[end] in _WORD_BYTES):
             span = _import_at(data, at)
             if span is None:
-                literals = _literals(data) if literals is None else literals
-                if literals is None or not _inside(literals, at):
+                found = literals()
+                if found is None or not _inside(found, at):
                     return None
                 span = _NOT_A_STATEMENT
             if span is not _NOT_A_STATEMENT:
@@ -1114,26 +1107,30 @@ class _ProjectTops:
             probed.update(*read.values())
         return False
 
-    def files(self, module: str) -> tuple[list[str], tuple[str, ...]]:
+    def files(self, module: str) -> tuple[list[str], dict[str, Stamp | None]]:
         """The files Python runs to import `module` from the project root (the `__init__.py`
         of each package on its path, then the module's own; a directory without one is a
-        namespace package), and every path looked at."""
+        namespace package), and every path looked at with its stamp (`_file_stamp`; a
+        package in a directory not there is not looked for: the directory's stamp tells)."""
         assert self.root is not None
         found: list[str] = []
-        looked: list[str] = []
+        looked: dict[str, Stamp | None] = {}
         directory = self.root
         for part in module.split("."):
             directory = os.path.join(directory, part)
             package, plain = os.path.join(directory, "__init__.py"), directory + ".py"
-            looked += (directory, package, plain)
-            if os.path.isfile(package):
+            looked[directory] = there = _file_stamp(directory)
+            looked[package] = _file_stamp(package) if there is not None else None
+            if _is_file(looked[package]):
                 found.append(package)
-            elif os.path.isfile(plain):
+                continue
+            looked[plain] = _file_stamp(plain)
+            if _is_file(looked[plain]):
                 found.append(plain)
                 break
-            elif not os.path.isdir(directory):
+            if there is None:
                 break
-        return found, tuple(looked)
+        return found, looked
 
 
 class _JaxReach:
@@ -1149,8 +1146,8 @@ class _JaxReach:
         self.tops = tops
         self.checked = time.monotonic()
         self.verdicts: dict[str, tuple[bool, frozenset[str]]] = {}  # file -> (may meet jax, paths read)
-        self.stamps: dict[str, tuple[int, int] | None] = {}  # every path read -> its size and time (None: absent)
-        self._files: dict[str, tuple[list[str], tuple[str, ...]]] = {}  # module -> `_ProjectTops.files`
+        self.stamps: dict[str, Stamp | None] = {}  # every path read -> `_file_stamp` (None: absent)
+        self._files: dict[str, tuple[list[str], frozenset[str]]] = {}  # module -> `files`
 
     @classmethod
     def of(cls, tops: _ProjectTops) -> _JaxReach:
@@ -1175,18 +1172,19 @@ class _JaxReach:
     def verdicts_of(self, module: str) -> Iterator[tuple[bool, frozenset[str]]]:
         """The verdicts of the files importing `module` runs (a name that is no file runs none)."""
         files, looked = self.files(module)
-        yield False, frozenset(looked)
+        yield False, looked
         for file in files:
             if file not in self.verdicts:
                 self._explore(file)
             yield self.verdicts[file]
 
-    def files(self, module: str) -> tuple[list[str], tuple[str, ...]]:
+    def files(self, module: str) -> tuple[list[str], frozenset[str]]:
+        """`_ProjectTops.files`, once per module; the paths looked at, stamped."""
         found = self._files.get(module)
         if found is None:
-            found = self._files[module] = self.tops.files(module)
-            for path in found[1]:
-                self.stamps[path] = _file_stamp(path)
+            files, looked = self.tops.files(module)
+            self.stamps.update(looked)
+            found = self._files[module] = (files, frozenset(looked))
         return found
 
     def _explore(self, start: str) -> None:
@@ -1245,9 +1243,10 @@ class _JaxReach:
         return ".".join(parts) if parts != ["."] and os.pardir not in parts else package_of(file, module_name(file))
 
     def _node(self, file: str, too_many: bool) -> tuple[bool, frozenset[str], list[str]]:
-        """Whether the file itself may meet jax, the paths read, and the files its imports run."""
-        self.stamps[file] = _file_stamp(file)
-        imported = None if too_many else _project_imports(file, self._package(file))
+        """Whether the file itself may meet jax, the paths read, and the files its imports run
+        (every file here was found by `files`, which stamped it)."""
+        stamp = self.stamps.get(file)
+        imported = None if too_many or stamp is None else _project_imports(file, self._package(file), stamp)
         if imported is None:
             return True, frozenset(), []
         looked = {file}
@@ -1287,36 +1286,39 @@ def forget_project_imports() -> None:
     _reaches.clear()
 
 
-def _file_stamp(path: str) -> tuple[int, int] | None:
-    """A file's size and modification time; a directory's time (it changes with its entries)."""
+Stamp: TypeAlias = "tuple[int, int]"  # a file's size (-1: a directory) and modification time
+
+
+def _file_stamp(path: str) -> Stamp | None:
+    """A file's size and modification time; a directory's time (it changes with its entries).
+    None: not there."""
     try:
         status = os.stat(path)
     except OSError:
         return None
     return (-1 if stat.S_ISDIR(status.st_mode) else status.st_size, status.st_mtime_ns)
+
+
+def _is_file(stamp: Stamp | None) -> bool:
+    return stamp is not None and stamp[0] >= 0
 RECHECK_AFTER_S = 2.0
 # More files than this explored from one: the rest may meet jax.
 MAX_PROJECT_FILES = 4096
 # (file, its package) -> (its size and modification time, the modules it imports; None: it may meet jax)
-_imports_by_file: dict[tuple[str, str], tuple[tuple[int, int], tuple[tuple[str | None, bool], ...] | None]] = {}
+_imports_by_file: dict[tuple[str, str], tuple[Stamp, tuple[tuple[str | None, bool], ...] | None]] = {}
 MAX_FILES_KEPT = 8192
 
 
-def _project_imports(file: str, package: str) -> tuple[tuple[str | None, bool], ...] | None:
-    """The modules the file imports as a module of `package` (absolute names, each with
-    whether the import was relative; a name imported from a module may be one of its
-    package's), kept while its size and modification time are; None when it holds the word
-    `jax` or cannot be read."""
-    try:
-        status = os.stat(file)
-    except OSError:
-        return None
-    stamp = (status.st_size, status.st_mtime_ns)
+def _project_imports(file: str, package: str, stamp: Stamp) -> tuple[tuple[str | None, bool], ...] | None:
+    """The modules the file (as `_file_stamp` found it) imports as a module of `package`
+    (absolute names, each with whether the import was relative; a name imported from a module
+    may be one of its package's), kept while its size and modification time are; None when it
+    holds the word `jax` or cannot be read."""
     kept = _imports_by_file.get((file, package))
     if kept is not None and kept[0] == stamp:
         return kept[1]
-    found = _read_project_imports(file, package) if status.st_size <= MAX_SCANNED_BYTES else None
-    if time.time_ns() - status.st_mtime_ns >= RACY_NS:
+    found = _read_project_imports(file, package) if stamp[0] <= MAX_SCANNED_BYTES else None
+    if time.time_ns() - stamp[1] >= RACY_NS:
         if len(_imports_by_file) >= MAX_FILES_KEPT:
             _imports_by_file.clear()
         _imports_by_file[file, package] = (stamp, found)
