@@ -8,6 +8,7 @@ import pytest
 from astroid import nodes
 
 from conftest import ROOT
+from pallas_lsp.analysis import analyze_file
 from pallas_lsp.analysis.trace import interp, objects
 
 FILES = sorted((ROOT / "tests" / "fixtures").rglob("*.py")) + sorted((ROOT / "examples").glob("*.py"))
@@ -77,3 +78,61 @@ def test_the_snippets_hold_generators_and_others():
     snippets = [tree for _, tree in list(_trees())[len(FILES):]]
     generators = [next(tree.nodes_of_class(nodes.FunctionDef)).is_generator() for tree in snippets]
     assert any(generators) and not all(generators)
+
+
+LIBRARY = """
+import jax.numpy as jnp
+from jax.experimental.pallas import mosaic_gpu as plgpu
+
+
+def accumulator(config):
+  if len(config.shape) > 2:  # undecided: an opaque test, whose access path is walked
+    return plgpu.TMEM((128, 128), jnp.float32, collective=True)
+  return plgpu.TMEM((128, 128), jnp.float32)
+"""
+
+KERNEL = """
+import jax
+import jax.numpy as jnp
+from jax.experimental.pallas import mosaic_gpu as plgpu
+
+import lib
+
+OUT = jax.ShapeDtypeStruct((128, 128), jnp.float16)
+
+
+def body(a_gmem, out_gmem, acc_tmem):
+  del a_gmem, out_gmem, acc_tmem
+
+
+def build(config):
+  if len(config.shape) > 2:
+    pass
+  return plgpu.kernel(body, out_type=OUT, scratch_types=[lib.accumulator(config)])
+"""
+
+
+def test_a_tree_that_outlives_the_analysis_is_walked_once(tmp_path, monkeypatch):
+    """The names a function reads and a test's access path depend on its tree alone: those of
+    an imported module's tree (which the next analysis takes again) are kept with its nodes,
+    those of the analysed file are walked in every analysis (the editor's `TreeMemo` moves its
+    definitions into the next version's tree, where the names around them may differ)."""
+    (tmp_path / "lib.py").write_text(LIBRARY)
+    (tmp_path / "kernel.py").write_text(KERNEL)
+    walked = Counter()
+
+    def counting(walk):
+        def counted(node, *args, **kwargs):
+            walked[walk.__name__, node.root().name] += 1
+            return walk(node, *args, **kwargs)
+        return counted
+
+    monkeypatch.setattr(interp, "_free_names", counting(interp._free_names))
+    monkeypatch.setattr(objects, "access_path", counting(objects.access_path))
+    reports = []
+    for _ in range(2):
+        walked.clear()
+        reports.append(analyze_file(str(tmp_path / "kernel.py")))
+    assert reports[0].findings == reports[1].findings and reports[0].error is None
+    assert walked["_free_names", "kernel"] and walked["access_path", "kernel"]
+    assert not walked["_free_names", "lib"] and not walked["access_path", "lib"]

@@ -960,7 +960,7 @@ class Interpreter:
         outcomes = []
         for guard, truth in self.truth(value, under):
             if truth is UNKNOWN:
-                var = var or o.opaque_var(test, self._opaque)
+                var = var or o.opaque_var(test, self._opaque, lasting=test.root() is not self.root)
                 for outcome in o.BOOL:
                     both = conjoin(guard, frozenset({(var, outcome)}))
                     if both is not None:
@@ -2081,10 +2081,27 @@ class Interpreter:
         closure's free variables when it runs, not when it is defined: `for acc in accs:` around
         `@pl.loop` or `@pl.when` bodies runs the same function object with a different `acc`
         each time, so the call is the same call only when these are the same too."""
-        names = _free_names(func, self._free, self._yields)
+        names = self._names_read(func)
         if env is None or not names:
             return ()
         return tuple((name, _by_identity(env.lookup(name))) for name in names)
+
+    def _names_read(self, func: nodes.FunctionDef | nodes.Lambda) -> tuple[str, ...]:
+        """`_free_names` of a function, learning on the way whether it yields. A function of
+        another module than the analysed one keeps the answer (`_NAMES_READ`): the next
+        analysis takes the same tree, and walks it no more."""
+        found = self._free.get(func)
+        if found is not None:
+            return found
+        if func.root() is self.root:  # (its definitions move into the next version's tree)
+            return _free_names(func, self._free, self._yields)
+        kept = func.__dict__.get(_NAMES_READ)
+        if kept is None:
+            names = _free_names(func, self._free, self._yields)
+            kept = (names, self._yields.get(func, True))
+            setattr(func, _NAMES_READ, kept)
+        self._free[func], self._yields[func] = kept
+        return kept[0]
 
     def _is_generator(self, func: nodes.FunctionDef) -> bool:
         """astroid walks the body each time it is asked (twice), and a function runs many
@@ -2092,7 +2109,7 @@ class Interpreter:
         for its free names looked) it is not a generator, and astroid is not asked."""
         found = self._generators.get(func)
         if found is None:
-            _free_names(func, self._free, self._yields)
+            self._names_read(func)
             found = self._generators[func] = self._yields.get(func, True) and bool(func.is_generator())
         return found
 
@@ -2509,6 +2526,10 @@ def _by_identity(value: Any) -> Any:
     value that cannot be hashed leaves the call unmemoized)."""
     return _Identity(value) if isinstance(value, (list, dict, set)) else value
 
+
+# The attribute where a function of a tree that outlives an analysis keeps its `_free_names`
+# and whether it yields (`Interpreter._names_read`): it goes with the tree.
+_NAMES_READ = "pallas_names_read"
 
 _SCOPES = (nodes.FunctionDef, nodes.Lambda, nodes.ClassDef, nodes.ListComp, nodes.SetComp, nodes.DictComp,
            nodes.GeneratorExp)

@@ -123,17 +123,33 @@ def equals_var(free: Free, op: str, constant: Any) -> Var:
     return Var(("cond", free.key, op, repr(constant)), BOOL, f"{free.label} {op} {constant!r}")
 
 
-def opaque_var(node: nodes.NodeNG, memo: dict[Any, Any]) -> Var:
+def opaque_var(node: nodes.NodeNG, memo: dict[Any, Any], lasting: bool = False) -> Var:
     """The truth of a test we cannot decide: one per place it is tested, except that tests
     reading the same object (`access_path`) share one. `memo`: one analysis's answers (astroid
-    nodes are not kept past it)."""
+    nodes are not kept past it); `lasting`: the node is in a tree no later analysis changes
+    (not the analysed file's, whose definitions `incremental.TreeMemo` moves into the next
+    version's tree), so the node keeps its access path (`_lasting_path`)."""
     key = ("var", node)
     found = memo.get(key)
     if found is None:
-        path = access_path(node, memo)
+        path = _lasting_path(node, memo) if lasting else access_path(node, memo)
         found = memo[key] = (Var(("cond", path), BOOL, _path_label(path)) if path is not None
                              else Var(("cond", node), BOOL, node.as_string()))
     return found
+
+
+# A node's access path depends on its tree alone: the trees of imported modules outlive an
+# analysis (the next one of the file takes them again), so a node keeps its path, and lets go
+# of it with its tree (a table of nodes would keep the trees the paths name alive).
+_PATH = "pallas_access_path"
+
+
+def _lasting_path(node: nodes.NodeNG, memo: dict[Any, Any]) -> tuple[Any, ...] | None:
+    kept = node.__dict__.get(_PATH)
+    if kept is None:
+        kept = (access_path(node, memo),)
+        setattr(node, _PATH, kept)
+    return kept[0]
 
 
 def _path_label(path: tuple[Any, ...]) -> str:
