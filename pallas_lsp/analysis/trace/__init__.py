@@ -16,7 +16,7 @@ from astroid import nodes
 
 from ..project import Project
 from ..values import UNKNOWN, Var
-from . import callers, decide, objects, partials, reuse, world
+from . import callers, decide, kept_calls, objects, partials, reuse, world
 from .interp import ABSENT, EntryExhausted, Interpreter, Site
 from .resolver import Resolver, _library_module
 
@@ -104,6 +104,8 @@ class Trace:
         self.kept_sites: set[int] = set()
         interp = Interpreter(self.module, Resolver(flow), flow.deadline, flow.cancelled)
         interp.world = world.World(self._kept_modules)
+        # (an editor's session: the same file is traced again at each edit, in the same world)
+        self.keeper = interp.keeper = kept_calls.CallKeeper(self) if self._units is not None else None
         return interp
 
     def sites(self, kind: str) -> list[Site]:
@@ -169,10 +171,15 @@ class Trace:
         # them gives only if nothing the trace did after the first of them wrote to what their
         # sites show: the world (still pristine, and no module's top level run since wrote to
         # what the world was then), or what they made (a closure they let escape, run later).
+        keeper = self.keeper
+        if keeper is not None and not keeper.untouched():
+            raise reuse.Restart()
         if self._since is not None and (self._tainted or not self._pristine() or not self._settled()):
-            if self.replayed:
+            if self.replayed or (keeper is not None and keeper.replayed):
                 raise reuse.Restart()
             self._made = {}
+        elif keeper is not None:
+            keeper.keep()
         whole = {key: run for key, run in self._made.items() if reuse.whole(run, self._kept_executed)}
         if whole:
             reuse.KEPT_RUNS.keep(whole)

@@ -30,6 +30,7 @@ from . import objects as o
 from .objects import TRUE, Guard, conjoin, guarded, split
 
 if TYPE_CHECKING:
+    from .kept_calls import CallKeeper
     from .resolver import Resolver
     from .world import World
 
@@ -193,6 +194,8 @@ class Interpreter:
         self.unrolled = 1  # iterations of the enclosing unrolled loops, multiplied
         self.frame: Frame | None = None  # the frame of the function (or module) running now
         self._memo: dict[tuple[Any, ...], Any] = {}
+        # replays and records runs of imported modules' functions across traces (`kept_calls`)
+        self.keeper: CallKeeper | None = None
         self._generators: dict[nodes.NodeNG, bool] = {}
         self._free: dict[nodes.NodeNG, tuple[str, ...]] = {}  # function -> the names it reads from outside
         self._yields: dict[nodes.NodeNG, bool] = {}  # function -> is a `yield` anywhere inside?
@@ -2030,6 +2033,29 @@ class Interpreter:
             result, self.raised, dropped = answer
             self.dropped_raises += dropped
             return self._generator_of(result) if generator else result
+        keeper, recording = self.keeper, None
+        if keeper is not None and key is not None and not generator and not closure.stub:
+            dropped = self.dropped_raises
+            kept = keeper.replay(self, closure, node, key)
+            if kept is not None:
+                self._memo[key] = (kept.result, kept.raised, self.dropped_raises != dropped)
+                self.raised = kept.raised
+                return kept.result
+            recording = keeper.start(self, closure, node, key)
+        if recording is None:
+            return self._execute(closure, func, bound, frame, node, key, depth, generator)
+        assert keeper is not None
+        completed, result = False, None
+        try:
+            result = self._execute(closure, func, bound, frame, node, key, depth, generator)
+            completed = True
+        finally:
+            keeper.finish(self, recording, result, self.raised, completed)
+        return result
+
+    def _execute(self, closure: o.Closure, func: nodes.FunctionDef | nodes.Lambda, bound: dict[str, Any],
+                 frame: Frame, node: nodes.NodeNG, key: tuple[Any, ...] | None, depth: int, generator: bool) -> Any:
+        """`run`'s call, when no memo or kept run answers it."""
         self.executed.add(func)
         if not any(value is UNKNOWN for value in bound.values()):
             self.known_calls.add(func)
