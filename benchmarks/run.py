@@ -14,14 +14,16 @@ waits). Prints a Markdown table (the README's "Speed" section is a copy of it):
    files the prefilter must parse (the floor: they are read as trees), and vs `ruff check
    --select F --no-cache`; the same tree with our cache vs ruff without its cache (and whether
    astroid was imported); a pre-commit run: one changed kernel file, the whole process; a
-   project that does not use JAX (numpy) vs ruff;
+   project that does not use JAX (numpy) vs ruff; a directory of dense kernels (tokamax's
+   attention ops) vs ruff;
 2. `flake8 -j1` with our plugin vs without it, same files (CPU time), cold (the plugin's cache
    cleared before each run) and cached, and the plugin's own CPU time measured inside flake8;
 3. dense real code: every Blackwell kernel file of JAX and tokamax, warm analysis vs `ast.parse`
    of the same file (p95 and worst over the files), and a kernel importing a large project module;
 4. the editor loop: didChange -> publishDiagnostics latency (and the server's CPU time per edit)
-   while typing inside one kernel of JAX's `tests/pallas/mosaic_gpu_test.py` and of tokamax's
-   sm100 attention kernel, vs `ast.parse` of the file; code action / hover answered from the cache;
+   while typing inside one kernel of JAX's `tests/pallas/mosaic_gpu_test.py`, of tokamax's
+   sm100 attention kernel and of its sm100 ragged-dot kernel, vs `ast.parse` of the file; code
+   action / hover answered from the cache;
 5. memory: server RSS with every Pallas GPU file of jax open; CLI peak RSS on the package.
 """
 
@@ -150,6 +152,24 @@ def project_without_jax(repeat: int) -> list[tuple]:
     files = sum(1 for _ in numpy.rglob("*.py"))
     return [("1", f"pallas-lint check --no-cache (-j auto), numpy {_version('numpy')} ({files} files, no JAX), wall "
                   "(the jax package's bar)",
+             f"{ours['wall']:.2f} s", f"ruff --select F --no-cache {base['wall']:.2f} s",
+             _ratio(ours["wall"], base["wall"], "ruff"))]
+
+
+def dense_directory(repeat: int) -> list[tuple]:
+    """A directory of dense kernels, each file analysed once (a command-line run over the code
+    people write: tokamax's attention ops, whose package imports every kernel of it)."""
+    ruff, lint = tool("ruff"), tool("pallas-lint")
+    spec = importlib.util.find_spec("tokamax")
+    if ruff is None or lint is None or spec is None or not spec.submodule_search_locations:
+        return [("1", "a directory of dense kernels", "skipped: ruff, pallas-lint or tokamax missing", "", "")]
+    attention = Path(list(spec.submodule_search_locations)[0]) / "_src" / "ops" / "attention"
+    ours, base = measure.commands_side_by_side(
+        [lint, "check", "--exit-zero", "-q", "--no-cache", str(attention)],
+        [ruff, "check", "--select", "F", "--no-cache", "--exit-zero", "-q", str(attention)], min(repeat, 3))
+    files = sum(1 for _ in attention.glob("*.py"))
+    return [("1", f"pallas-lint check --no-cache (-j auto), tokamax {_version('tokamax')}'s attention ops ({files} "
+                  f"files of dense kernels), wall (CPU {ours['cpu']:.1f} s)",
              f"{ours['wall']:.2f} s", f"ruff --select F --no-cache {base['wall']:.2f} s",
              _ratio(ours["wall"], base["wall"], "ruff"))]
 
@@ -474,12 +494,14 @@ def main() -> int:
         if not args.quick and "1" in wanted:
             rows += whole_package(jax, args.repeat)
             rows += project_without_jax(args.repeat)
+            rows += dense_directory(args.repeat)
         if not args.quick and "2" in wanted:
             rows += flake8_overhead(jax, args.repeat)
         if "3" in wanted:
             rows += dense(sources, args.repeat)
             rows += with_project_module(jax, Path(scratch), args.repeat)
-        for editing in ("tests/pallas/mosaic_gpu_test.py", "attention/pallas_mosaic_gpu_kernel_sm100.py"):
+        for editing in ("tests/pallas/mosaic_gpu_test.py", "attention/pallas_mosaic_gpu_kernel_sm100.py",
+                        "ragged_dot/pallas_mosaic_gpu_kernel_sm100.py"):  # (the last: section 3's worst file)
             if "4" not in wanted:
                 break
             found = [s for s in sources if s.rel.endswith(editing)]

@@ -1,12 +1,13 @@
-"""Calls into imported modules' functions kept between an editor's traces of a file and
-replayed (`trace.kept_calls`): the report, the sites, the functions run and the steps are
-exactly those of making them; a call whose objects later code writes to is not kept; a
-command-line analysis keeps none."""
+"""Calls into imported modules' functions kept between traces and replayed
+(`trace.kept_calls`): the report, the sites, the functions run and the steps are exactly those
+of making them, in the next trace of the file (an editor's) and in another file's (a
+command-line run's); a call whose objects later code writes to is not kept."""
 
 import textwrap
 
 from pallas_lsp.analysis import analyze_file, analyze_source
 from pallas_lsp.analysis.session import Session
+from pallas_lsp.analysis.trace import reuse, world
 from test_trace_imported import _report, _state
 
 KERNEL = """
@@ -111,8 +112,17 @@ def test_a_call_whose_objects_later_code_writes_to_is_not_kept(tmp_path, traces)
     assert traces[1].keeper.replayed >= 1
 
 
-def test_a_command_line_analysis_keeps_no_call(tmp_path, traces):
-    _write(tmp_path, {"kernel.py": KERNEL, "ops.py": OPS, "heavy.py": HEAVY})
-    for _ in range(2):
-        analyze_file(str(tmp_path / "kernel.py"))
-    assert [trace.keeper for trace in traces] == [None, None]
+def test_a_call_kept_in_one_files_trace_is_replayed_in_anothers(tmp_path, traces):
+    # both kernels are the op's, and `heavy` imports neither: its module is the same in both
+    # traces (`world`), and so is the call into it (whatever else each trace loaded)
+    ops = OPS.replace("import kernel", "import kernel\n    import other").replace(
+        "fn = heavy.build if use_heavy else kernel.build\n      fn(x)",
+        "heavy.build(x)\n      kernel.build(x)\n      other.build(x)")
+    _write(tmp_path, {"kernel.py": KERNEL, "other.py": KERNEL, "ops.py": ops, "heavy.py": HEAVY})
+    analyze_file(str(tmp_path / "kernel.py"))
+    replayed = _report(analyze_file(str(tmp_path / "other.py")))
+    assert traces[1].keeper.replayed >= 1 and replayed[2] is None
+    reuse.KEPT_RUNS.clear()
+    world.KEPT_MODULES.clear()
+    assert _report(analyze_file(str(tmp_path / "other.py"))) == replayed
+    assert traces[2].keeper.replayed == 0 and _state(traces[2]) == _state(traces[1])

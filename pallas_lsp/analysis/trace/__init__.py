@@ -104,8 +104,7 @@ class Trace:
         self.kept_sites: set[int] = set()
         interp = Interpreter(self.module, Resolver(flow), flow.deadline, flow.cancelled)
         interp.world = world.World(self._kept_modules)
-        # (an editor's session: the same file is traced again at each edit, in the same world)
-        self.keeper = interp.keeper = kept_calls.CallKeeper(self) if self._units is not None else None
+        self.keeper = interp.keeper = kept_calls.CallKeeper(self)
         return interp
 
     def sites(self, kind: str) -> list[Site]:

@@ -2034,7 +2034,8 @@ class Interpreter:
             self.dropped_raises += dropped
             return self._generator_of(result) if generator else result
         keeper, recording = self.keeper, None
-        if keeper is not None and key is not None and not generator and not closure.stub:
+        # (a call on the way from the analysed file's code, `anchor`: another one next time)
+        if keeper is not None and key is not None and anchor is None and not generator and not closure.stub:
             dropped = self.dropped_raises
             kept = keeper.replay(self, closure, node, key)
             if kept is not None:

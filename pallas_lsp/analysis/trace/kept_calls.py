@@ -1,31 +1,30 @@
-"""Calls into imported modules' functions, kept between traces of a file in an editor and replayed.
+"""Calls into imported modules' functions, kept between traces and replayed.
 
 A run of a function another module defined, with arguments no analysis makes (unknown, None,
-numbers, strings), reads nothing but its module's state, which every trace takes as the
-modules' top levels left it (`world`): while that state is untouched (`Trace._pristine`), the
-same call gives the same run. tokamax's attention and ragged-dot ops hand the kernels of
-several modules the same unknown arguments (`_fwd`), and that run reaches the analysed file,
-so it is never kept whole (`reuse.EscapedRun`) and was made again at every edit; the calls in
-it that do not reach the file are now replayed. What a run left is replayed exactly: its sites
-(the same objects), the functions it executed, its steps, the closures it made and let escape,
-the writes it made to objects it made, the answers it put in the call memo, the raises it
-dropped; its result is a value no later code can change (`_settled`).
+numbers, strings), reads nothing but what its closure reaches: its module's state, which every
+trace takes as the modules' top levels left it (`world`), and gives the same object to every
+trace whose state it can be. While that state is untouched (`Trace._pristine`), the same call
+of the same closure gives the same run, in the next trace of the file (an editor's) and in
+another file's (a command-line run's), whatever else that trace loaded. tokamax's attention and
+ragged-dot ops hand the kernels of several modules the same unknown arguments (`_fwd`), and
+that run reaches the analysed file, so it is never kept whole (`reuse.EscapedRun`): it was made
+again in every analysis of each of those files. The calls in it that do not reach the file are
+now replayed. What a run left is replayed exactly: its sites (the same objects), the functions
+it executed, its steps, the closures it made and let escape, the writes it made to objects it
+made, the answers it put in the call memo, the raises it dropped; its result is a value no
+later code can change (`_settled`).
 
 A run is kept only when it did nothing more: it ran no code of the analysed file's text
 (`Interpreter.from_text`) nor read a name through such a module, let escape no closure made
 before it, loaded no project module, wrote to no object it did not make, and ran outside a
 kernel body or a module's top level. It is replayed only at the same point: the same call
-stack (none of it in the analysed file) and path guard, the same modules loaded in the same
-order, the same closure (the world's objects are the same from trace to trace) and arguments.
-When a later write reaches what a kept call made (a closure it let escape, run afterwards;
-an answer of the call memo, taken again), a replay would show that write from its start: such
-a call is not kept, and a trace that replayed one starts over without replays (`untouched`).
-As for kept escaped runs, the trace keeps what it made only if, when it ends, nothing wrote to
-what their sites show (`Trace._run`).
-
-Only an editor's session keeps calls: it traces the same file again at each edit, in the
-same world. A command-line run traces each file once, and each file's world is another (the
-analysed file's own module is in every other's), so nothing it would keep is replayed.
+stack (none of it in the analysed file) and path guard, the same closure (a module-level
+function of a module kept from trace to trace) and arguments. When a later write reaches what
+a kept call made (a closure it let escape, run afterwards; an answer of the call memo, taken
+again), a replay would show that write from its start: such a call is not kept, and a trace
+that replayed one starts over without replays (`untouched`). As for kept escaped runs, the
+trace keeps what it made only if, when it ends, nothing wrote to what their sites show
+(`Trace._run`).
 """
 
 from __future__ import annotations
@@ -131,9 +130,9 @@ class CallKeeper:
 
     def start(self, interp: Interpreter, closure: o.Closure, node: nodes.NodeNG,
               memo_key: tuple[Any, ...]) -> _Recording | None:
-        """Watch the call about to run, if its run may be kept."""
-        if not self._eligible(interp, closure) or node.root() is interp.root or any(
-                caller.root() is interp.root for caller in interp.stack):
+        """Watch the call about to run, if its run may be kept (the interpreter asks only when
+        no call of the analysed file is on the way here)."""
+        if node.root() is interp.root or not self._eligible(interp, closure):
             return None  # (a chain through the analysed file's nodes is another one next time)
         recording = _Recording(self._key(interp, node, memo_key), interp.executed, interp.known_calls,
                                _counts(interp), dict(interp.dropped_exits), len(interp.modules), interp._steps)
@@ -218,8 +217,8 @@ class CallKeeper:
                 and self._trace._pristine())
 
     def _key(self, interp: Interpreter, node: nodes.NodeNG, memo_key: tuple[Any, ...]) -> tuple[Any, ...]:
-        return (memo_key, node, tuple(interp.stack), self._trace._world(), interp.handling > 0, interp.loop_depth,
-                interp.unrolled, interp.writes is None)
+        return (memo_key, node, tuple(interp.stack), interp.handling > 0, interp.loop_depth, interp.unrolled,
+                interp.writes is None)
 
 
 # What `_counts` holds, by position: what a kept run may add to (and replays), and what it may not
