@@ -240,6 +240,17 @@ class Interpreter:
         self.world: World | None = None  # other modules' top levels kept across traces (`world`)
         self.imports_run = 0  # import statements run outside any top level
 
+    def replay_run(self, sites: list[Site], executed: set[nodes.NodeNG], known: set[nodes.NodeNG],
+                   closures: list[o.Closure]) -> None:
+        """What a kept run left, as making it would have (`reuse.Units`, `kept_calls`): its
+        sites, the functions it ran (with every argument known, `known`), the closures it made."""
+        self.sites.extend(sites)
+        self.executed |= executed
+        self.known_calls |= known
+        for closure in closures:
+            self.closures.setdefault(closure.node, []).append(closure)
+        self.closure_log.extend(closures)
+
     # -- budget ----------------------------------------------------------------------------
 
     def tick(self) -> None:

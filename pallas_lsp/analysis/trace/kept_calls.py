@@ -108,12 +108,7 @@ class CallKeeper:
             return None  # (loading them wrote to the world: run it, and keep nothing)
         trace._mark()
         interp._steps += kept.steps
-        interp.sites.extend(kept.sites)
-        interp.executed |= kept.executed
-        interp.known_calls |= kept.known
-        for made in kept.closures:
-            interp.closures.setdefault(made.node, []).append(made)
-        interp.closure_log.extend(kept.closures)
+        interp.replay_run(kept.sites, kept.executed, kept.known, kept.closures)
         interp.loose_writes.extend(kept.writes)
         if interp.writes is not None:  # (an entry point's run being watched: `reuse.Units`)
             interp.writes.extend(kept.unit_writes)

@@ -181,12 +181,7 @@ class Units:
             return False
         if not (alive.all(unit.executed) and alive.all(unit.named)):
             return False
-        interp.sites.extend(unit.sites)
-        interp.executed |= unit.executed
-        interp.known_calls |= unit.known
-        for closure in unit.closures:
-            interp.closures.setdefault(closure.node, []).append(closure)
-        interp.closure_log.extend(unit.closures)
+        interp.replay_run(unit.sites, unit.executed, unit.known, unit.closures)
         interp.escaped.extend(unit.escaped)
         interp.poisoned |= unit.poisoned
         interp._steps += unit.steps
