@@ -171,13 +171,13 @@ class Trace:
         # sites show: the world (still pristine, and no module's top level run since wrote to
         # what the world was then), or what they made (a closure they let escape, run later).
         keeper = self.keeper
-        if keeper is not None and not keeper.untouched():
+        if not keeper.untouched():
             raise reuse.Restart()
         if self._since is not None and (self._tainted or not self._pristine() or not self._settled()):
-            if self.replayed or (keeper is not None and keeper.replayed):
+            if self.replayed or keeper.replayed:
                 raise reuse.Restart()
             self._made = {}
-        elif keeper is not None:
+        else:
             keeper.keep()
         whole = {key: run for key, run in self._made.items() if reuse.whole(run, self._kept_executed)}
         if whole:
@@ -434,8 +434,7 @@ class Trace:
                 return None
         before_run = set(world)
         loaded = tuple(node for node in self._world() if node not in before_run)
-        if not all(getattr(node, "pallas_trace_stub", None) or getattr(node, "pallas_library", None)
-                   for node in loaded):
+        if not all(map(reuse.read_only, loaded)):
             # a project module (on replay it may be the analysed file, or its file changed)
             return None
         self._kept_made |= fresh

@@ -147,8 +147,7 @@ class CallKeeper:
         loaded = tuple(islice(interp.modules, recording.modules, None))
         if not (all(after[index] == before[index] for index in _MUST_NOT_GROW) and interp.world_clean
                 and _settled(result)
-                and all(getattr(node, "pallas_trace_stub", None) or getattr(node, "pallas_library", None)
-                        for node in loaded)
+                and all(map(reuse.read_only, loaded))
                 and not any(node.root() in interp.from_text for node in executed)
                 and self._trace._pristine()):
             return

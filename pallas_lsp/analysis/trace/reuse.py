@@ -491,6 +491,12 @@ class Twin:
     node: nodes.NodeNG
 
 
+def read_only(module: nodes.Module) -> bool:
+    """Is the module one of our stubs or an installed library's (never the analysed file, and
+    its tree the same while the process runs), not a project module a kept run may not load?"""
+    return bool(getattr(module, "pallas_trace_stub", None) or getattr(module, "pallas_library", None))
+
+
 def on_its_own(run: EscapedRun, seen: set[int] | None = None) -> bool:
     """Can the run be replayed in any trace that meets its closure: every closure it let
     escape has its kept run too (not one that another kept run of its trace happened to run
