@@ -115,10 +115,29 @@ def _reaching_project(directory, name, kernel_text):
     return directory / kernel
 
 
+@pytest.fixture(params=["reachers first", "name first"])
+def search_order(request, monkeypatch):
+    """Both ways `_Reach.used` can go: the files that reach the module found first, or (when
+    most of the project does) the files that hold the name; the answers are the same."""
+    monkeypatch.setattr(callers._Reach, "_reached_by_most", lambda self: request.param == "name first")
+    return request.param
+
+
 @pytest.mark.parametrize("name", _REACHING)
-def test_a_file_counts_only_if_it_can_import_the_module(tmp_path, name):
+def test_a_file_counts_only_if_it_can_import_the_module(tmp_path, name, search_order):
     kernel = _reaching_project(tmp_path, name, "def f(a, block_m=96):\n    return a\n")
     assert callers.Callers(str(kernel), str(tmp_path)).used_elsewhere("f") is _REACHING[name][1]
+
+
+def test_names_are_searched_first_once_most_files_reach_the_module(tmp_path):
+    # every file names the package: after the first question, a module's own name is not searched
+    _write(tmp_path, {"pkg/__init__.py": "", **{f"pkg/m{i}.py": "import pkg\n" for i in range(6)},
+                      "pkg/kernel.py": "def f(a):\n    return a\n", "pkg/use.py": "from pkg.kernel import f\n"})
+    asked = callers.Callers(str(tmp_path / "pkg" / "kernel.py"), str(tmp_path))
+    assert asked.used_elsewhere("f")
+    again = callers.Callers(str(tmp_path / "pkg" / "m0.py"), str(tmp_path))
+    assert not again.used_elsewhere("g") and again._reach is not None and again._reach._name_first
+    assert b"m0" not in callers._corpora[str(tmp_path)].found
 
 
 def test_a_module_no_import_spells_counts_any_mention(tmp_path):

@@ -31,7 +31,11 @@ every identifier of every file cost 0.4 s, for the few names an analysis asks ab
 files that reach the module are found first, by its names (searched for the same way, once
 per corpus) and their relative imports, and a name is then looked for in those files only: a
 short name (`f`, `x`) that most files hold, searched for in the whole corpus, cost up to 70 ms
-in that package (a module no file there names: eleven names in 1.3 ms).
+in that package (a module no file there names: eleven names in 1.3 ms). Once most files
+are known to reach the module (a module of the jax package: nearly every file there names
+`jax`), the other way round is cheaper: the name is searched for (as far as the first file
+that reaches), not the module's own name, which only its importers hold and which cost a
+search of the whole corpus (5 ms there) in each file's analysis.
 """
 
 from __future__ import annotations
@@ -102,6 +106,7 @@ class _Reach:
         self.tree = os.path.join(root, parts[0]) + os.sep if len(parts) > 1 and parts[0] != os.pardir else None
         self._reachers: set[int] | None = None  # the files other than the analysed one that reach it
         self._exporters: list[tuple[int, frozenset[bytes]]] | None = None  # packages' `__init__`s, their names
+        self._name_first: bool | None = None  # None: not decided yet (`_reached_by_most`)
 
     def used(self, wanted: bytes) -> bool:
         """Does a file other than the analysed one reach the module and mention `wanted`? The
@@ -110,6 +115,10 @@ class _Reach:
         corpus = self.corpus
         if self.words is None:
             return any(corpus.paths[index] != self.here for index in corpus.holders(wanted))
+        if self._name_first is None:
+            self._name_first = self._reached_by_most()
+        if self._name_first:
+            return self._held_by_a_reacher(wanted)
         if self._reachers is None:
             self._reachers = self._reaching(self.words)
             if self.tree is not None:  # a relative import in the top-level package
@@ -123,8 +132,7 @@ class _Reach:
         # or star-imports is one more name that reaches it: `from other_pkg import f`
         words, more_reachers = set(self.words), set(reachers)
         if self._exporters is None:
-            self._exporters = [(index, frozenset(_names(corpus.paths[index], self.root)))
-                               for index in corpus.inits() if corpus.paths[index] != self.here]
+            self._exporters = self._exporter_names()
         changed = True
         while changed:
             changed = False
@@ -137,6 +145,58 @@ class _Reach:
         more_reachers -= reachers
         more_reachers -= {index for index, path in enumerate(corpus.paths) if path == self.here}
         return self._mentioned(more_reachers, wanted)
+
+    def _reached_by_most(self) -> bool:
+        """Do most of the project's files mention a name of the module already searched for
+        (`jax` for a module of the jax package: a sibling's analysis searched for it)? Then
+        the files that reach it are nearly all, and finding them would search the whole
+        corpus for its own name (`all_gather_mgpu`) to little end: a name asked about is
+        searched for first, and the few files that hold it are asked whether they reach."""
+        corpus, known = self.corpus, set()
+        for word in self.words or ():
+            search = corpus.found.get(word)
+            if search is not None and search.at < 0:
+                known.update(search.files)
+        return len(known) * 2 > len(corpus.paths)
+
+    def _held_by_a_reacher(self, wanted: bytes) -> bool:
+        """`used`, from the files that hold `wanted`: does one of them reach the module, by its
+        names or by those of packages whose `__init__` re-exports it (to a fixed point)?"""
+        corpus, words = self.corpus, set(self.words or ())
+        holders = []  # (searched for as far as the first that reaches)
+        for index in corpus.holders(wanted):
+            if corpus.paths[index] != self.here:
+                if self._reaches(index, words):
+                    return True
+                holders.append(index)
+        if not holders:
+            return False
+        if self._exporters is None:
+            self._exporters = self._exporter_names()
+        grown, changed = set(words), True
+        while changed:
+            changed = False
+            for index, names in self._exporters:
+                more = names - grown
+                if more and self._reaches(index, grown) and (
+                        corpus.mentions(index, wanted) or corpus.imports(index, b"*")):
+                    grown |= more
+                    changed = True
+        return grown != words and any(self._reaches(index, grown) for index in holders)
+
+    def _reaches(self, index: int, words: Iterable[bytes]) -> bool:
+        """Can file `index` reach the module: does it mention one of `words`, or import
+        relatively inside the module's top-level package?"""
+        corpus = self.corpus
+        return any(corpus.mentions(index, word) for word in words) or (
+            self.tree is not None and corpus.paths[index].startswith(self.tree) and corpus.imports(index, b"."))
+
+    def _exporter_names(self) -> list[tuple[int, frozenset[bytes]]]:
+        """The packages' `__init__`s other than the analysed file, with the names an import of
+        each spells."""
+        corpus = self.corpus
+        return [(index, frozenset(_names(corpus.paths[index], self.root)))
+                for index in corpus.inits() if corpus.paths[index] != self.here]
 
     def _reaching(self, words: Iterable[bytes]) -> set[int]:
         """The files that mention one of `words`."""
