@@ -31,7 +31,7 @@ from flake8.exceptions import ExecutionError  # type: ignore[import-untyped]
 from pallas_lsp import __version__, analysis, cache
 from pallas_lsp.analysis import (
     FILE_NOT_ANALYSED, ConfigError, Finding, Settings, check_selectors, codes, mentions_pallas, not_analysed,
-    resolve,
+    resolve, settled_from_tree,
 )
 
 if TYPE_CHECKING:
@@ -56,6 +56,7 @@ class PallasChecker:
     # (cached, the cache directory given): off until flake8 hands its options over, so a checker
     # made outside flake8 (tests, other tools) writes no cache
     caching: ClassVar[tuple[bool, str | None]] = (False, None)
+    engine_loaded: ClassVar[bool] = False  # a file has needed the analysis (astroid, the tracer)
 
     def __init__(self, tree: ast.AST, filename: str, lines: list[str]) -> None:
         self.tree = tree  # flake8's parse of `lines`: the analysis does not parse again
@@ -123,13 +124,23 @@ class PallasChecker:
             record = cache.load(where, entry)
             if record is not None:
                 return self._reported(path, settings, cache.findings(record), record["error"])
+        findings, failure, dependencies = self._analysed(text, path, settings, probed)
+        if entry is not None and path is not None and cache.cacheable(failure):
+            depends = cache.dependencies(path, data, dependencies, probed)
+            cache.store(where, entry, findings, failure, 0, depends, started)
+        return self._reported(path, settings, findings, failure)
+
+    def _analysed(self, text: str, path: str | None, settings: Settings, probed: set[str]
+                  ) -> tuple[list[Finding], str | None, tuple[str, ...]]:
+        """The analysis's findings, why it failed, and the project files it read (beside
+        `probed`, which gets those the prefilter read)."""
         tree = self.tree if isinstance(self.tree, ast.Module) else None
+        if not PallasChecker.engine_loaded and settled_from_tree(text, path, tree, probed):
+            return [], None, ()  # (the engine's first step, on flake8's tree: its load is spared)
+        PallasChecker.engine_loaded = True
         result = analyze_source(text, path, select=settings.select, ignore=settings.ignored_for(path),
                                 budget=settings.budget, tree=tree)
-        if entry is not None and path is not None and cache.cacheable(result.error):
-            depends = cache.dependencies(path, data, result.dependencies, probed)
-            cache.store(where, entry, result.findings, result.error, 0, depends, started)
-        return self._reported(path, settings, result.findings, result.error)
+        return result.findings, result.error, result.dependencies
 
     def _reported(self, path: str | None, settings: Settings, findings: list[Finding], error: str | None
                   ) -> list[Finding]:

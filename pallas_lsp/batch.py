@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from . import analysis, cache
 from .analysis import (
     FILE_NOT_ANALYSED, RULE_INFO, UNUSED_NOQA, Change, Finding, Plan, SourceFile, changes, fix_to_apply,
-    mentions_pallas, not_analysed, plan_noqa, settled_from_text, unsilenced, unused_noqa,
+    mentions_pallas, not_analysed, plan_noqa, settled_from_text, settled_from_tree, unsilenced, unused_noqa,
 )
 from .analysis import write_change as write
 from .files import Target
@@ -210,6 +210,11 @@ def _lint(target: Target, text: str) -> tuple[list[Finding], str | None, int, tu
     """The findings `settings` select for the file, minus what `# noqa` silences, plus the
     `# noqa` comments that silence nothing (PLS100)."""
     settings, path = target.settings, target.path
+    probed: set[str] = set()
+    if _Collector.session is None and settled_from_tree(text, path, probed=probed):
+        # (what the engine's first step would find: while no file has needed the engine, its
+        # load is spared; once loaded, the engine asks itself, with one parse of the file)
+        return _unused_noqa(target, text, []), None, 0, tuple(sorted(probed))
     result = analyze_source(text, path, select=settings.select, ignore=settings.ignored_for(path),
                             budget=settings.budget)
     if result.error is not None:

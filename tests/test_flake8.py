@@ -49,7 +49,8 @@ def test_internal_error_is_a_pls000_not_a_silent_pass(monkeypatch):
         raise RuntimeError("boom")
 
     monkeypatch.setattr("flake8_pallas.analyze_source", boom)
-    lines = ["plgpu.tcgen05_mma(acc, a, b, collective_axis='x')  # TMEM\n"]
+    lines = ["from jax.experimental.pallas import mosaic_gpu as plgpu\n",
+             "plgpu.tcgen05_mma(acc, a, b, collective_axis='x')  # TMEM\n"]
     assert [(line, col, text) for line, col, text, _ in PallasChecker(None, "x.py", lines).run()] == [
         (1, 0, "PLS000 internal error: RuntimeError: boom")]
 

@@ -101,6 +101,27 @@ def test_a_check_of_one_file_loads_only_what_it_uses(tmp_path):
     assert not (ours - loaded("import astroid\n")) & {"tempfile", "tomllib", "difflib"}
 
 
+# A file with a trigger word whose import statements its text does not tell (a continued line)
+# and whose tree imports nothing of jax: the stdlib tree settles it, the engine is not loaded.
+_SETTLED_BY_TREE = "from os.path import join, \\\n    exists\n\n\ndef f():  # a TMEM, in a comment\n    return join\n"
+
+
+def test_a_file_the_stdlib_tree_settles_loads_no_astroid(tmp_path):
+    (tmp_path / "tool.py").write_text(_SETTLED_BY_TREE, encoding="utf-8")
+    probe = ("import atexit, sys\n"
+             "atexit.register(lambda: print('ASTROID', 'astroid' in sys.modules))\n"
+             "from {module} import main\n"
+             "sys.argv[1:] = {args}\n"
+             "sys.exit(main({call}))\n")
+    runs = {"pallas-lint": ("pallas_lsp.cli", ["check", "--no-cache", "tool.py"], ""),
+            "flake8": ("flake8.main.cli", [], "['--select=PLS', '--pallas-no-cache', 'tool.py']")}
+    for name, (module, args, call) in runs.items():
+        done = subprocess.run([sys.executable, "-c", probe.format(module=module, args=args, call=call)],
+                              capture_output=True, text=True, cwd=tmp_path, check=False)
+        assert done.returncode == 0 and "PLS" not in done.stdout, (name, done.stdout, done.stderr)
+        assert done.stdout.strip().endswith("ASTROID False"), (name, done.stdout)
+
+
 # Analyses of every fixture and of a project whose helper module holds a dataclass and an enum,
 # printed as findings, with astroid's transforms skipped (as we build) or applied to the modules
 # astroid reads (as astroid would), and the stdlib modules astroid built meanwhile.

@@ -25,7 +25,7 @@ from .fixing import write as write_change
 from .noqa import code_at as noqa_code_at
 from .noqa import noqa_edit, unsilenced
 from .noqa import unused as unused_noqa
-from .prefilter import forget_project_imports, imported_data, mentions_pallas, settled_from_text
+from .prefilter import forget_project_imports, imported_data, mentions_pallas, settled_from_text, settled_from_tree
 from .settings import OPTIONS, ConfigError, Settings, codes, configured_pyproject, settings_text, validate_globs
 from .source import Lines, apply_edits, decode, split_lines
 
@@ -68,6 +68,6 @@ __all__ = [
     "configured_pyproject", "decode", "docs_url", "fix_to_apply", "forget_project_imports", "imported_data", "lint", "load_settings",
     "mentions_pallas", "noqa_code_at",
     "noqa_edit", "not_analysed", "plan_fixes", "plan_noqa", "read_text", "resolve", "select_rules",
-    "settings_for", "settings_text", "settled_from_text", "split_lines", "unsilenced", "unused_noqa", "validate_globs",
+    "settings_for", "settings_text", "settled_from_text", "settled_from_tree", "split_lines", "unsilenced", "unused_noqa", "validate_globs",
     "warm_project", "write_change",
 ]
