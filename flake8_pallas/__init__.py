@@ -45,7 +45,8 @@ _STDIN_NAMES = {"stdin", "-", None}
 def analyze_source(text: str, path: str | None, *, select: tuple[str, ...], ignore: tuple[str, ...], budget: float,
                    tree: ast.Module | None) -> Result:
     """`analysis.analyze_source`, read when a file first needs it: the engine (and astroid) is
-    loaded by the first file with a trigger word, not when flake8 loads its plugins."""
+    loaded by the first file the prefilter and its stdlib tree leave to it (`settled_from_tree`), not
+    when flake8 loads its plugins."""
     return analysis.analyze_source(text, path, select=select, ignore=ignore, budget=budget, tree=tree)
 
 
