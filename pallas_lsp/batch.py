@@ -106,6 +106,10 @@ def _settle(target: Target) -> tuple[FileReport | None, _Read]:
     probed: set[str] = set()
     # (the words and import statements alone: the workers of a parallel run get the rest)
     passes = mentions_pallas(text, path=target.path, probed=probed) and not settled_from_text(text, target.path, probed)
+    if passes and not mentions_pallas(text):
+        # (only its imports hold a trigger word, and the text does not tell where they lead:
+        # its tree, here, rather than a worker for a file that is seldom analysed in the end)
+        passes = not settled_from_tree(text, target.path, probed=probed)
     read = _Read(text, stamp, frozenset(probed), started)
     if not passes:
         return _prefiltered(target, read), read

@@ -164,3 +164,16 @@ def test_changed_code_of_ours_is_a_miss(tmp_path, monkeypatch):
     finally:
         monkeypatch.undo()
         cache.installed_code.cache_clear()
+
+
+def test_a_parallel_run_settles_in_its_parent_a_file_only_its_imports_bring_words_to(tmp_path, monkeypatch):
+    """No trigger word in `main.py`, one in the helper it imports, by a continued line the text
+    alone does not follow: the parent reads its tree (the helper never meets jax) and settles
+    it, where a worker would have been started for it (numpy's distutils)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "helpers.py").write_text("def make():  # a TMEM, in a comment\n    return 1\n")
+    (tmp_path / "main.py").write_text("from helpers import make, \\\n    make as again\n\nmake()\n")
+    added: list[int] = []
+    monkeypatch.setattr(batch._Workers, "add", lambda self, index: added.append(index))
+    assert _run("-j", "2", "--no-cache", "main.py") == 0
+    assert added == []
