@@ -128,21 +128,10 @@ class _Reach:
         reachers = self._reachers
         if self._mentioned(reachers, wanted):
             return True
-        # a package whose `__init__` reaches the module and mentions the name (re-exports it)
-        # or star-imports is one more name that reaches it: `from other_pkg import f`
-        words, more_reachers = set(self.words), set(reachers)
-        if self._exporters is None:
-            self._exporters = self._exporter_names()
-        changed = True
-        while changed:
-            changed = False
-            for index, names in self._exporters:
-                more = names - words
-                if more and index in more_reachers and (corpus.mentions(index, wanted) or corpus.imports(index, b"*")):
-                    words |= more
-                    more_reachers |= self._reaching(more)
-                    changed = True
-        more_reachers -= reachers
+        more = self._exported_names(wanted) - self.words
+        if not more:
+            return False
+        more_reachers = self._reaching(more) - reachers
         more_reachers -= {index for index, path in enumerate(corpus.paths) if path == self.here}
         return self._mentioned(more_reachers, wanted)
 
@@ -161,7 +150,7 @@ class _Reach:
 
     def _held_by_a_reacher(self, wanted: bytes) -> bool:
         """`used`, from the files that hold `wanted`: does one of them reach the module, by its
-        names or by those of packages whose `__init__` re-exports it (to a fixed point)?"""
+        names or by those of the packages that re-export it?"""
         corpus, words = self.corpus, set(self.words or ())
         holders = []  # (searched for as far as the first that reaches)
         for index in corpus.holders(wanted):
@@ -171,9 +160,18 @@ class _Reach:
                 holders.append(index)
         if not holders:
             return False
+        grown = self._exported_names(wanted)
+        return grown != words and any(self._reaches(index, grown) for index in holders)
+
+    def _exported_names(self, wanted: bytes) -> set[bytes]:
+        """The names that reach the module: its own, and to a fixed point those of each package
+        whose `__init__` reaches it and mentions `wanted` (re-exports it) or star-imports, for
+        files elsewhere (`from other_pkg import f`)."""
+        corpus = self.corpus
         if self._exporters is None:
-            self._exporters = self._exporter_names()
-        grown, changed = set(words), True
+            self._exporters = [(index, frozenset(_names(corpus.paths[index], self.root)))
+                               for index in corpus.inits() if corpus.paths[index] != self.here]
+        grown, changed = set(self.words or ()), True
         while changed:
             changed = False
             for index, names in self._exporters:
@@ -182,7 +180,7 @@ class _Reach:
                         corpus.mentions(index, wanted) or corpus.imports(index, b"*")):
                     grown |= more
                     changed = True
-        return grown != words and any(self._reaches(index, grown) for index in holders)
+        return grown
 
     def _reaches(self, index: int, words: Iterable[bytes]) -> bool:
         """Can file `index` reach the module: does it mention one of `words`, or import
@@ -190,13 +188,6 @@ class _Reach:
         corpus = self.corpus
         return any(corpus.mentions(index, word) for word in words) or (
             self.tree is not None and corpus.paths[index].startswith(self.tree) and corpus.imports(index, b"."))
-
-    def _exporter_names(self) -> list[tuple[int, frozenset[bytes]]]:
-        """The packages' `__init__`s other than the analysed file, with the names an import of
-        each spells."""
-        corpus = self.corpus
-        return [(index, frozenset(_names(corpus.paths[index], self.root)))
-                for index in corpus.inits() if corpus.paths[index] != self.here]
 
     def _reaching(self, words: Iterable[bytes]) -> set[int]:
         """The files that mention one of `words`."""
