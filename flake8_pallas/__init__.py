@@ -31,7 +31,7 @@ from flake8.exceptions import ExecutionError  # type: ignore[import-untyped]
 from pallas_lsp import __version__, analysis, cache
 from pallas_lsp.analysis import (
     FILE_NOT_ANALYSED, ConfigError, Finding, Settings, check_selectors, codes, mentions_pallas, not_analysed,
-    resolve, settled_from_tree,
+    resolve, settled_unless_loaded,
 )
 
 if TYPE_CHECKING:
@@ -45,7 +45,7 @@ _STDIN_NAMES = {"stdin", "-", None}
 def analyze_source(text: str, path: str | None, *, select: tuple[str, ...], ignore: tuple[str, ...], budget: float,
                    tree: ast.Module | None) -> Result:
     """`analysis.analyze_source`, read when a file first needs it: the engine (and astroid) is
-    loaded by the first file the prefilter and its stdlib tree leave to it (`settled_from_tree`), not
+    loaded by the first file the prefilter and its stdlib tree leave to it (`settled_unless_loaded`), not
     when flake8 loads its plugins."""
     return analysis.analyze_source(text, path, select=select, ignore=ignore, budget=budget, tree=tree)
 
@@ -57,7 +57,6 @@ class PallasChecker:
     # (cached, the cache directory given): off until flake8 hands its options over, so a checker
     # made outside flake8 (tests, other tools) writes no cache
     caching: ClassVar[tuple[bool, str | None]] = (False, None)
-    engine_loaded: ClassVar[bool] = False  # a file has needed the analysis (astroid, the tracer)
 
     def __init__(self, tree: ast.AST, filename: str, lines: list[str]) -> None:
         self.tree = tree  # flake8's parse of `lines`: the analysis does not parse again
@@ -136,9 +135,8 @@ class PallasChecker:
         """The analysis's findings, why it failed, and the project files it read (beside
         `probed`, which gets those the prefilter read)."""
         tree = self.tree if isinstance(self.tree, ast.Module) else None
-        if not PallasChecker.engine_loaded and settled_from_tree(text, path, tree, probed):
-            return [], None, ()  # (the engine's first step, on flake8's tree: its load is spared)
-        PallasChecker.engine_loaded = True
+        if settled_unless_loaded(text, path, tree, probed):
+            return [], None, ()  # (the engine's first step, on flake8's tree)
         result = analyze_source(text, path, select=settings.select, ignore=settings.ignored_for(path),
                                 budget=settings.budget, tree=tree)
         return result.findings, result.error, result.dependencies

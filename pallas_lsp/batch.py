@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING
 from . import analysis, cache
 from .analysis import (
     FILE_NOT_ANALYSED, RULE_INFO, UNUSED_NOQA, Change, Finding, Plan, SourceFile, changes, fix_to_apply,
-    mentions_pallas, not_analysed, plan_noqa, settled_from_text, settled_from_tree, unsilenced, unused_noqa,
+    mentions_pallas, not_analysed, plan_noqa, settled_from_text, settled_from_tree, settled_unless_loaded, unsilenced,
+    unused_noqa,
 )
 from .analysis import write_change as write
 from .files import Target
@@ -82,6 +83,7 @@ class _Read:
     stamp: list[int] | None = None  # its size and modification time before it was read (with a cache)
     probed: frozenset[str] = frozenset()  # the paths the prefilter's verdict depends on
     started: float = 0.0  # when it was read (`cache.store`: a dependency changed since is not trusted)
+    tree_read: bool = False  # the prefilter's verdict read its tree (`settled_from_tree`)
 
 
 def _settle(target: Target) -> tuple[FileReport | None, _Read]:
@@ -106,11 +108,12 @@ def _settle(target: Target) -> tuple[FileReport | None, _Read]:
     probed: set[str] = set()
     # (the words and import statements alone: the workers of a parallel run get the rest)
     passes = mentions_pallas(text, path=target.path, probed=probed) and not settled_from_text(text, target.path, probed)
-    if passes and not mentions_pallas(text):
+    tree_read = passes and not mentions_pallas(text)
+    if tree_read:
         # (only its imports hold a trigger word, and the text does not tell where they lead:
         # its tree, here, rather than a worker for a file that is seldom analysed in the end)
         passes = not settled_from_tree(text, target.path, probed=probed)
-    read = _Read(text, stamp, frozenset(probed), started)
+    read = _Read(text, stamp, frozenset(probed), started, tree_read)
     if not passes:
         return _prefiltered(target, read), read
     if target.cache is not None:
@@ -210,14 +213,13 @@ def collect_garbage() -> None:
         _Collector.session.resume_collection()
 
 
-def _lint(target: Target, text: str) -> tuple[list[Finding], str | None, int, tuple[str, ...]]:
+def _lint(target: Target, text: str, tree_read: bool = False) -> tuple[list[Finding], str | None, int, tuple[str, ...]]:
     """The findings `settings` select for the file, minus what `# noqa` silences, plus the
-    `# noqa` comments that silence nothing (PLS100)."""
+    `# noqa` comments that silence nothing (PLS100); `tree_read`: the prefilter has asked its
+    tree already (`_settle`)."""
     settings, path = target.settings, target.path
     probed: set[str] = set()
-    if _Collector.session is None and settled_from_tree(text, path, probed=probed):
-        # (what the engine's first step would find: while no file has needed the engine, its
-        # load is spared; once loaded, the engine asks itself, with one parse of the file)
+    if not tree_read and settled_unless_loaded(text, path, probed=probed):
         return _unused_noqa(target, text, []), None, 0, tuple(sorted(probed))
     result = analyze_source(text, path, select=settings.select, ignore=settings.ignored_for(path),
                             budget=settings.budget)
@@ -237,7 +239,7 @@ def _unused_noqa(target: Target, text: str, findings: list[Finding]) -> list[Fin
 
 
 def _cached_lint(target: Target, read: _Read) -> FileReport:
-    findings, error, silenced, dependencies = _lint(target, read.text)
+    findings, error, silenced, dependencies = _lint(target, read.text, read.tree_read)
     if target.cache is not None and cache.cacheable(error):
         # what the analysis read, and what the prefilter looked at to let the file through
         data = read.text.encode("utf-8", "surrogatepass")
