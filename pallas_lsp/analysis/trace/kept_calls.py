@@ -225,7 +225,8 @@ def _counts(interp: Interpreter) -> tuple[int, ...]:
     shared = interp.shared_log
     return (len(interp.sites), len(interp.closure_log), len(interp.loose_writes), len(interp._memo),
             len(interp._opaque), len(interp.escaped), interp.dropped_raises,
-            0 if interp.writes is None else len(interp.writes), len(interp.construction_writes), len(interp.from_text), interp.text_reads, interp.construction_sites,
+            0 if interp.writes is None else len(interp.writes),
+            len(interp.construction_writes), len(interp.from_text), interp.text_reads, interp.construction_sites,
             interp.imports_run, len(interp.failed_modules), -1 if shared is None else len(shared),
             len(interp.repeated_refs))
 
