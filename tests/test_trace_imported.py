@@ -14,7 +14,7 @@ from astroid import nodes
 
 from conftest import ROOT
 from pallas_lsp.analysis import analyze_file, analyze_source
-from pallas_lsp.analysis.trace import reuse
+from pallas_lsp.analysis.trace import reuse, world
 
 FIXTURES = ROOT / "tests" / "fixtures"
 
@@ -269,6 +269,59 @@ def test_a_write_to_the_world_after_a_replay_starts_over(tmp_path, traces):
     assert _report(analyze_file(str(tmp_path / "writes.py"))) == fresh
     assert reuse.KEPT_RUNS.restarts == restarts + 1
     assert _state(traces[-1]) == fresh_state
+
+
+# `make` makes `inner`; `outer`'s run lets one escape, and `late` (which it lets escape too)
+# calls another. calls.py calls `make(1)(2)` itself: when its trace comes to the escaped
+# `inner`, the function has run, so its run is not kept with `outer`'s. kernel.py replays
+# `outer`'s run but never ran `inner`: a trace making the run would run it there
+HANDS_ON = """
+    import jax
+
+
+    def make(x):
+      box = []
+
+      def inner(y):
+        {inner}
+        return box
+      return inner
+
+
+    @jax.named_scope("outer")
+    def outer(x):
+      def late(y):
+        return make(y)(y)
+      jax.pure_callback(make(x), x, x)
+      jax.pure_callback(late, x, x)
+      return x
+"""
+
+
+def _after_calls(tmp_path, traces, inner):
+    """kernel.py analysed fresh, then again after calls.py kept `outer`'s run: the report
+    and state of both, and how often the second trace started over."""
+    calls = textwrap.dedent(KERNEL) + "\n\ndef use():\n  return lib.make(1)(2)\n"
+    _write(tmp_path, {"lib.py": HANDS_ON.format(inner=inner), "kernel.py": KERNEL, "calls.py": calls})
+    fresh = _report(analyze_file(str(tmp_path / "kernel.py")))
+    fresh_state = _state(traces[-1])
+    reuse.KEPT_RUNS.clear()
+    world.KEPT_MODULES.clear()
+    assert not analyze_file(str(tmp_path / "calls.py")).error
+    restarts = reuse.KEPT_RUNS.restarts
+    report = _report(analyze_file(str(tmp_path / "kernel.py")))
+    assert report == fresh and fresh[2] is None
+    assert _state(traces[-1]) == fresh_state
+    return reuse.KEPT_RUNS.restarts - restarts, traces[-1].replayed
+
+
+def test_a_closure_whose_run_was_not_kept_runs_at_its_turn(tmp_path, traces):
+    assert _after_calls(tmp_path, traces, "del y") == (0, 2)
+
+
+def test_a_closure_run_at_its_turn_that_writes_to_what_the_kept_run_made_starts_over(tmp_path, traces):
+    # `box` is the kept run's (calls.py's trace made it): every replay of the run shows it
+    assert _after_calls(tmp_path, traces, "box.append(y)") == (1, 0)
 
 
 def _replays_twice(tmp_path, traces, files, analysed="kernel.py"):

@@ -243,19 +243,29 @@ class Trace:
                     continue
                 seen.add(closure.node)
                 closure = choice.of(closure.node, interp.escaped)
+                inputs = free and closure not in escaped  # (a closure never called: its parameters are inputs)
                 if isinstance(closure, reuse.Replay):
-                    self._replay(closure)
+                    unkept = self._replay(closure)
+                    if unkept is not None:
+                        writes = len(interp.loose_writes)
+                        self._run_one(unkept, inputs)
+                        self._kept_objects_unchanged(unkept, writes)
                     continue
                 recording = self._kept_or_recording(closure)
                 if recording is True:
                     continue  # replayed
-                units = self._units
-                mark = units.start(self) if units is not None else None
-                self._maybe_run(_run_unknown, interp, closure, free and closure not in escaped)
-                if units is not None and mark is not None:
-                    units.finish(self, None, mark, set(), closure.env)
+                self._run_one(closure, inputs)
                 if recording:
                     self._recorded(closure, recording)
+
+    def _run_one(self, closure: objects.Closure, inputs: bool) -> None:
+        """Run a closure with unknown arguments (``inputs``: `Free` ones), as a unit of an
+        editor's session (`reuse.Units`)."""
+        units = self._units
+        mark = units.start(self) if units is not None else None
+        self._maybe_run(_run_unknown, self.interp, closure, inputs)
+        if units is not None and mark is not None:
+            units.finish(self, None, mark, set(), closure.env)
 
     def _rank(self, closure: objects.Closure) -> int:
         """Which closure of a function to run (`_OneClosure`): a kept run's (`Replay`), else
@@ -426,7 +436,7 @@ class Trace:
             if id(child) in fresh or id(child) in self._kept_made:
                 known_slot = self._slots.get(id(child))
                 if known_slot is None:
-                    known_slot = self._slots[id(child)] = (child, reuse.Slot(child.node))
+                    known_slot = self._slots[id(child)] = (child, reuse.Slot(child.node, closure=child))
                 children.append(known_slot[1])
             elif isinstance(child, objects.Closure) and self._top_level_function(child):
                 children.append(reuse.Twin(child.node))
@@ -472,13 +482,36 @@ class Trace:
                 interp.escaped.append(replays.setdefault(id(child), reuse.Replay(child.node, child, shared)))
         self.replayed += 1
 
-    def _replay(self, replay: reuse.Replay) -> None:
-        """A closure a replayed run let escape: replay its kept run, or start over."""
+    def _replay(self, replay: reuse.Replay) -> objects.Closure | None:
+        """A closure a replayed run let escape: replay its kept run (None), or start over.
+        Its slot has no run when the recording trace had run its function before its turn
+        (through another closure: `reuse.whole`); this trace has not, so the closure runs
+        now, as a trace making the run would run it, and that run is not kept."""
         run = replay.slot.run
-        if run is None or not self._pristine() or (run.world != self._world() and not replay.shared) \
-                or not self._fits(run):
+        if not self._pristine():
+            raise reuse.Restart()
+        if run is None:
+            if replay.slot.closure is None:
+                raise reuse.Restart()
+            return replay.slot.closure
+        if (run.world != self._world() and not replay.shared) or not self._fits(run):
             raise reuse.Restart()
         self._apply(run, replay.shared)
+        return None
+
+    def _kept_objects_unchanged(self, closure: objects.Closure, writes: int) -> None:
+        """After running a closure a kept run made (`_replay`): did it write only to what it
+        made itself? What the kept run made is shared with every trace that replays it: a
+        write there spoils them all, so they are forgotten and this trace starts over."""
+        interp = self.interp
+        written = interp.loose_writes[writes:]
+        if not written:
+            return
+        self._pristine()  # (`_world_ids` up to date: a write to the world is `_pristine`'s to judge)
+        made_before = reuse._reachable([closure], self._world_ids)
+        if any(id(write) in made_before for write in written):
+            reuse.KEPT_RUNS.clear()
+            raise reuse.Restart()
 
     def _entry(self, func: nodes.FunctionDef, owner: nodes.ClassDef | None, module: objects.ModuleObj,
                free: bool, bound: dict[str, Any]) -> None:

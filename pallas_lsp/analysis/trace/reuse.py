@@ -451,8 +451,10 @@ def _reachable(frames: Iterable[Any], known: Container[int] = frozenset()) -> se
 # cut short by the budget, or loaded a project module (on replay it may be the analysed file,
 # or changed) is not kept; nor is any run of a trace that, after it, wrote to the world or to
 # what a kept run made (a closure it let escape, run later): the sites show the objects as they
-# end. A replay that would need a run that was not kept starts the trace over without replays
-# (`Restart`).
+# end. A replay that comes to a closure whose run was not kept (the recording trace had run its
+# function before its turn, through another closure) runs that closure there, as a trace making
+# the run would; if that run writes to what the kept run made, every kept run is forgotten. A
+# replay that cannot go on starts the trace over without replays (`Restart`).
 
 MAX_SHARED_RUNS = 4096  # runs kept by their closure
 MAX_KEPT_CALLS = 4096  # calls kept (`kept_calls`: each keeps the objects of the trace that made it)
@@ -481,6 +483,7 @@ class Slot:
 
     node: nodes.NodeNG
     run: EscapedRun | None = None
+    closure: o.Closure | None = None  # the closure itself (run when a replay needs it and `run` is None)
 
 
 @dataclass(frozen=True)
