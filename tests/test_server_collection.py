@@ -30,6 +30,39 @@ def test_new_modules_leave_the_full_collection_owed(monkeypatch):
         gc.enable()
 
 
+def test_an_analysis_that_read_new_modules_is_set_aside_until_the_full_collection(monkeypatch):
+    # a young collection would walk every module astroid just read, while the next
+    # keystroke waits: what the analysis left is frozen, and the full collection unfreezes it
+    session = Session(collect_after_analysis=False, keep_trees=True)
+    monkeypatch.setattr(session_module, "_frozen_modules", -1)
+    monkeypatch.setattr(session_module, "_set_aside_modules", -1)
+    frozen = gc.get_freeze_count()
+    try:
+        gc.disable()
+        left = [[index] for index in range(1000)]  # what an analysis leaves, young
+        assert session.collect_young()
+        assert gc.get_freeze_count() >= frozen + len(left)
+        assert session.collect_young() and not gc.isenabled()  # no new module since: collected young
+        session.resume_collection()
+        assert gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_a_session_without_trees_never_sets_aside(monkeypatch):
+    # its full collection does not unfreeze: what it froze would never be collected
+    session = Session(collect_after_analysis=False)
+    monkeypatch.setattr(session_module, "_frozen_modules", -1)
+    monkeypatch.setattr(session_module, "_set_aside_modules", -1)
+    frozen = gc.get_freeze_count()
+    try:
+        gc.disable()
+        assert session.collect_young()
+        assert gc.get_freeze_count() == frozen
+    finally:
+        gc.enable()
+
+
 class _Recorder:
     def __init__(self) -> None:
         self.full = 0
