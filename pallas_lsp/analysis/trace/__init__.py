@@ -92,7 +92,6 @@ class Trace:
         self._world_of: tuple[int, tuple[nodes.Module, ...]] = (-1, ())
         self._slots: dict[int, tuple[objects.Closure, reuse.Slot]] = {}  # closures kept runs let escape
         self._kept_made: set[int] = set()  # closures kept runs made (their replays make them too)
-        self._kept_executed: set[nodes.NodeNG] = set()  # functions kept runs ran (... and replays)
         self._world_ids: set[int] = set()  # what the world reaches (`_pristine`)
         self._world_size = (-1, -1)  # ... when it had this many modules (and so many from the text)
         self._checked = 0  # the loose writes found not to touch it
@@ -179,10 +178,9 @@ class Trace:
             self._made = {}
         else:
             keeper.keep()
-        whole = {key: run for key, run in self._made.items() if reuse.whole(run, self._kept_executed)}
-        if whole:
-            reuse.KEPT_RUNS.keep(whole)
-            self._keep_shared(list(whole.values()))
+        if self._made:
+            reuse.KEPT_RUNS.keep(self._made)
+            self._keep_shared(list(self._made.values()))
         reuse.KEPT_RUNS.replayed = self.replayed
 
     def _entry_unit(self, func: nodes.FunctionDef, owner: nodes.ClassDef | None, module: objects.ModuleObj,
@@ -448,7 +446,6 @@ class Trace:
             # a project module (on replay it may be the analysed file, or its file changed)
             return None
         self._kept_made |= fresh
-        self._kept_executed |= mine
         return reuse.EscapedRun(world, recorded, mine, mine_known, interp._steps - steps, loaded, children)
 
     def _keep_shared(self, runs: list[reuse.EscapedRun]) -> None:
@@ -473,7 +470,6 @@ class Trace:
         self.kept_sites.update(map(id, run.sites))
         interp.executed |= run.executed
         interp.known_calls |= run.known
-        self._kept_executed |= run.executed
         replays: dict[int, reuse.Replay] = {}
         for child in run.children:
             if isinstance(child, reuse.Twin):
@@ -485,8 +481,8 @@ class Trace:
     def _replay(self, replay: reuse.Replay) -> objects.Closure | None:
         """A closure a replayed run let escape: replay its kept run (None), or start over.
         Its slot has no run when the recording trace had run its function before its turn
-        (through another closure: `reuse.whole`); this trace has not, so the closure runs
-        now, as a trace making the run would run it, and that run is not kept."""
+        (through another closure); this trace has not, so the closure runs now, as a trace
+        making the run would run it, and that run is not kept."""
         run = replay.slot.run
         if not self._pristine():
             raise reuse.Restart()
@@ -653,9 +649,9 @@ class _OneClosure:
     run once with unknown arguments, whichever closure made it, so the one run is the best
     ranked of those pending or escaped so far in the round, else the first. A kept run's
     `Replay` first: a replay makes the choice its recording made, at the same point. Then one
-    that a run being kept let escape: its run is kept too, and the function is then one a
-    kept run executed, so the other closures' slots are whole (`reuse.whole`); the first one
-    pending may be the analysed file's, whose run is never kept."""
+    that a run being kept let escape: its run is kept too (in its slot), so replays of that
+    run replay it rather than run it; the first one pending may be the analysed file's, whose
+    run is never kept."""
 
     def __init__(self, pending: list[objects.Closure], rank: Callable[[objects.Closure], int]) -> None:
         self._rank = rank

@@ -501,29 +501,15 @@ def read_only(module: nodes.Module) -> bool:
 
 
 def on_its_own(run: EscapedRun, seen: set[int] | None = None) -> bool:
-    """Can the run be replayed in any trace that meets its closure: every closure it let
-    escape has its kept run too (not one that another kept run of its trace happened to run
-    first), and no run of them ran an import statement (what a name gives there may be the
-    file analysed there)?"""
+    """Can the run be replayed in any trace that meets its closure: did no kept run of it
+    and of the closures it let escape run an import statement (what a name gives there may
+    be the file analysed there)? (A closure whose run was not kept runs on replay.)"""
     seen = set() if seen is None else seen
     if id(run) in seen:
         return True
     seen.add(id(run))
-    return not run.imports and all(isinstance(child, Twin) or (child.run is not None and on_its_own(child.run, seen))
+    return not run.imports and all(isinstance(child, Twin) or child.run is None or on_its_own(child.run, seen)
                                    for child in run.children)
-
-
-def whole(run: EscapedRun, executed: set[nodes.NodeNG], seen: set[int] | None = None) -> bool:
-    """Did every closure the run let escape (and theirs) have its run kept, or had a kept run
-    run its function by the time the trace came to it (`executed`: replays run them again in
-    the same order, and the closure is passed over then too)? A replay of any other run could
-    not go on (`Restart`), so it is not kept: the next trace makes it again."""
-    seen = set() if seen is None else seen
-    if id(run) in seen:
-        return True
-    seen.add(id(run))
-    return all(isinstance(child, Twin) or (child.run is None and child.node in executed)
-               or (child.run is not None and whole(child.run, executed, seen)) for child in run.children)
 
 
 @dataclass(eq=False)
