@@ -126,3 +126,15 @@ def test_a_call_kept_in_one_files_trace_is_replayed_in_anothers(tmp_path, traces
     world.KEPT_MODULES.clear()
     assert _report(analyze_file(str(tmp_path / "other.py"))) == replayed
     assert traces[2].keeper.replayed == 0 and _state(traces[2]) == _state(traces[1])
+
+
+def test_the_sites_a_replayed_call_adds_are_not_reported_here(tmp_path, traces):
+    # the call ran no code of the file, so no finding here comes from its sites: the kernel
+    # rules pass over its kernel run (`Trace.kept_sites`, as for a replayed run)
+    _write(tmp_path, {"kernel.py": KERNEL, "ops.py": OPS, "heavy.py": HEAVY})
+    _edits(tmp_path / "kernel.py", 2)
+    first, second = traces
+    assert second.keeper.replayed >= 1
+    for trace, kept in ((first, False), (second, True)):
+        heavy = [site for site in trace.sites("kernel") if site.node.root().name == "heavy"]
+        assert heavy and all((id(site) in trace.kept_sites) is kept for site in heavy)

@@ -98,8 +98,9 @@ class Trace:
         self._tainted = False  # a closure a run let escape wrote to what the run made
         self._since: tuple[int, tuple[nodes.Module, ...]] | None = None  # when the first run was kept or replayed
         self.replayed = 0
-        # the sites replays added: a kept run ran no code of the analysed file (nor of a module
-        # made from its text), so none of them, nor what they relate to, is reported here
+        # the sites replays added (of kept runs and kept calls): neither ran code of the analysed
+        # file (nor of a module made from its text), so none of them, nor what they relate to,
+        # is reported here
         self.kept_sites: set[int] = set()
         interp = Interpreter(self.module, Resolver(flow), flow.deadline, flow.cancelled)
         interp.world = world.World(self._kept_modules)

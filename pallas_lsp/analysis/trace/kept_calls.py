@@ -109,6 +109,7 @@ class CallKeeper:
         trace._mark()
         interp._steps += kept.steps
         interp.replay_run(kept.sites, kept.executed, kept.known, kept.closures)
+        trace.kept_sites.update(map(id, kept.sites))
         interp.loose_writes.extend(kept.writes)
         if interp.writes is not None:  # (an entry point's run being watched: `reuse.Units`)
             interp.writes.extend(kept.unit_writes)
