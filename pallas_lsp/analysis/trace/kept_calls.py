@@ -192,9 +192,16 @@ class CallKeeper:
         interp = self._trace.interp
         self._trace._pristine()  # (`_world_ids` up to date)
         world = self._trace._world_ids
+        # what an earlier call reaches, found untouched: the writes since a later call are
+        # some of those (watched in the order they were made), so it is untouched by them too
+        clean: set[int] = set()
         for kept, since in self._watched:
             writes = {id(write) for write in interp.loose_writes[since:]}
-            if not writes or writes.isdisjoint(reuse._reachable(kept.reachable, world)):
+            if not writes:
+                continue
+            reached = reuse._reachable(kept.reachable, world, clean)
+            if writes.isdisjoint(reached):
+                clean |= reached
                 continue
             if not any(kept is mine for _, mine in self.made):
                 reuse.KEPT_RUNS.forget_calls()

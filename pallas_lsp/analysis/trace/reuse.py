@@ -390,45 +390,69 @@ def _nodes_in(value: Any, found: dict[int, nodes.NodeNG], seen: set[int], depth:
 
 # -- what the top level made ----------------------------------------------------------------
 
-def _reachable(frames: Iterable[Any], known: Container[int] = frozenset()) -> set[int]:
+def _reachable(frames: Iterable[Any], known: Container[int] = frozenset(),
+               clean: Container[int] = frozenset()) -> set[int]:
     """The ids of every object the frames (or other objects: a closure) reach (frames,
     classes, closures' defaults and cases, instances, namespaces, containers), except
-    through those in `known`."""
+    through those in `known` (or in `clean`: a second such set)."""
     seen: set[int] = set()
     pending: list[Any] = list(frames)
+    kinds = _KINDS
     while pending:
         value = pending.pop()
-        if isinstance(value, _LEAVES) or isinstance(value, nodes.NodeNG) or id(value) in seen or id(value) in known:
+        kind = kinds.get(type(value), _UNSEEN)
+        if kind is _UNSEEN:
+            kind = kinds[type(value)] = _kind(type(value))
+        if kind is _SKIP or id(value) in seen or id(value) in known or id(value) in clean:
             continue
         seen.add(id(value))
-        if isinstance(value, Frame):
+        if kind is Frame:
             pending.extend(value.vars.values())
             if value.parent is not None:
                 pending.append(value.parent)
-        elif isinstance(value, (tuple, list, set, frozenset)):
+        elif kind is tuple:  # (any of tuple, list, set, frozenset)
             pending.extend(value)
-        elif isinstance(value, dict):
+        elif kind is dict:
             pending.extend(value.values())
             pending.append(getattr(value, "factory", None))  # a defaultdict's
-        elif isinstance(value, o.ClassObj):
+        elif kind is o.ClassObj:
             pending.append(value.env)
             pending.extend(value.bases)
-        elif isinstance(value, o.Closure):
+        elif kind is o.Closure:
             if value.env is not None:
                 pending.append(value.env)
             pending.extend(getattr(value, "defaults", {}).values())
             pending.extend(getattr(value, "parameters", ()))
-        elif isinstance(value, o.Instance):
+        elif kind is o.Instance:
             pending.extend(value.attributes.values())
             pending.append(value.cls)
-        elif isinstance(value, o.Namespace):
+        elif kind is o.Namespace:
             pending.extend(value.attributes.values())
             pending.append(value.fallback)
-        elif isinstance(value, o.ModuleObj):
+        elif kind is o.ModuleObj:
             pending.append(value.env)
-        elif is_dataclass(value) and not isinstance(value, type):
-            pending.extend(getattr(value, item.name, None) for item in fields(value))
+        elif type(kind) is tuple:  # a dataclass's field names
+            pending.extend(getattr(value, name, None) for name in kind)
     return seen
+
+
+_SKIP = object()  # a leaf or a tree node: nothing to reach through it
+_UNSEEN = object()
+_KINDS: dict[type, Any] = {}  # `_kind` of each type met so far
+
+
+def _kind(kind: type) -> Any:
+    """How `_reachable` goes through a value of this type, decided by the type alone (the
+    first class it is an instance of, in this order; a dataclass: its field names)."""
+    if issubclass(kind, _LEAVES) or issubclass(kind, nodes.NodeNG):
+        return _SKIP
+    for branch in (Frame, tuple, list, set, frozenset, dict, o.ClassObj, o.Closure, o.Instance, o.Namespace,
+                   o.ModuleObj):
+        if issubclass(kind, branch):
+            return tuple if branch in (list, set, frozenset) else branch
+    if is_dataclass(kind) and not issubclass(kind, type):
+        return tuple(item.name for item in fields(kind))
+    return None
 
 
 # -- runs of imported modules' functions, kept across analyses -----------------------------
