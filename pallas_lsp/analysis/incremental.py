@@ -15,12 +15,9 @@ statements are never kept:
   an annotation of its own parameters: `def f(x=(n := 4))` binds `n` where `f` is defined) is
   not kept, since a kept one would not bind it again (`:=` binding inside the definition is);
 - `# type:` comments are read or not depending on the rest of the file (`engine._parse`);
-- an attribute assignment (`obj.attr = ...`) that astroid's post-build step records on a node
-  outside its own definition (or on something it cannot follow): neither definition is kept,
-  since a kept one would miss, or keep, what the other's changed text records there (only
-  `self.x = ...` in an undecorated method counts as its class's own); a definition found so
-  stays unkept while it sits in a subtree reused whole, whose assignments are not recorded again;
 - a statement that shares a line with another, or a definition whose text occurs twice.
+(astroid's post-build step would also record each `obj.attr = ...` on the node it infers `obj`
+to be, outside the definition; the brain turns that step off: `brain._unrecorded_attributes`.)
 A file with `\\r` in it is built whole (astroid splits the text on `\\n` for some positions).
 
 Cached properties of a reused node (`fromlineno`, `type`, `extra_decorators`...) are
@@ -61,7 +58,7 @@ class TreeMemo:
 
     def __init__(self, max_files: int = 64) -> None:
         # per file: source text -> subtree, and the definitions never to keep (tainted: see
-        # `_Builder.delayed_assattr`), which stay so inside the subtrees reused whole
+        # `_Builder._taint_reaching`), which stay so inside the subtrees reused whole
         self._files: dict[str | None, tuple[dict[str, _Kept], set[nodes.NodeNG]]] = {}
         self._lock = threading.Lock()
         self._max_files = max_files
@@ -96,8 +93,8 @@ class TreeMemo:
         builder = _Builder(tree, reuse, set(ends), manager, apply_transforms=False)
         module = builder.string_build(text, modname, path)  # raises: nothing is kept for the file
         self.reused = len(builder.reused)
-        # a reused subtree's own attribute assignments were not recorded again: its tainted
-        # definitions are the ones its build found
+        # a reused subtree's own bindings were not made again: its tainted definitions are
+        # the ones its build found
         tainted = builder.tainted | (was_tainted & builder.definitions)
         kept: dict[str, _Kept] = {}
         for node in builder.units:
@@ -195,7 +192,7 @@ def _definitions(scope: nodes.Module | _Definition) -> Iterator[_Definition]:
 
 class _Builder(AstroidBuilder):
     """`brain.build`'s builder (a tree already parsed, no transforms) that reuses the subtrees
-    it is given, and tells which definitions its post-build step reached out of or into."""
+    it is given, and tells which definitions bind a name outside themselves (`tainted`)."""
 
     def __init__(self, tree: ast.Module, reuse: dict[ast.stmt, tuple[_Definition, int]],
                  ends: set[tuple[int | None, int | None, int | None]], *args: Any, **kwargs: Any) -> None:
@@ -234,18 +231,6 @@ class _Builder(AstroidBuilder):
         theirs = self._units_of(binds_in)
         self.tainted.update(unit for unit in self._units_of(node) if unit not in theirs)
 
-    def delayed_assattr(self, node: nodes.AssignAttr) -> None:
-        mine = self._units_of(node)
-        own = _on_own_instance(node)
-        for target in _targets(node):
-            theirs = self._units_of(target) if target is not None and target.root() is node.root() else []
-            # a definition holding one end and not the other is not self-contained
-            self.tainted.update(unit for unit in theirs if unit not in mine)
-            self.tainted.update(unit for unit in mine if target is None or unit not in theirs)
-        if not own:
-            self.tainted.update(mine)
-        super().delayed_assattr(node)
-
     def _units_of(self, node: nodes.NodeNG) -> list[nodes.NodeNG]:
         found: list[nodes.NodeNG] = []
         current: nodes.NodeNG | None = node
@@ -254,33 +239,6 @@ class _Builder(AstroidBuilder):
                 found.append(current)
             current = current.parent
         return found
-
-
-def _on_own_instance(node: nodes.AssignAttr) -> bool:
-    """`self.x = ...` in an undecorated method: what astroid infers `self` to depends on the
-    class around it only (a decorator's meaning, or any other name's, may come from elsewhere)."""
-    function = node.scope()
-    if not isinstance(function, nodes.FunctionDef) or function.decorators is not None \
-            or not isinstance(function.parent, nodes.ClassDef) or not isinstance(node.expr, nodes.Name):
-        return False
-    positional = (function.args.posonlyargs or []) + (function.args.args or [])
-    return bool(positional) and positional[0].name == node.expr.name
-
-
-def _targets(node: nodes.AssignAttr) -> Iterator[nodes.NodeNG | None]:
-    """Where astroid's `delayed_assattr` may record `node`: the nodes it infers `node.expr` to
-    (an instance: its class), None for what has no node or cannot be inferred."""
-    from astroid import bases, util
-    from astroid.exceptions import InferenceError
-
-    try:
-        for inferred in node.expr.infer():
-            if isinstance(inferred, bases.Instance):
-                inferred = inferred._proxied
-            yield inferred if isinstance(inferred, nodes.NodeNG) and not isinstance(inferred, util.UninferableBase) \
-                else None
-    except InferenceError:
-        yield None
 
 
 class _Rebuilder(Rebuilder):
