@@ -320,8 +320,9 @@ def _unrecorded_attributes(original: Callable[..., None]) -> Callable[..., None]
     what it infers `target` to be (the instance attributes of a class or function, the locals
     of a class or module), and that inference builds the modules those names come from: a
     third of the first analysis of a file of tokamax's ops (2.6 -> 1.6 s). The trace runs the
-    assignments itself and reads none of what astroid records; the rules read the names a
-    scope binds, which an assignment to an attribute does not bind in Python."""
+    assignments itself (a module's global set from outside, `mod.X = v`, included) and reads
+    none of what astroid records; the rules read the names a scope's own statements bind (a
+    `def`, an import, an assignment to a name), which those records never are."""
     def delayed_assattr(self: AstroidBuilder, node: nodes.AssignAttr) -> None:
         return None
 
