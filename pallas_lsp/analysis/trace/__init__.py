@@ -90,7 +90,7 @@ class Trace:
         self._made: dict[tuple[tuple[nodes.Module, ...], nodes.NodeNG], reuse.EscapedRun] = {}
         self._made_closures: dict[int, objects.Closure] = {}  # ... by id: the closure each was made for
         self._world_of: tuple[int, tuple[nodes.Module, ...]] = (-1, ())
-        self._slots: dict[int, tuple[objects.Closure, reuse.Slot]] = {}  # closures kept runs let escape
+        self._slots: dict[int, reuse.Slot] = {}  # closures kept runs let escape, by id (the slot holds the closure)
         self._kept_made: set[int] = set()  # closures kept runs made (their replays make them too)
         self._world_ids: set[int] = set()  # what the world reaches (`_pristine`)
         self._world_size = (-1, -1)  # ... when it had this many modules (and so many from the text)
@@ -379,7 +379,7 @@ class Trace:
                 return True
         interp = self.interp
         self._mark()
-        mark = (world, slot[1] if slot is not None else None, len(interp.sites), len(interp.escaped),
+        mark = (world, slot, len(interp.sites), len(interp.escaped),
                 len(interp.closure_log), interp._steps, self.exhausted, len(interp.loose_writes),
                 (interp.construction_sites, interp.text_reads), interp.executed, interp.known_calls,
                 interp.imports_run)
@@ -413,13 +413,10 @@ class Trace:
         interp = self.interp
         if not self._pristine():
             return None
-        writes = interp.loose_writes[loose:]
-        if writes:  # only to what the run made itself
-            before = reuse._reachable([closure], self._world_ids) | self._world_ids
-            if any(id(write) in before for write in writes):
-                # (what a kept run made that its closures reach: its sites may show it)
-                self._tainted = True
-                return None
+        if self._wrote_into(closure, loose):  # (only to what the run made itself)
+            # (what a kept run made that its closures reach: its sites may show it)
+            self._tainted = True
+            return None
         # (a run that recorded sites in a top level, or read names the analysed file's text made)
         if self.exhausted != exhausted or (interp.construction_sites, interp.text_reads) != constructions:
             return None
@@ -435,8 +432,8 @@ class Trace:
             if id(child) in fresh or id(child) in self._kept_made:
                 known_slot = self._slots.get(id(child))
                 if known_slot is None:
-                    known_slot = self._slots[id(child)] = (child, reuse.Slot(child.node, closure=child))
-                children.append(known_slot[1])
+                    known_slot = self._slots[id(child)] = reuse.Slot(child)
+                children.append(known_slot)
             elif isinstance(child, objects.Closure) and self._top_level_function(child):
                 children.append(reuse.Twin(child.node))
             else:
@@ -488,8 +485,6 @@ class Trace:
         if not self._pristine():
             raise reuse.Restart()
         if run is None:
-            if replay.slot.closure is None:
-                raise reuse.Restart()
             return replay.slot.closure
         if (run.world != self._world() and not replay.shared) or not self._fits(run):
             raise reuse.Restart()
@@ -500,15 +495,19 @@ class Trace:
         """After running a closure a kept run made (`_replay`): did it write only to what it
         made itself? What the kept run made is shared with every trace that replays it: a
         write there spoils them all, so they are forgotten and this trace starts over."""
-        interp = self.interp
-        written = interp.loose_writes[writes:]
-        if not written:
-            return
-        self._pristine()  # (`_world_ids` up to date: a write to the world is `_pristine`'s to judge)
-        made_before = reuse._reachable([closure], self._world_ids)
-        if any(id(write) in made_before for write in written):
+        if self._wrote_into(closure, writes):
             reuse.KEPT_RUNS.clear()
             raise reuse.Restart()
+
+    def _wrote_into(self, closure: objects.Closure, since: int) -> bool:
+        """Did a write since the `since`-th reach what the closure reached before its run,
+        beyond the world (a write there is `_pristine`'s to judge)?"""
+        written = self.interp.loose_writes[since:]
+        if not written:
+            return False
+        self._pristine()  # (`_world_ids` up to date)
+        reached = reuse._reachable([closure], self._world_ids)
+        return any(id(write) in reached for write in written)
 
     def _entry(self, func: nodes.FunctionDef, owner: nodes.ClassDef | None, module: objects.ModuleObj,
                free: bool, bound: dict[str, Any]) -> None:

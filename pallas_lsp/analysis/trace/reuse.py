@@ -503,11 +503,15 @@ class EscapedRun:
 
 @dataclass(eq=False)
 class Slot:
-    """A closure a kept run made and let escape: its own run, once made (None: not kept)."""
+    """A closure a kept run made and let escape: its own run, once made (None: not kept; a
+    replay runs the closure then)."""
 
-    node: nodes.NodeNG
+    closure: o.Closure
     run: EscapedRun | None = None
-    closure: o.Closure | None = None  # the closure itself (run when a replay needs it and `run` is None)
+
+    @property
+    def node(self) -> nodes.NodeNG:
+        return self.closure.node
 
 
 @dataclass(frozen=True)
