@@ -497,6 +497,46 @@ def test_an_entry_point_writing_to_module_state_keeps_nothing() -> None:
     assert traces.replayed == 0
 
 
+def test_a_unit_names_the_nodes_of_every_site_it_recorded() -> None:
+    """What a kept unit's sites hold (allocations of the module's top level) must be in the
+    next tree for it to be replayed: each site's arguments are walked, not only the first's
+    (a temporary tuple's freed id once made the walk pass over every later site)."""
+    import types
+
+    import astroid
+
+    from pallas_lsp.analysis.trace import Site, reuse
+    from pallas_lsp.analysis.trace import objects as o
+
+    module = astroid.parse("a = f()\nb = g()\nc = h()\n")
+    calls = [statement.value for statement in module.body]
+    allocations = [o.Alloc(call, "TMEM", (), name) for call, name in zip(calls, "abc")]
+    sites = [Site("mma", calls[0], {"acc": allocation}, frozenset(), (), None) for allocation in allocations]
+    named = reuse._named(types.SimpleNamespace(sites=sites, closures=[], escaped=[]))
+    assert all(any(node is call for node in named) for call in calls)
+
+
+def test_a_unit_holding_a_replaced_allocation_runs_again() -> None:
+    """An entry point that runs another one (`case_loop_index()` inside a kernel) holds the
+    module's allocations; after edits that rebuild the statement making them, its kept run is
+    not replayed with the old ones (hover facts showed them as another file's)."""
+    fixture = TESTS / "fixtures" / "traced_indices.py"
+    text = fixture.read_text()
+
+    def insert(line: str, anchor: str, occurrence: int, offset: int) -> None:  # at the anchor's line + offset
+        at = [i for i, old in enumerate(lines) if anchor in old][occurrence] + offset
+        lines.insert(at, line)
+        versions.append("".join(lines))
+
+    lines, versions = text.splitlines(True), [text]
+    insert("    self.edit_3 = 3\n", "    lax.fori_loop(0, 4, step, None)", 0, 0)
+    insert("      edit_6 = case_loop_index()\n", "      slot = lax.rem(ki, 2)", 1, 1)
+    insert("    self.edit_7 = 7\n", "  def kernel(a_gmem, out_gmem, a_smem, b_smem, acc_tmem, barrier):", 1, 1)
+    session = Session(keep_trees=True)
+    for version in versions:
+        assert _outcome(version, str(fixture), session) == _outcome(version, str(fixture), Session())
+
+
 _PARTIAL = '''
 import functools
 

@@ -342,7 +342,8 @@ def _named(unit: _Unit) -> list[nodes.NodeNG]:
         for node in (site.node, site.kernel, *site.chain, *site.meshes):
             if isinstance(node, nodes.NodeNG):
                 found[id(node)] = node
-        _nodes_in((site.arguments, site.guard, site.value), found, seen, 0)
+        for part in (site.arguments, site.guard, site.value):  # (no tuple of them: `seen` holds ids, and
+            _nodes_in(part, found, seen, 0)  # a freed tuple's id is the next site's tuple's)
     for closure in unit.closures + unit.escaped:
         found[id(closure.node)] = closure.node
     return list(found.values())
