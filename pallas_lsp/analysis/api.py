@@ -109,14 +109,16 @@ def when(condition):
     return decorator
 
 def loop(lower, upper=None, *, init_carry=None, step=1, unroll=None):
+    # JAX runs the body under `lax.fori_loop` with `lower + i * step`: a traced integer
     def decorator(body):
         if init_carry is None:
-            body(_traced())
+            body(_index())
         else:
-            return body(_traced(), init_carry)
+            return body(_index(), init_carry)
     return decorator
 
 def _traced(): ...
+def _index(): ...
 '''
 
 _LAX_STUB = '''

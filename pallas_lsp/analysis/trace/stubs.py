@@ -2038,6 +2038,7 @@ NATIVE: dict[str, Callable[..., Any]] = {
     "collections.OrderedDict": _ordered_dict,
     "<attrgetter>": _get_attributes,
     "jax.lax.rem": _rem,
+    "jax.lax.axis_index": lambda interp, qname, node, args, kwargs: o.Index(),  # an int32 scalar, traced
     "<transpose>": _transpose,
     f"{MGPU}.transpose_ref": _transpose,  # `plgpu.transpose_ref(ref, (1, 0))`, as `ref.transpose((1, 0))`
     "numpy.dtype": _dtype,
