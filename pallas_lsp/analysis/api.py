@@ -257,6 +257,7 @@ def dtype_named(qualified: str | None) -> DType | None:
 
 
 SHAPE_DTYPE_STRUCT = "jax.ShapeDtypeStruct"  # one output ref when given as out_type
+ARRAY = "<array>()"  # an array made in the code (`jnp.zeros(shape, dtype)`): its shape and dtype
 
 
 @dataclass(frozen=True)
@@ -269,8 +270,9 @@ class ApiValue:
 
 @dataclass(frozen=True)
 class ShapeDtype(ApiValue):
-    """A `jax.ShapeDtypeStruct(shape, dtype)`: its `.shape` and `.dtype` are what it was given
-    (hashable, UNKNOWN-free values only; None for what cannot be said)."""
+    """A `jax.ShapeDtypeStruct(shape, dtype)`, or an array made with a known shape and dtype
+    (`qualified` is `ARRAY`): its `.shape` and `.dtype` are what it was given (hashable,
+    UNKNOWN-free values only; None for what cannot be said)."""
 
     shape: Any = None
     dtype: Any = None

@@ -285,6 +285,8 @@ def attribute(interp: Interpreter, obj: Any, name: str) -> Any:  # noqa: C901 - 
     if isinstance(obj, (o.Alloc, o.View)) and name == "dtype":  # `.at[...]` keeps the allocation's dtype
         dtype = o.base_ref(obj).argument("dtype", UNKNOWN) if isinstance(o.base_ref(obj), o.Alloc) else UNKNOWN
         return dtype.as_instance() if isinstance(dtype, api.DType) else UNKNOWN
+    if isinstance(obj, api.ShapeDtype) and obj.qualified == api.ARRAY and name == "astype":
+        return o.Partial(o.Native("<astype>"), (obj,), ())
     if isinstance(obj, api.ShapeDtype) and name in ("shape", "dtype", "ndim"):
         found = obj.shape if name != "dtype" else obj.dtype
         if found is None:
@@ -1494,6 +1496,13 @@ def _rem(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], k
     return UNKNOWN
 
 
+def _astype(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """`x.astype(dtype)` of an array: the same shape, that dtype."""
+    if len(args) != 2 or kwargs or not isinstance(args[0], api.ShapeDtype):
+        return UNKNOWN
+    return _array(args[0].shape, args[1], "jax")
+
+
 def _integer(value: Any) -> bool:
     return isinstance(value, o.Index) or (isinstance(value, int) and not isinstance(value, bool))
 
@@ -2039,6 +2048,7 @@ NATIVE: dict[str, Callable[..., Any]] = {
     "<attrgetter>": _get_attributes,
     "jax.lax.rem": _rem,
     "jax.lax.axis_index": lambda interp, qname, node, args, kwargs: o.Index(),  # an int32 scalar, traced
+    "<astype>": _astype,
     "<transpose>": _transpose,
     f"{MGPU}.transpose_ref": _transpose,  # `plgpu.transpose_ref(ref, (1, 0))`, as `ref.transpose((1, 0))`
     "numpy.dtype": _dtype,
@@ -2177,6 +2187,32 @@ def _shape_dtype_struct(interp: Interpreter, node: nodes.NodeNG, args: list[Any]
     return api.ShapeDtype(api.SHAPE_DTYPE_STRUCT + "()", shape, dtype if isinstance(dtype, api.DType) else None)
 
 
+def _array(shape: Any, dtype: Any, library: str) -> api.ShapeDtype:
+    """An array whose `.shape` and `.dtype` are known where these are (None where not). JAX
+    makes 64-bit dtypes 32-bit unless x64 is on, which the code does not say: those stay
+    unknown for `jax.numpy`'s arrays."""
+    if isinstance(shape, int) and not isinstance(shape, bool):
+        shape = (shape,)
+    shape = tuple(shape) if isinstance(shape, (tuple, list)) and all(
+        isinstance(dim, int) and not isinstance(dim, bool) for dim in shape) else None
+    dtype = _as_dtype(dtype)
+    if not isinstance(dtype, api.DType) or (library != "numpy" and dtype.bits > 32):
+        dtype = None
+    return api.ShapeDtype(api.ARRAY, shape, dtype)
+
+
+def _made_array(names: tuple[str, ...], library: str) -> Callable[..., Any]:
+    """`jnp.zeros(shape, dtype)`, `jnp.full(shape, fill, dtype)`, `jax.random.uniform(key,
+    shape, dtype)`: an array of that shape and dtype, its parameters named `names` (a dtype
+    left to its default is not known: it depends on x64, or on the fill value)."""
+    def made(interp: Interpreter, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        if len(args) > len(names) or any(name not in names for name in kwargs):
+            return UNKNOWN
+        given = {**dict(zip(names, args)), **kwargs}
+        return _array(given.get("shape"), given.get("dtype"), library)
+    return made
+
+
 def _pytest_parametrize(interp: Interpreter, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
     """`pytest.mark.parametrize("rows,cols", [(64, 128), pytest.param(128, 64, id="wide")])`:
     the test runs once per value, each binding the named parameters by keyword. A case with
@@ -2226,6 +2262,14 @@ LIBRARY_CALLS: dict[str, Callable[..., Any]] = {
     f"{PARAMETERIZED}.parameters": _cases(named=False),
     f"{PARAMETERIZED}.named_parameters": _cases(named=True),
     "typing.NamedTuple": _typed_named_tuple_class,
+    **{f"{module}.{name}": _made_array(names, module)
+       for module in ("numpy", "jax.numpy")
+       for name, names in (("zeros", ("shape", "dtype")), ("ones", ("shape", "dtype")),
+                           ("empty", ("shape", "dtype")), ("full", ("shape", "fill_value", "dtype")))},
+    **{f"jax.random.{name}": _made_array(names, "jax")
+       for name, names in (("uniform", ("key", "shape", "dtype", "minval", "maxval")),
+                           ("normal", ("key", "shape", "dtype")),
+                           ("randint", ("key", "shape", "minval", "maxval", "dtype")))},
 }
 
 
