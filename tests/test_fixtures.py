@@ -58,3 +58,32 @@ def test_example_messages():
     assert [(f.line, f.col, f.span.end_line) for f in findings] == [(25, 12, 25), (51, 12, 54)]
     related = findings[0].related[0]
     assert (related.span.line, related.message) == (35, "TMEM allocated here without collective=True")
+
+
+def test_an_undecided_when_condition_adds_no_condition_of_the_stub():
+    """`pl.when` asks whether its condition is a Python bool; where that is not known (a
+    traced value, an input), the body runs as a `lax.cond`'s does, and no condition of the
+    stub's own (`isinstance(condition, bool)`) shows in a message or a hover."""
+    from pallas_lsp.analysis import analyze_source
+
+    text = '''
+import jax
+import jax.numpy as jnp
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import mosaic_gpu as plgpu
+
+
+def build(leader, wide):
+    def kernel(a_smem, b_smem, acc, barrier):
+        @pl.when(leader)
+        def _():
+            plgpu.tcgen05_mma(acc, a_smem, b_smem, barrier, collective_axis="x" if wide else None)
+
+    return plgpu.kernel(kernel, out_type=(), cluster=(2,), cluster_names=("x",), scratch_types=[
+        plgpu.SMEM((128, 64), jnp.float16), plgpu.SMEM((64, 128), jnp.float16),
+        plgpu.TMEM((128, 256 if wide else 128), jnp.float32), plgpu.Barrier(orders_tensor_core=True)])
+'''
+    result = analyze_source(text, "when_input.py", want_facts=True)
+    shown = [finding.message for finding in result.findings] + [fact.markdown for fact in result.facts]
+    assert [finding.code for finding in result.findings] == ["PLS001"]
+    assert shown and not any("isinstance" in text for text in shown)

@@ -104,7 +104,12 @@ def with_scoped(*types, collective_axes=(), **kw_types):
     return decorator
 
 def when(condition):
+    # a Python bool decides at once whether the body is traced; anything else is `lax.cond`'s
+    # (the body runs outside any `if` of the stub where it runs whatever the condition)
     def decorator(f):
+        if _is_false(condition):
+            _never_called(f)
+            return
         f()
     return decorator
 
@@ -119,6 +124,8 @@ def loop(lower, upper=None, *, init_carry=None, step=1, unroll=None):
 
 def _traced(): ...
 def _index(): ...
+def _never_called(f): ...
+def _is_false(value): ...
 '''
 
 _LAX_STUB = '''

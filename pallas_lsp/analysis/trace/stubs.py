@@ -52,7 +52,7 @@ def stub_function(node: nodes.FunctionDef) -> Any:
     module_name = getattr(node.root(), "pallas_trace_stub", None)
     if module_name is None or not isinstance(node.parent, nodes.Module):
         return None
-    if node.name in ("_traced", "_index"):
+    if node.name in ("_traced", "_index", "_never_called", "_is_false"):
         return o.Native(f"<{node.name[1:]}>")
     qname = f"{module_name}.{node.name}"
     if qname in NATIVE or not is_executable(node):
@@ -1433,6 +1433,11 @@ def call_native(interp: Interpreter, callee: o.Native, args: list[Any], kwargs: 
         return UNKNOWN
     if qname == "<index>":
         return o.Index()
+    if qname == "<never_called>":
+        return _never_called(interp, args)
+    if qname == "<is_false>":  # the Python bool False, path by path (`isinstance(x, bool)` in the
+        # stub would be a condition of its own, shown in messages, where the value is not known)
+        return o.guarded((guard, value is False) for guard, value in o.split(args[0])) if len(args) == 1 else False
     handler = NATIVE.get(qname) or BUILTIN_FUNCTIONS.get(qname)
     if handler is None:
         for value in list(args) + list(kwargs.values()):
@@ -1441,6 +1446,16 @@ def call_native(interp: Interpreter, callee: o.Native, args: list[Any], kwargs: 
     if qname in NATIVE:
         return handler(interp, qname, node, args, kwargs)
     return handler(interp, args, kwargs, node) if qname in AT_CALL else handler(interp, args, kwargs)
+
+
+def _never_called(interp: Interpreter, args: list[Any]) -> None:
+    """A function a stub was handed and drops without calling it (`pl.when(False)`'s body):
+    nothing can call it any more, so it is accounted for as one that ran is, and not run on
+    its own as a function nobody calls."""
+    for value in args:
+        for _, closure in o.split(value):
+            if isinstance(closure, o.Closure):
+                interp.executed.add(closure.node)
 
 
 def _bound_name(node: nodes.NodeNG) -> str:
