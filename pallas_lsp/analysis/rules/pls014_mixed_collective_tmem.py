@@ -9,15 +9,15 @@ from ..trace import Site
 from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
-from .kernels import (Allocation, KernelRule, KernelRun, allocation_site, describe_refs, fails_tracing_first,
-                      tmem_allocations, unknown_barrier_axis)
+from .kernels import (MOSAIC_KERNEL, PALLAS_KERNEL, Allocation, KernelRule, KernelRun, allocation_site,
+                      describe_refs, fails_tracing_first, tmem_allocations, unknown_barrier_axis)
 from .site_rule import Picker
 
 
 class MixedCollectiveTmem(KernelRule):
     """## What it does
-    Flags a `plgpu.kernel(...)` that allocates both collective and non-collective TMEM, in
-    its scratch or with `pl.run_scoped` in its body (also `functools.partial(pl.run_scoped,
+    Flags a `plgpu.kernel(...)` (or a `pl.kernel(..., mesh=plgpu.Mesh(...))`) that allocates
+    both collective and non-collective TMEM, in its scratch or with `pl.run_scoped` in its body (also `functools.partial(pl.run_scoped,
     ...)` and helper functions or modules that call it); RefUnions count as one allocation.
     Each run of a kernel is judged on its own: a factory that builds a collective and a
     non-collective instance is not mixing anything. A kernel whose collective MMA uses one
@@ -67,6 +67,7 @@ class MixedCollectiveTmem(KernelRule):
     identifiers = frozenset({"TMEM"})
     lowering = True
     in_own_file = True
+    apis = (MOSAIC_KERNEL, PALLAS_KERNEL)  # (Mosaic GPU's lowering checks both alike)
     VALID = (examples.PLS014_VALID,)
     INVALID = (Invalid(examples.PLS014_INVALID),)
 
@@ -101,7 +102,7 @@ class MixedCollectiveTmem(KernelRule):
 
     def message(self, ctx: Context, run: KernelRun, detail: Any) -> str:
         collective, plain, _ = detail
-        where = "" if self.reported(run, detail).node is run.node else f" (the plgpu.kernel at {ctx.where(run.node)})"
+        where = "" if self.reported(run, detail).node is run.node else f" (the {run.api} at {ctx.where(run.node)})"
         return ("Can't mix collective and non-collective TMEM allocations within the same kernel"
                 f"{where}: collective: {describe_refs(ctx, list(collective))}; "
                 f"not collective: {describe_refs(ctx, list(plain))}")
