@@ -17,8 +17,9 @@ from .site_rule import Picker
 class MixedCollectiveTmem(KernelRule):
     """## What it does
     Flags a `plgpu.kernel(...)` (or a `pl.kernel(..., mesh=plgpu.Mesh(...))`) that allocates
-    both collective and non-collective TMEM, in its scratch or with `pl.run_scoped` in its body (also `functools.partial(pl.run_scoped,
-    ...)` and helper functions or modules that call it); RefUnions count as one allocation.
+    both collective and non-collective TMEM, in its scratch or with `pl.run_scoped` in its
+    body (also `functools.partial(pl.run_scoped, ...)` and helper functions or modules that
+    call it); RefUnions count as one allocation.
     Each run of a kernel is judged on its own: a factory that builds a collective and a
     non-collective instance is not mixing anything. A kernel whose collective MMA uses one
     of the non-collective allocations is left to PLS001: JAX stops there when tracing, and

@@ -1433,11 +1433,6 @@ def call_native(interp: Interpreter, callee: o.Native, args: list[Any], kwargs: 
         return UNKNOWN
     if qname == "<index>":
         return o.Index()
-    if qname == "<never_called>":
-        return _never_called(interp, args)
-    if qname == "<is_false>":  # the Python bool False, path by path (`isinstance(x, bool)` in the
-        # stub would be a condition of its own, shown in messages, where the value is not known)
-        return o.guarded((guard, value is False) for guard, value in o.split(args[0])) if len(args) == 1 else False
     handler = NATIVE.get(qname) or BUILTIN_FUNCTIONS.get(qname)
     if handler is None:
         for value in list(args) + list(kwargs.values()):
@@ -1448,7 +1443,8 @@ def call_native(interp: Interpreter, callee: o.Native, args: list[Any], kwargs: 
     return handler(interp, args, kwargs, node) if qname in AT_CALL else handler(interp, args, kwargs)
 
 
-def _never_called(interp: Interpreter, args: list[Any]) -> None:
+def _never_called(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any],
+                  kwargs: dict[str, Any]) -> None:
     """A function a stub was handed and drops without calling it (`pl.when(False)`'s body):
     nothing can call it any more, so it is accounted for as one that ran is, and not run on
     its own as a function nobody calls."""
@@ -1511,8 +1507,15 @@ def _rem(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], k
     return UNKNOWN
 
 
+def _is_false(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """Is the value the Python bool False, path by path? (`isinstance(x, bool)` in a stub would
+    make a condition of the stub's own, shown in messages, where the value is not known.)"""
+    return o.guarded((guard, value is False) for guard, value in o.split(args[0])) if len(args) == 1 else False
+
+
 def _astype(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
-    """`x.astype(dtype)` of an array: the same shape, that dtype."""
+    """`x.astype(dtype)` of an array: the same shape, that dtype (64-bit ones unknown, as for
+    `jax.numpy`'s arrays, whichever library made it)."""
     if len(args) != 2 or kwargs or not isinstance(args[0], api.ShapeDtype):
         return UNKNOWN
     return _array(args[0].shape, args[1], "jax")
@@ -2064,6 +2067,8 @@ NATIVE: dict[str, Callable[..., Any]] = {
     "jax.lax.rem": _rem,
     "jax.lax.axis_index": lambda interp, qname, node, args, kwargs: o.Index(),  # an int32 scalar, traced
     "<astype>": _astype,
+    "<never_called>": _never_called,
+    "<is_false>": _is_false,
     "<transpose>": _transpose,
     f"{MGPU}.transpose_ref": _transpose,  # `plgpu.transpose_ref(ref, (1, 0))`, as `ref.transpose((1, 0))`
     "numpy.dtype": _dtype,
