@@ -57,8 +57,10 @@ class KeptCall:
     closures: list[o.Closure]
     writes: list[Any]
     unit_writes: list[Any]  # ... as `Interpreter.writes` saw them (`global`, `nonlocal` too)
-    memo: list[tuple[Any, Any]]
-    opaque: list[tuple[Any, Any]]
+    # (dicts: a replay merges them into the trace's with the hashes they hold, where a list of
+    # pairs would hash every key again)
+    memo: dict[Any, Any]
+    opaque: dict[Any, Any]
     dropped_raises: int
     dropped_exits: dict[str, int]
     loaded: tuple[nodes.Module, ...]  # the library modules it loaded, in order
@@ -167,7 +169,7 @@ class CallKeeper:
                 return  # (a closure made before the call: what it reaches is the trace's)
         answers = _last(interp._memo, memo)
         reachable = [made for made in let_go if isinstance(made, o.Closure)] + [
-            answer[0] for _, answer in answers if not _settled(answer[0])]
+            answer[0] for answer in answers.values() if not _settled(answer[0])]
         self._trace._mark()
         kept = KeptCall(
             result, raised, interp._steps - recording.steps, interp.sites[len(interp.sites) - sites:], executed,
@@ -239,9 +241,9 @@ def _counts(interp: Interpreter) -> tuple[int, ...]:
             len(interp.repeated_refs))
 
 
-def _last(table: dict[Any, Any], count: int) -> list[tuple[Any, Any]]:
+def _last(table: dict[Any, Any], count: int) -> dict[Any, Any]:
     """The last `count` entries put in a dict (one that only grows while the call runs)."""
-    return list(islice(reversed(table.items()), count))[::-1]
+    return dict(list(islice(reversed(table.items()), count))[::-1])
 
 
 def _settled(value: Any, depth: int = 0) -> bool:

@@ -27,6 +27,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 from collections.abc import Container, Iterable
+from itertools import islice
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from astroid import nodes
@@ -55,8 +56,8 @@ class ModuleRun:
     known: set[nodes.NodeNG]
     poisoned: set[int]
     repeated: set[int]
-    memo: list[tuple[Any, Any]]
-    opaque: list[tuple[Any, Any]]
+    memo: dict[Any, Any]  # (dicts: merged into the trace's with the hashes they hold)
+    opaque: dict[Any, Any]
     steps: int
     dropped: int
     construction_sites: int
@@ -135,7 +136,7 @@ class World:
         if interp._steps + run.steps > interp.entry_limit:
             return False  # (made again, the budget would cut it short)
         memo = interp._memo
-        if any(key in memo for key, _ in run.memo) or any(memo.get(key) is not answer for key, answer in run.memo_reads):
+        if any(key in memo for key in run.memo) or any(memo.get(key) is not answer for key, answer in run.memo_reads):
             return False
         for loaded, _ in run.loaded:
             if loaded in interp.modules or loaded in interp.from_text or not _current(loaded):
@@ -197,13 +198,13 @@ class World:
                 or (made_writes and not _own(made_writes, loaded, deps)):
             return
         self._accounted.append((writes, len(interp.construction_writes)))
-        answers = list(interp._memo.items())[memo:]
-        made = {key for key, _ in answers}
+        answers = dict(islice(interp._memo.items(), memo, None))
+        made = answers.keys()
         self.made[recording.node.name] = ModuleRun(
             recording.node, loaded, deps, interp.sites[sites:], interp.closure_log[closures:],
             interp.escaped[escaped:], made_writes, executed, known,
             interp.poisoned - poisoned, interp.repeated_refs - repeated, answers,
-            list(interp._opaque.items())[opaque:], interp._steps - steps, interp.dropped_raises - dropped,
+            dict(islice(interp._opaque.items(), opaque, None)), interp._steps - steps, interp.dropped_raises - dropped,
             interp.construction_sites - construction_sites, recording.requested,
             [(key, answer) for key, answer in recording.memo_reads.items() if key not in made])
 
