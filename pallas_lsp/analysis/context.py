@@ -63,10 +63,12 @@ class Context:
     def reported_at(self, site: Site) -> nodes.NodeNG | None:
         """`decide.reported_at` in the analysed file: every rule asks it of every site, so it
         is found once per site (held with its answer: a rule makes sites of its own, and the id
-        of one dropped is another's next)."""
+        of one dropped is another's next), and not looked for at a site a replay added (walking
+        the chains of the other kernels a tokamax op runs was a few per cent of its analysis)."""
         known = self._reported.get(id(site))
         if known is None or known[0] is not site:
-            known = self._reported[id(site)] = (site, decide.reported_at(site, self.module))
+            replayed = self._trace is not None and id(site) in self._trace.kept_sites  # (none is: `Trace.kept_sites`)
+            known = self._reported[id(site)] = (site, None if replayed else decide.reported_at(site, self.module))
         return known[1]
 
     def reportable_at(self, site: Site, lowering: bool = False) -> nodes.NodeNG | None:

@@ -102,6 +102,7 @@ class Trace:
         # file (nor of a module made from its text), so none of them, nor what they relate to,
         # is reported here
         self.kept_sites: set[int] = set()
+        self._own_nodes: dict[nodes.NodeNG, bool] = {}  # `_own`
         interp = Interpreter(self.module, Resolver(flow), flow.deadline, flow.cancelled)
         interp.world = world.World(self._kept_modules)
         self.keeper = interp.keeper = kept_calls.CallKeeper(self)
@@ -229,8 +230,7 @@ class Trace:
         for _ in range(MAX_ENTRY_ROUNDS):
             escaped = [c for c in interp.escaped if c.node not in interp.executed]
             never = [closures[0] for node, closures in interp.closures.items()
-                     if node not in interp.executed and node not in skip
-                     and node.root() is self.module and closures]
+                     if node not in interp.executed and node not in skip and self._own(node) and closures]
             pending = escaped + never
             if not pending:
                 break
@@ -256,6 +256,14 @@ class Trace:
                 self._run_one(closure, inputs)
                 if recording:
                     self._recorded(closure, recording)
+
+    def _own(self, node: nodes.NodeNG) -> bool:
+        """Is the function node the analysed module's? (Asked in each round about every
+        function any loaded module defined that has not run: the answers are kept.)"""
+        own = self._own_nodes.get(node)
+        if own is None:
+            own = self._own_nodes[node] = node.root() is self.module
+        return own
 
     def _run_one(self, closure: objects.Closure, inputs: bool) -> None:
         """Run a closure with unknown arguments (``inputs``: `Free` ones), as a unit of an
