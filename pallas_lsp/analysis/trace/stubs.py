@@ -1757,11 +1757,52 @@ def _kernel(interp: Interpreter, qname: str, node: nodes.Call, args: list[Any], 
     interp.record("kernel", node, bound)
     operands, outputs = _operands_here(interp, node), _outputs(bound)
     leading = operands + outputs if operands is not None and outputs is not None else None
-    _run_body(interp, node, body, scratch, tail=True, gmem=True, leading=leading)
-    if leading is None and outputs is not None and _takes_refs(body) and all(
-            isinstance(item, (tuple, list)) for _, item in o.split(scratch)):  # (a sequence on every path)
+    later = leading is None and outputs is not None and _takes_refs(body) and all(
+        isinstance(item, (tuple, list)) for _, item in o.split(scratch))  # (a sequence on every path)
+    if not (later and _applied_only_here(interp, node)):
+        _run_body(interp, node, body, scratch, tail=True, gmem=True, leading=leading)
+    if later and outputs is not None:
         return o.Kernel(node, (body, scratch, bound, outputs, tuple(interp.stack)))
     return o.Kernel(node)
+
+
+def _applied_only_here(interp: Interpreter, node: nodes.Call) -> bool:
+    """Is the kernel built at `node` bound to a name of its function that nothing there does
+    anything with but call it (`f = plgpu.kernel(...)` ... `return f(x, y)`)? JAX traces a
+    body where the kernel is applied, and only there: so does the trace (`apply_kernel`), and
+    the run at once, for applications it cannot see, is not made (one walk per function)."""
+    key = ("applied only here", node)
+    found = interp._opaque.get(key)
+    if found is None:
+        found = interp._opaque[key] = _only_called(node)
+    return bool(found)
+
+
+def _only_called(node: nodes.Call) -> bool:
+    assign = node.parent
+    if not (isinstance(assign, nodes.Assign) and assign.value is node and len(assign.targets) == 1
+            and isinstance(assign.targets[0], nodes.AssignName)):
+        return False
+    target = assign.targets[0]
+    scope = assign.scope()
+    if not isinstance(scope, nodes.FunctionDef):
+        return False  # (a module's names are other modules' to use)
+    name, calls = target.name, 0
+    pending: list[tuple[nodes.NodeNG, bool]] = [(child, False) for child in scope.body]
+    while pending:
+        current, nested = pending.pop()
+        if isinstance(current, nodes.Name) and current.name == name:
+            parent = current.parent
+            if nested or not (isinstance(parent, nodes.Call) and parent.func is current):
+                return False  # passed on, stored, returned, or held by a closure: applied who knows where
+            calls += 1
+        elif isinstance(current, (nodes.AssignName, nodes.DelName)) and current.name == name and current is not target:
+            return False
+        elif isinstance(current, (nodes.Global, nodes.Nonlocal)) and name in current.names:
+            return False
+        inner = nested or isinstance(current, (nodes.FunctionDef, nodes.Lambda, nodes.ClassDef))
+        pending.extend((child, inner) for child in current.get_children())
+    return calls > 0  # (never applied: the run at once stands for whoever applies it)
 
 
 def apply_kernel(interp: Interpreter, kernel: o.Kernel, args: list[Any], node: nodes.Call) -> None:
