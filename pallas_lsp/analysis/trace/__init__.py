@@ -10,6 +10,7 @@ bound arguments, the path guard it ran under and the calls that led there. Rules
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any, Callable, Iterable, Iterator
 
 from astroid import nodes
@@ -163,8 +164,8 @@ class Trace:
         # users of the deferred functions: they run first, their parameters inputs as an entry
         # point's are, so that what those users pass counts.
         self._run_escaped(skip={func for func, _ in deferred}, free=True)
-        for func, owner in deferred:  # used here, but never reached with known arguments
-            if func not in interp.known_calls:
+        for func, owner in _users_first(deferred, interp._names_read):  # used here, but never
+            if func not in interp.known_calls:  # reached with known arguments
                 self._entry_unit(func, owner, module, top_poisoned, "deferred")
         self._run_escaped()
         # Sites show objects as the trace leaves them: kept or replayed runs are what making
@@ -697,6 +698,26 @@ def _top_level_functions(module: nodes.Module) -> Iterator[tuple[nodes.FunctionD
             for inner in statement.body:
                 if isinstance(inner, nodes.FunctionDef):
                     yield inner, statement
+
+
+def _users_first(deferred: list[tuple[nodes.FunctionDef, nodes.ClassDef | None]],
+                 names_read: Callable[[nodes.FunctionDef], tuple[str, ...]],
+                 ) -> Iterator[tuple[nodes.FunctionDef, nodes.ClassDef | None]]:
+    """The deferred functions in source order, except that a module-level one comes after the
+    deferred functions that read its name (its users): they may call it with known arguments,
+    and then it makes no run of its own with its parameters as inputs. (Defined before its
+    user, it made that run first, and reported what only arguments nobody passes would do.)
+    Where users form a cycle, source order decides."""
+    names = {func.name for func, owner in deferred if owner is None}
+    reads = [(set(names_read(func)) & names) - {func.name} for func, _ in deferred]
+    readers = Counter(name for found in reads for name in found)
+    pending = list(range(len(deferred)))
+    while pending:
+        index = next((i for i in pending if deferred[i][1] is not None or not readers[deferred[i][0].name]),
+                     pending[0])
+        pending.remove(index)
+        readers.subtract(reads[index])
+        yield deferred[index]
 
 
 def _is_static(func: nodes.FunctionDef) -> bool:
