@@ -221,13 +221,18 @@ class Verdicts:
         if set(bad_guards) != set(all_guards):
             shown |= first - (frozenset.intersection(*all_guards) if all_guards else frozenset())
         bad_set = set(bad_guards)
-        conditions = []
+        known = set(all_guards)
+        named: list[tuple[str, bool]] = []  # (condition, whether flipping it decided otherwise)
         pinned = {var.key[1] for var, value in shown if value and _is_equality(var)}
         for var, value in sorted(shown, key=lambda literal: literal[0].label):
             flipped = (first - {(var, value)}) | {(var, not value)}
             if flipped in bad_set or (not value and _is_equality(var) and var.key[1] in pinned):
                 continue  # (`block_m == 96` says `block_m != 128`)
-            conditions.append(var.render(value))
+            named.append((var.render(value), flipped in known or _is_value_test(var)))
+        # where flipping some of them leads to a run that decided otherwise, those are the
+        # difference; the others only lead here (`if k % tile_k: raise` before the call)
+        differ = any(differs for _, differs in named)
+        conditions = [text for text, differs in named if differs or not differ]
         if conditions:
             parts.append("when " + " and ".join(conditions))
         bad_contexts = {context(chain) for _, chain in self.bad}
