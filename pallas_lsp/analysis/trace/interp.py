@@ -2429,6 +2429,8 @@ def _compare(op: str, left: Any, right: Any) -> Any:
     member = _member_compare(op, left, right)
     if member is not None:
         return member
+    if isinstance(left, o.ClassObj) and isinstance(right, o.ClassObj) and op in ("is", "is not", "==", "!="):
+        return _same_class(left, right) == (op in ("is", "=="))
     if op in ("is", "is not"):
         for subject, other in ((left, right), (right, left)):
             if other is None:
@@ -2466,6 +2468,17 @@ def _compare(op: str, left: Any, right: Any) -> Any:
         except TypeError:
             return UNKNOWN
     return UNKNOWN
+
+
+def _same_class(left: o.ClassObj, right: o.ClassObj) -> Any:
+    """`type(config) is Config`: one class object, or two (`==` compares classes by identity,
+    unless a metaclass says otherwise). Two of one statement may be twins: not known."""
+    if left is right:
+        return True
+    if left.node is right.node or any(keyword.arg == "metaclass" for cls in (left, right)
+                                      for keyword in cls.node.keywords or ()):
+        return UNKNOWN
+    return False
 
 
 def _same_dtype(left: api.DType, right: api.DType) -> Any:

@@ -498,6 +498,21 @@ def _linearized(cls: ClassObj, depth: int) -> list[ClassObj]:
     return found
 
 
+def derives(cls: ClassObj, kind: ClassObj) -> Any:
+    """Is `kind` one of `cls`'s classes (`issubclass`)? UNKNOWN where a class of the same
+    statement is another object (a twin a replayed run made, or the statement run again), or
+    where a base is a value we do not know (it may be `kind`). A library's class is never a
+    subclass of the analysed code's."""
+    for klass in cls.mro():
+        if klass is kind:
+            return True
+        if klass.node is kind.node:
+            return UNKNOWN
+        if any(not isinstance(base, (ClassObj, Library, Native)) for base in klass.bases):
+            return UNKNOWN
+    return False
+
+
 @dataclass(eq=False)
 class Auto:
     """`enum.auto()`: a member's value, to be numbered when its enum class is made."""

@@ -299,7 +299,7 @@ def attribute(interp: Interpreter, obj: Any, name: str) -> Any:  # noqa: C901 - 
     if isinstance(obj, (o.Alloc, o.Union, o.Member, o.View, o.Barrier, o.Operand)):
         return o.At(obj) if name == "at" else UNKNOWN
     if isinstance(obj, o.Instance):
-        return instance_attribute(interp, obj, name)
+        return obj.cls if name == "__class__" else instance_attribute(interp, obj, name)
     if isinstance(obj, o.ClassObj):
         found = class_attribute(obj, name)
         if found is _NOT_FOUND and name == "__members__" and obj.enum:  # its names, aliases too
@@ -878,9 +878,9 @@ def _b_setattr(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> 
 
 
 def _b_type(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
-    """`type(obj)`: an instance's class (`type(self).block_m = 128`)."""
-    if len(args) == 1 and not kwargs and isinstance(args[0], o.Instance):
-        return args[0].cls
+    """`type(obj)`: an instance's class (`type(self).block_m = 128`), on each path."""
+    if len(args) == 1 and not kwargs:
+        return interp.lift(lambda value: value.cls if isinstance(value, o.Instance) else UNKNOWN, args[0])
     return UNKNOWN
 
 
@@ -1312,16 +1312,23 @@ def _b_isinstance(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) 
     kinds = args[1] if isinstance(args[1], tuple) else (args[1],)
     known = {"builtins.dict": dict, "builtins.list": list, "builtins.tuple": tuple, "builtins.int": int,
              "builtins.str": str, "builtins.bool": bool}
-    wanted = []
+    wanted, classes = [], []
     for kind in kinds:
-        if not isinstance(kind, o.Native) or kind.qname not in known:
+        if isinstance(kind, o.ClassObj):
+            classes.append(kind)
+        elif isinstance(kind, o.Native) and kind.qname in known:
+            wanted.append(known[kind.qname])
+        else:
             return UNKNOWN
-        wanted.append(known[kind.qname])
+
     def check(value: Any) -> Any:
         if isinstance(value, (dict, list, tuple, int, str, bool)) or value is None:
-            return isinstance(value, tuple(wanted))
-        if isinstance(value, api.DType):  # a dtype (jnp.float16) is a class: none of these
+            return isinstance(value, tuple(wanted))  # (a class of the analysed code made none of them)
+        if isinstance(value, api.DType) and not classes:  # a dtype (jnp.float16) is a class: none of these
             return False
+        if isinstance(value, o.Instance) and not wanted:
+            answers = {o.derives(value.cls, kind) for kind in classes}
+            return True if True in answers else UNKNOWN if UNKNOWN in answers else False
         return UNKNOWN
     return interp.lift(check, args[0])
 
