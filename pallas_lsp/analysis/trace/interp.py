@@ -1155,6 +1155,18 @@ class Interpreter:
         """`target.<name> = value`, however it is spelled (`setattr`, `object.__setattr__`,
         `vars(target)[name] = value`): a name we do not know may have been any attribute."""
         for guard, obj in split(target):
+            setter = self.stubs.property_setter(obj, name) if isinstance(obj, o.Instance) and isinstance(
+                name, str) else None
+            if setter is not None:  # (run on this path alone)
+                both = o.conjoin(self.guard, guard)
+                if both is None:
+                    continue
+                outer, self.guard = self.guard, both
+                try:
+                    self.invoke(setter, [obj, value], {}, setter.node)
+                finally:
+                    self.guard = outer
+                continue
             held = self._attributes_to_change(obj, name)
             if held is None:
                 continue
@@ -1276,8 +1288,12 @@ class Interpreter:
 
     # -- definitions -----------------------------------------------------------------------
 
-    def define_function(self, node: nodes.FunctionDef | nodes.Lambda, frame: Frame, stub: bool = False) -> Any:
-        defaults = self._defaults(node.args, frame)
+    def define_function(self, node: nodes.FunctionDef | nodes.Lambda, frame: Frame, stub: bool = False,
+                        scope: Frame | None = None) -> Any:
+        """A `def` or `lambda` in `frame`; its defaults and decorators are evaluated in `scope`
+        (a class body's, for a method: `@value.setter` reads the property just defined there)."""
+        scope = frame if scope is None else scope
+        defaults = self._defaults(node.args, scope)
         closure = o.Closure(node, frame, stub)
         object.__setattr__(closure, "defaults", defaults)
         if not stub:
@@ -1286,7 +1302,7 @@ class Interpreter:
         value: Any = closure
         decorators = node.decorators.nodes if isinstance(node, nodes.FunctionDef) and node.decorators else []
         for decorator in reversed(decorators):
-            wrapper = self.ev(decorator, frame)
+            wrapper = self.ev(decorator, scope)
             if isinstance(wrapper, o.Parameters):  # the test method runs once per case
                 object.__setattr__(closure, "parameters", getattr(closure, "parameters", ()) + (wrapper,))
                 continue
@@ -1332,7 +1348,8 @@ class Interpreter:
         try:
             for statement in node.body:
                 if isinstance(statement, (nodes.FunctionDef, nodes.AsyncFunctionDef)):
-                    body.vars[statement.name] = self.define_function(statement, frame)  # methods skip the class scope
+                    # (their bodies skip the class scope; their decorators and defaults do not)
+                    body.vars[statement.name] = self.define_function(statement, frame, scope=body)
                 else:
                     self.statement(statement, body)
         except _Signal:

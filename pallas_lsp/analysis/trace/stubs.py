@@ -300,6 +300,8 @@ def attribute(interp: Interpreter, obj: Any, name: str) -> Any:  # noqa: C901 - 
         return o.At(obj) if name == "at" else UNKNOWN
     if isinstance(obj, o.Instance):
         return obj.cls if name == "__class__" else instance_attribute(interp, obj, name)
+    if isinstance(obj, Property) and name == "setter" and not obj.cached:
+        return o.Partial(o.Native("<property setter>"), (obj,), ())
     if isinstance(obj, o.ClassObj):
         found = class_attribute(obj, name)
         if found is _NOT_FOUND and name == "__members__" and obj.enum:  # its names, aliases too
@@ -477,6 +479,13 @@ def class_attribute(cls: o.ClassObj, name: str) -> Any:
     return _NOT_FOUND
 
 
+def property_setter(instance: o.Instance, name: str) -> o.Closure | None:
+    """The setter `instance.<name> = value` calls (a property's, defined with `@<name>.setter`
+    in its class), or None: the value is stored on the instance."""
+    found = class_attribute(instance.cls, name)
+    return found.setter if isinstance(found, Property) and isinstance(found.setter, o.Closure) else None
+
+
 def instance_attribute(interp: Interpreter, instance: o.Instance, name: str) -> Any:
     if name in instance.attributes:
         return instance.attributes[name]
@@ -536,6 +545,8 @@ def _never_returns(interp: Interpreter, qname: str, node: nodes.NodeNG, args: li
 @dataclass(frozen=True)
 class Property:
     func: o.Closure
+    setter: Any = None  # what `@<name>.setter` gave it: `obj.<name> = value` calls it
+    cached: bool = False  # `functools.cached_property`: an assignment stores on the instance
 
 
 @dataclass(frozen=True)
@@ -560,7 +571,7 @@ class PartialMethod:
 
 METHOD_DECORATORS: dict[str, Callable[[Any], Any]] = {
     "builtins.property": Property,
-    "functools.cached_property": Property,
+    "functools.cached_property": lambda func: Property(func, cached=True),
     "builtins.staticmethod": StaticMethod,
     "builtins.classmethod": ClassMethod,
 }
@@ -2115,6 +2126,8 @@ NATIVE: dict[str, Callable[..., Any]] = {
     "jax.lax.rem": _rem,
     "jax.lax.axis_index": lambda interp, qname, node, args, kwargs: o.Index(),  # an int32 scalar, traced
     "<astype>": _astype,
+    "<property setter>": lambda interp, qname, node, args, kwargs: (
+        dataclasses.replace(args[0], setter=args[1]) if len(args) == 2 and not kwargs else UNKNOWN),
     "<never_called>": _never_called,
     "<is_false>": _is_false,
     "<transpose>": _transpose,
