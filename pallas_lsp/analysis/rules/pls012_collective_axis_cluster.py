@@ -21,7 +21,7 @@ from .site_rule import Picker, SiteRule
 @dataclass(frozen=True)
 class Mismatch:
     what: str  # "unknown" | "minor" | "size" | "shape"
-    axis: str
+    axis: str | tuple[Any, ...]
     cluster: Cluster
     kernel: nodes.Call
 
@@ -33,7 +33,8 @@ class CollectiveAxisCluster(SiteRule):
     `plgpu.kernel` that runs them (found through closures, `pl.when`, loops and helper
     calls):
 
-    * the axis is not one of the kernel's `cluster_names` (also for the `collective_axes` of a
+    * the axis is not one of the kernel's `cluster_names` (a tuple of names, `("x",)`, as
+      barriers take them, is none of them; also for the `collective_axes` of a
       `plgpu.ClusterBarrier` the kernel allocates: the finding goes on the barrier, which JAX
       checks before anything else it lowers);
     * it is, but not the last (minor-most) one;
@@ -93,8 +94,8 @@ class CollectiveAxisCluster(SiteRule):
         if axis is None:
             return None
         run = run_of(ctx, site)
-        if not isinstance(axis, str) or run is None:
-            return UNKNOWN
+        if not isinstance(axis, (str, tuple)) or run is None:
+            return UNKNOWN  # (a tuple is no cluster axis: `("x",)` is not one of the names)
         cluster = cluster_of(pick, run)
         if cluster is UNKNOWN:
             return UNKNOWN
@@ -141,7 +142,7 @@ def _arrives(site: Site, pick: Picker) -> Any:
     return False
 
 
-def _mismatch(axis: str, cluster: Cluster, arrives: Any) -> str | Any:
+def _mismatch(axis: str | tuple[Any, ...], cluster: Cluster, arrives: Any) -> str | Any:
     if axis not in cluster.names:
         return "unknown"
     if axis != cluster.names[-1]:
