@@ -92,7 +92,7 @@ def _holds_any(lines: list[int], first: int, last: int) -> bool:
 
 def _binds(arguments: nodes.Arguments, call: nodes.Call) -> dict[str, Any]:
     """The parameters `functools.partial(func, ...)` binds, by position (up to a `*args`) or
-    keyword -> the literal it gives, or VARIES."""
+    keyword -> the literal it gives (`(type, value)`), or VARIES."""
     positional = (arguments.posonlyargs or []) + (arguments.args or [])
     given: list[tuple[str, nodes.NodeNG]] = []
     for parameter, value in zip(positional, call.args[1:]):
@@ -101,8 +101,22 @@ def _binds(arguments: nodes.Arguments, call: nodes.Call) -> dict[str, Any]:
         given.append((parameter.name, value))
     by_keyword = {arg.name for arg in (arguments.args or []) + arguments.kwonlyargs}
     given += [(k.arg, k.value) for k in call.keywords or [] if k.arg in by_keyword]
-    return {name: (type(value.value), value.value) if isinstance(value, nodes.Const)
-            and type(value.value) in _LITERALS else VARIES for name, value in given}
+    found: dict[str, Any] = {}
+    for name, value in given:
+        literal = _literal(value)
+        found[name] = VARIES if literal is VARIES else (type(literal), literal)
+    return found
+
+
+def _literal(node: Any, depth: int = 0) -> Any:
+    """The value a literal expression makes (a constant, or a tuple of them: `(96, 128)`),
+    else VARIES."""
+    if isinstance(node, nodes.Const) and type(node.value) in _LITERALS:
+        return node.value
+    if isinstance(node, nodes.Tuple) and depth < 4:
+        items = tuple(_literal(item, depth + 1) for item in node.elts)
+        return VARIES if any(item is VARIES for item in items) else items
+    return VARIES
 
 
 def _joined(values: Any, value: Any) -> Any:
