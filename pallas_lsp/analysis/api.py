@@ -96,12 +96,7 @@ def kernel(body=None, out_type=None, *, mesh=None, scratch_types=None, scratch_s
 def core_map(mesh, *, compiler_params=None, scratch_shapes=(), **kwargs): ...
 def run_scoped(f, *types, collective_axes=(), **kw_types): ...
 
-def with_scoped(*types, collective_axes=(), **kw_types):
-    def decorator(f):
-        def wrapper(*args, **kwargs):
-            return f(*args, *types, **kwargs, **kw_types)
-        return wrapper
-    return decorator
+def with_scoped(*types, collective_axes=(), **kw_types): ...
 
 def when(condition):
     # a Python bool decides at once whether the body is traced; anything else is `lax.cond`'s

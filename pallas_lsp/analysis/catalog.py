@@ -77,7 +77,7 @@ CATALOG: tuple[RuleInfo, ...] = (
     RuleInfo("PLS015", "single-kernel-scratch", "A single allocation as plgpu.kernel's scratch_types, which JAX ignores",
              Severity.ERROR, (b"scratch_",), frozenset({"scratch_shapes", "scratch_types"})),
     RuleInfo("PLS016", "run-scoped-thread-collective", "pl.run_scoped allocating in a multithreaded kernel without collective_axes=",
-             Severity.ERROR, (b"run_scoped",), frozenset({"run_scoped"})),
+             Severity.ERROR, (b"run_scoped", b"with_scoped"), frozenset({"run_scoped", "with_scoped"})),
     RuleInfo("PLS017", "inconsistent-collective-op", "tcgen05 op whose collective_axis disagrees with the kernel's TMEM",
              Severity.WARNING, (b"tcgen05", b"_to_tmem"), frozenset({"async_copy_scales_to_tmem", "async_copy_smem_to_tmem", "async_copy_sparse_metadata_to_tmem", "tcgen05_commit_arrive", "tcgen05_mma"})),
     RuleInfo("PLS018", "mma-shapes", "tcgen05_mma operands whose shapes do not fit together",

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from astroid import nodes
+
 from .. import fixes
 from ..context import Context
 from ..findings import Applicability, Fix
@@ -19,11 +21,14 @@ from .site_rule import Picker, SiteRule
 class RunScopedThreadCollective(SiteRule):
     """## What it does
     Flags `pl.run_scoped(f, *types, **types)` (also as `functools.partial(pl.run_scoped,
-    ...)` decorator) that allocates SMEM, TMEM or barriers inside a `plgpu.kernel` launched
-    with `num_threads=` and `thread_name=` (a thread name makes the kernel multithreaded to
-    JAX, even with `num_threads=1`), without `collective_axes=<thread_name>`. JAX gives no source line: the finding goes on the
-    `pl.run_scoped` call, the one to fix (in a helper module, on that module's line). A
-    kernel whose TMEM allocations JAX refuses first (PLS013, PLS014) is not flagged here.
+    ...)` decorator, and `@pl.with_scoped(*types, **types)`, which runs its function in one)
+    that allocates SMEM, TMEM or barriers inside a `plgpu.kernel` launched with `num_threads=`
+    and `thread_name=` (a thread name makes the kernel multithreaded to JAX, even with
+    `num_threads=1`), without `collective_axes=<thread_name>`. JAX gives no source line: the
+    finding goes on the `pl.run_scoped` call, the one to fix (in a helper module, on that
+    module's line), or on the call of the function `pl.with_scoped` decorated, whose fix goes
+    on the decorator. A kernel whose TMEM allocations JAX refuses first (PLS013, PLS014) is
+    not flagged here.
 
     ## Why is this bad?
     In a multithreaded kernel every warpgroup runs the body; Mosaic GPU only supports
@@ -54,8 +59,8 @@ class RunScopedThreadCollective(SiteRule):
     name = "run-scoped-thread-collective"
     summary = "pl.run_scoped allocating in a multithreaded kernel without collective_axes="
     jax_message = "Only thread-collective allocations are supported in multithreaded kernels."
-    triggers = (b"run_scoped",)
-    identifiers = frozenset({"run_scoped"})
+    triggers = (b"run_scoped", b"with_scoped")
+    identifiers = frozenset({"run_scoped", "with_scoped"})
     lowering = True
     kinds = ("run_scoped",)
     VALID = (examples.PLS016_VALID,)
@@ -90,7 +95,9 @@ class RunScopedThreadCollective(SiteRule):
 
     def fixes(self, ctx: Context, site: Site, detail: Any) -> tuple[Fix, ...]:
         name = detail[1][1]
-        edits = fixes.set_keyword(ctx, site.node, "collective_axes", repr(name))
+        decorator = site.arguments.get("decorator")  # (`@pl.with_scoped(...)`: called elsewhere)
+        edits = fixes.set_keyword(ctx, decorator if isinstance(decorator, nodes.Call) else site.node,
+                                  "collective_axes", repr(name))
         return (Fix(f"Add collective_axes={name!r}", Applicability.UNSAFE, edits),) if edits else ()
 
 

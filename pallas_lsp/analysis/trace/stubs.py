@@ -1895,6 +1895,32 @@ def _core_map_apply(interp: Interpreter, qname: str, node: nodes.NodeNG, args: l
     return None
 
 
+def _with_scoped(interp: Interpreter, qname: str, node: nodes.Call, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """`pl.with_scoped(*types, collective_axes=(), **kw_types)`: a decorator whose function runs
+    in `pl.run_scoped` at each call, the refs after the call's arguments (JAX's
+    `run_scoped(partial(f, *args), *types, ...)`). Each call records a `run_scoped` there
+    (where JAX's equation is), which names this one as the call to fix (`decorator`)."""
+    return o.Partial(o.Native("<with_scoped>"), (node, tuple(args), tuple(kwargs.items())), ())
+
+
+def _with_scoped_function(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any],
+                          kwargs: dict[str, Any]) -> Any:
+    if len(args) != 4 or kwargs:
+        return UNKNOWN
+    return o.Partial(o.Native("<with_scoped call>"), tuple(args), ())  # (decorated: its calls allocate)
+
+
+def _with_scoped_call(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any],
+                      kwargs: dict[str, Any]) -> Any:
+    made_at, types, keywords, function = args[:4]
+    kw_types = dict(keywords)
+    axes = kw_types.pop("collective_axes", ())
+    if isinstance(node, nodes.Call):
+        interp.record("run_scoped", node, {"types": types, "kw_types": kw_types, "collective_axes": axes,
+                                           "decorator": made_at})
+    return interp.invoke(o.Partial(function, tuple(args[4:]), tuple(kwargs.items())), list(types), kw_types, node)
+
+
 def _run_scoped(interp: Interpreter, qname: str, node: nodes.Call, args: list[Any], kwargs: dict[str, Any]) -> Any:
     if not args:
         return UNKNOWN
@@ -2106,6 +2132,9 @@ NATIVE: dict[str, Callable[..., Any]] = {
     f"{PL}.core_map": _core_map,
     f"{PL}.core_map#apply": _core_map_apply,
     f"{PL}.run_scoped": _run_scoped,
+    f"{PL}.with_scoped": _with_scoped,
+    "<with_scoped>": _with_scoped_function,
+    "<with_scoped call>": _with_scoped_call,
     "functools.partial": _partial,
     "functools.partialmethod": _partialmethod,
     f"{PL}.ds": _ds,
