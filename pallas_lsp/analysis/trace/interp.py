@@ -1778,8 +1778,22 @@ class Interpreter:
         """`value[index]`; `node`, the subscript, lets a read run code (a `defaultdict`'s factory):
         not for one of several values, whose reads would all change their containers."""
         if type(value) is not o.Guarded and type(index) is not o.Guarded:
-            return self.stubs.item(self, value, index, node)
-        return self.lift(lambda obj, key: self.stubs.item(self, obj, key), value, index)
+            self.raised = False
+            found = self.stubs.item(self, value, index, node)
+            if self.raised:  # (a key a dict we know all of lacks; None)
+                self.raised = False
+                raise _Signal(*_RAISED)
+            return found
+        return self.lift(lambda obj, key: self._item_or_unknown(obj, key), value, index)
+
+    def _item_or_unknown(self, obj: Any, key: Any) -> Any:
+        self.raised = False
+        found = self.stubs.item(self, obj, key)
+        if self.raised:  # (on one of the alternatives)
+            self.raised = False
+            self.dropped_raises += 1
+            return UNKNOWN
+        return found
 
     def iterate(self, value: Any) -> list[Any] | Any:
         """The items of a known iterable, else UNKNOWN. An iterator is spent after: what it

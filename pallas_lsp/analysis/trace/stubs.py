@@ -374,13 +374,17 @@ def _ref_shape(ref: Any) -> Any:
 
 
 def item(interp: Interpreter, obj: Any, key: Any, node: nodes.NodeNG | None = None) -> Any:  # noqa: C901
+    if obj is None:
+        interp.raised = True  # a TypeError: None is not subscriptable
+        return UNKNOWN
     if isinstance(obj, o.At):
         return o.View(obj.ref, key)
     if isinstance(obj, (tuple, list)):
         if isinstance(obj, list) and id(obj) in interp.poisoned or isinstance(obj, o.NotSequence):
             return UNKNOWN  # (no items: a TypeError)
         if isinstance(key, int) and not isinstance(key, bool):
-            return obj[key] if -len(obj) <= key < len(obj) else UNKNOWN
+            return obj[key] if -len(obj) <= key < len(obj) else UNKNOWN  # (not an IndexError: the
+            # operands a kernel's `*refs` get, or what a library returns, may be more than we know)
         if isinstance(key, slice):
             return obj[key]
         return UNKNOWN
@@ -393,6 +397,9 @@ def item(interp: Interpreter, obj: Any, key: Any, node: nodes.NodeNG | None = No
             interp.changing(obj)
             obj[key] = made
             return made
+        # a KeyError: a plain dict we know all the keys of lacks this one
+        interp.raised = type(obj) is dict and isinstance(key, (str, int, bool, float, type(None))) \
+            and id(obj) not in interp.poisoned
         return UNKNOWN
     if isinstance(obj, o.TailTuple):
         size = len(obj.suffix)
