@@ -12,11 +12,13 @@ from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
 from .site_rule import Picker, SiteRule, shown
+from .tmem import raises_before, transforms_raise
 
 
 class PackedWithLayout(SiteRule):
     """## What it does
-    Flags `plgpu.TMEM(...)` calls given both `packed=` and `layout=` (neither `None`).
+    Flags `plgpu.TMEM(...)` calls given both `packed=` and `layout=` (neither `None`), unless
+    their `transforms=` JAX refuses first (PLS006).
 
     ## Why is this bad?
     An explicit TMEM layout already says how values are packed into 32-bit columns; JAX
@@ -54,6 +56,9 @@ class PackedWithLayout(SiteRule):
         return bool(site.value.space == "TMEM")
 
     def problem(self, ctx: Context, site: Site, pick: Picker) -> Any:
+        first = raises_before(pick, site, transforms_raise)  # (`tmem`: JAX's order)
+        if first is not False:
+            return None if first is True else UNKNOWN
         packed = pick.given(site.arguments.get("packed"))
         if packed is False:
             return False

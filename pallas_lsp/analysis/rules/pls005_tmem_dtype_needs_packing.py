@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import api, fixes
+from .. import fixes
 from ..context import Context
 from ..findings import Applicability, Fix
 from ..trace import Site
@@ -12,13 +12,15 @@ from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
 from .site_rule import Picker, SiteRule
+from .tmem import narrow_dtype_raises, raises_before, transforms_raise
 
 
 class TmemDtypeNeedsPacking(SiteRule):
     """## What it does
     Flags `plgpu.TMEM(shape, dtype)` where `dtype` is a known dtype whose items are not 32 bits
     wide (`jnp.float16`, `jnp.bfloat16`, `jnp.int8`, `jnp.float8_*`, ...) and neither `packed=`
-    nor `layout=` is given. Dtypes that cannot be resolved are not reported.
+    nor `layout=` is given. Dtypes that cannot be resolved are not reported, nor is a call
+    whose `transforms=` JAX refuses first (PLS006).
 
     ## Why is this bad?
     Tensor Memory is made of 32-bit columns: JAX must be told how narrower values share them,
@@ -58,18 +60,10 @@ class TmemDtypeNeedsPacking(SiteRule):
         return bool(site.value.space == "TMEM")
 
     def problem(self, ctx: Context, site: Site, pick: Picker) -> Any:
-        dtype = pick.pick(site.arguments.get("dtype"))
-        if not isinstance(dtype, api.DType):
-            return UNKNOWN
-        if dtype.bits == 32:
-            return None
-        packed = pick.given(site.arguments.get("packed"))
-        if packed is True:
-            return None
-        layout = pick.given(site.arguments.get("layout"))
-        if layout is True:
-            return None
-        return UNKNOWN if UNKNOWN in (packed, layout) else dtype
+        first = raises_before(pick, site, transforms_raise)  # (`tmem`: JAX's order)
+        if first is not False:
+            return None if first is True else UNKNOWN
+        return narrow_dtype_raises(pick, site)
 
     def message(self, ctx: Context, site: Site, detail: Any) -> str:
         return (f"dtypes narrower than 32-bit require either the packed argument or an explicit TMEM "

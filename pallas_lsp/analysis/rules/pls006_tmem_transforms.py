@@ -8,10 +8,10 @@ from .. import fixes
 from ..context import Context
 from ..findings import Applicability, Fix
 from ..trace import Site
-from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
 from .site_rule import Picker, SiteRule, shown
+from .tmem import transforms_raise
 
 
 class TmemTransforms(SiteRule):
@@ -55,10 +55,7 @@ class TmemTransforms(SiteRule):
         return bool(site.value.space == "TMEM")
 
     def problem(self, ctx: Context, site: Site, pick: Picker) -> Any:
-        transforms = pick.pick(site.arguments.get("transforms"))
-        if not isinstance(transforms, (tuple, list)):  # JAX tests truthiness; stay with what we see
-            return UNKNOWN if transforms is not None else False
-        return bool(transforms)
+        return transforms_raise(pick, site)
 
     def message(self, ctx: Context, site: Site, detail: Any) -> str:
         return f"transforms are not supported for TMEM: transforms={shown(site, 'transforms')}"

@@ -12,6 +12,7 @@ from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
 from .site_rule import Picker, SiteRule, written
+from .tmem import narrow_dtype_raises, raises_before, transforms_raise
 
 ROWS = (128, 64)  # the lanes of Tensor Memory, and half of them
 
@@ -21,7 +22,8 @@ class TmemRows(SiteRule):
     Flags `plgpu.TMEM(shape, dtype)` without `layout=` whose rows (the second-to-last
     dimension; leading ones are batch dimensions) are known and neither 128 nor 64. The other
     dimensions need not be known: `plgpu.TMEM((96, q.shape[-1]), ...)` is flagged whatever the
-    input's shape.
+    input's shape. A call whose `transforms=` (PLS006) or narrow dtype (PLS005) JAX refuses
+    first is not flagged here.
 
     ## Why is this bad?
     Tensor Memory has 128 lanes; JAX infers the layout of an allocation from its rows and
@@ -62,6 +64,9 @@ class TmemRows(SiteRule):
         layout = pick.given(site.arguments.get("layout"))
         if layout is not False:
             return UNKNOWN if layout is UNKNOWN else None
+        first = raises_before(pick, site, transforms_raise, narrow_dtype_raises)  # (`tmem`: JAX's order)
+        if first is not False:
+            return None if first is True else UNKNOWN
         # Only the rows decide (JAX reads them first; the columns matter to other checks):
         # `plgpu.TMEM((96, q.shape[-1]), ...)` raises whatever the input's shape is.
         dims = pick.sequence(site.arguments.get("shape"))
