@@ -553,9 +553,11 @@ class Trace:
             # the defaults as the `def` evaluated them, once (`(96, 128)`, `Config()`, `CONFIG`)
             written = _default_nodes(func)
             for name, default in defaults.items():
-                # (bools and None: truth and none_var split them; a bound parameter never has its default)
+                # (None: none_var splits it; a bound parameter never has its default)
                 if name in written and name not in bound and _usable_default(default):
                     preset[name] = _input_or_default(preset[name], default, written[name])
+                elif name in written and name not in bound and isinstance(default, bool):
+                    preset[name] = _a_bool(preset[name])
         for name, values in bound.items():  # every `functools.partial` of the function binds it
             if values is not partials.VARIES:
                 preset[name] = _one_of(preset[name], [value for _, value in values])
@@ -612,6 +614,17 @@ def _input_or_default(free: Any, default: Any, written: nodes.NodeNG) -> Any:
         var = Var(("cond", free.key, "==", f"default {text}"), objects.BOOL, f"{free.label} is its default",
                   labels=(f"{free.label} is not its default `{text}`", f"{free.label} is its default `{text}`"))
     return objects.Guarded(((frozenset({(var, True)}), default), (frozenset({(var, False)}), free)))
+
+
+def _a_bool(free: Any) -> Any:
+    """An input whose default is a bool: True or False, each under its truth (arithmetic,
+    indexing and tests on it are then followed on each path: `num_blocks = 1 + collective`
+    decides `num_blocks == 2` where `collective` is True, and a `pl.when(flag)` body is not
+    traced where it is False)."""
+    if not isinstance(free, objects.Free):
+        return free
+    var = objects.truth_var(free)
+    return objects.Guarded(((frozenset({(var, True)}), True), (frozenset({(var, False)}), False)))
 
 
 def _usable_default(value: Any) -> bool:

@@ -382,7 +382,7 @@ def item(interp: Interpreter, obj: Any, key: Any, node: nodes.NodeNG | None = No
     if isinstance(obj, (tuple, list)):
         if isinstance(obj, list) and id(obj) in interp.poisoned or isinstance(obj, o.NotSequence):
             return UNKNOWN  # (no items: a TypeError)
-        if isinstance(key, int) and not isinstance(key, bool):
+        if isinstance(key, int):  # (a bool too: `(1, 2)[collective]`)
             return obj[key] if -len(obj) <= key < len(obj) else UNKNOWN  # (not an IndexError: the
             # operands a kernel's `*refs` get, or what a library returns, may be more than we know)
         if isinstance(key, slice):
