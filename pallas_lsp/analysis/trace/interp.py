@@ -1805,6 +1805,8 @@ class Interpreter:
             return list(value)
         if isinstance(value, range):
             return list(value) if len(value) <= MAX_UNROLL else UNKNOWN
+        if type(value) is str:  # its characters
+            return list(value) if len(value) <= MAX_UNROLL * 4 else UNKNOWN
         if isinstance(value, dict):
             return list(value) if id(value) not in self.poisoned else UNKNOWN
         if isinstance(value, o.ClassObj) and value.enum:

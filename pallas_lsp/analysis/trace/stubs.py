@@ -379,6 +379,8 @@ def item(interp: Interpreter, obj: Any, key: Any, node: nodes.NodeNG | None = No
         return UNKNOWN
     if isinstance(obj, o.At):
         return o.View(obj.ref, key)
+    if type(obj) is str and (type(key) in (int, bool, slice)):  # `"xy"[0]`, `name[:2]`
+        return obj[key] if type(key) is slice or -len(obj) <= key < len(obj) else UNKNOWN
     if isinstance(obj, (tuple, list)):
         if isinstance(obj, list) and id(obj) in interp.poisoned or isinstance(obj, o.NotSequence):
             return UNKNOWN  # (no items: a TypeError)
@@ -2330,6 +2332,47 @@ def _made_array(names: tuple[str, ...], library: str) -> Callable[..., Any]:
     return made
 
 
+def _dtype_kind(dtype: api.DType) -> str:
+    """"float" (floating point, `bfloat16` and the float8 kinds included), "int", or "" (bool)."""
+    name = dtype.name
+    if name.startswith(("float", "bfloat")) or name in ("half", "single", "double"):
+        return "float"
+    return "int" if name.startswith(("int", "uint")) else ""
+
+
+def _dtype_info(kind: str) -> Callable[..., Any]:
+    """`jnp.finfo(dtype)` / `jnp.iinfo(dtype)` (and NumPy's): its `bits`, what kernels size
+    tiles with (the rest of it is not known)."""
+    def info(interp: Interpreter, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        dtype = _as_dtype(args[0]) if len(args) == 1 and not kwargs else UNKNOWN
+        if not isinstance(dtype, api.DType) or _dtype_kind(dtype) != kind:
+            return UNKNOWN
+        return o.Namespace({"bits": dtype.bits})
+    return info
+
+
+_DTYPE_CLASSES = {"floating": ("float",), "inexact": ("float",), "integer": ("int",), "number": ("float", "int")}
+
+
+def _issubdtype(interp: Interpreter, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """`jnp.issubdtype(dtype, jnp.floating)`: whether a dtype we know is of that kind (a class
+    other than these, or `signedinteger` and its like, is not known)."""
+    if len(args) != 2 or kwargs:
+        return UNKNOWN
+    dtype, kind = _as_dtype(args[0]), args[1]
+    if not isinstance(dtype, api.DType):
+        return UNKNOWN
+    if isinstance(kind, api.DType):
+        return _same_dtype_name(dtype, kind)
+    if isinstance(kind, o.Library) and kind.qname.rpartition(".")[2] in _DTYPE_CLASSES:
+        return _dtype_kind(dtype) in _DTYPE_CLASSES[kind.qname.rpartition(".")[2]]
+    return UNKNOWN
+
+
+def _same_dtype_name(left: api.DType, right: api.DType) -> Any:
+    return UNKNOWN if 64 in (left.bits, right.bits) else left.name == right.name
+
+
 def _pytest_parametrize(interp: Interpreter, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
     """`pytest.mark.parametrize("rows,cols", [(64, 128), pytest.param(128, 64, id="wide")])`:
     the test runs once per value, each binding the named parameters by keyword. A case with
@@ -2383,6 +2426,9 @@ LIBRARY_CALLS: dict[str, Callable[..., Any]] = {
        for module in ("numpy", "jax.numpy")
        for name, names in (("zeros", ("shape", "dtype")), ("ones", ("shape", "dtype")),
                            ("empty", ("shape", "dtype")), ("full", ("shape", "fill_value", "dtype")))},
+    **{f"{module}.{name}": _dtype_info(kind) for module in ("numpy", "jax.numpy")
+       for name, kind in (("finfo", "float"), ("iinfo", "int"))},
+    **{f"{module}.issubdtype": _issubdtype for module in ("numpy", "jax.numpy")},
     **{f"jax.random.{name}": _made_array(names, "jax")
        for name, names in (("uniform", ("key", "shape", "dtype", "minval", "maxval")),
                            ("normal", ("key", "shape", "dtype")),
