@@ -229,6 +229,7 @@ class Interpreter:
         # their code ran outside their top level, and none of their top levels was cut short).
         self.loose_writes: list[Any] = []
         self.construction_writes: list[Any] = []  # ... and those made inside such a top level
+        self.names_declared = 0  # `global` and `nonlocal` statements run (a call that runs one is not memoized)
         self.world_clean = True
         # the modules whose state the analysed file's text makes (`read_names_of`), and the
         # reads of their names through their module objects by code outside any top level
@@ -363,6 +364,7 @@ class Interpreter:
         """`global` or `nonlocal`: the frames holding the names may be rebound. Other modules'
         code writing so to a frame their top levels made changes the world (`loose_writes`);
         a `nonlocal` of a call's own frame, made since, does not."""
+        self.names_declared += 1
         if self.writes is not None:
             self.writes.append(WRITES_NAMES)
         if node.root() is self.root:
@@ -2112,6 +2114,7 @@ class Interpreter:
         self.calls.append(_Call(function=func, yields=[] if generator else None, loop_depth=self.loop_depth))
         saved_guard, saved_frame = self.guard, self.frame
         dropped = self.dropped_raises
+        effects = self._effects()
         self.frame = frame
         raised = False
         try:
@@ -2136,10 +2139,16 @@ class Interpreter:
             self._active[func] = depth
             self.stack = saved_stack
             self.guard, self.frame = saved_guard, saved_frame
-        if key is not None:
+        if key is not None and self._effects() == effects:
             self._memo[key] = (result, raised, self.dropped_raises != dropped)
         self.raised = raised
         return self._generator_of(result) if generator else result
+
+    def _effects(self) -> tuple[int, int]:
+        """How many writes (to containers, instances, namespaces) and `global`/`nonlocal`
+        statements ran so far: a call that ran some is not memoized, since taking its result
+        again would not make them again (`state[0] += 1`, `nonlocal count; count += 1`)."""
+        return len(self.loose_writes) + len(self.construction_writes), self.names_declared
 
     @staticmethod
     def _generator_of(yielded: Any) -> Any:
