@@ -23,6 +23,7 @@ from .resolver import Resolver, _library_module
 
 __all__ = ["Trace", "Site", "objects"]
 
+MAX_ENVIRONMENTS = 8  # closures of one function of the analysed file run after it escaped, per round
 MAX_ENTRY_ROUNDS = 4
 # Steps one entry point may take (a 9,800-line test file of JAX's takes 56,000 in all), and
 # all entries of a file together: past them, what was recorded stands and the rest is silent.
@@ -257,6 +258,27 @@ class Trace:
                 self._run_one(closure, inputs)
                 if recording:
                     self._recorded(closure, recording)
+            self._run_other_environments(escaped, False)
+            self._run_other_environments([closure for first in never for closure in interp.closures[first.node]], free)
+
+    def _run_other_environments(self, closures: list[objects.Closure], inputs: bool) -> None:
+        """The analysed file's closures of one function that the round ran once, made with other
+        values in their environments (`lambda a, b: matmul(a, b, collective)` returned for each
+        case), each run too: what one does says nothing of the others (a few per function;
+        other modules' functions run once, as their kept runs are made)."""
+        interp = self.interp
+        ran: dict[nodes.NodeNG, list[Any]] = {}
+        for closure in closures:
+            if isinstance(closure, reuse.Replay) or closure.env is None or not self._own(closure.node):
+                continue
+            environment = interp._free_values(closure.node, closure.env)
+            runs = ran.setdefault(closure.node, [])
+            if not runs:  # (the closure the round ran: the first of them)
+                runs.append(environment)
+            if environment in runs or len(runs) >= MAX_ENVIRONMENTS:
+                continue
+            runs.append(environment)
+            self._run_one(closure, inputs)
 
     def _own(self, node: nodes.NodeNG) -> bool:
         """Is the function node the analysed module's? (Asked in each round about every
