@@ -1742,13 +1742,8 @@ class Interpreter:
     def attribute(self, value: Any, name: str) -> Any:
         """`value.<name>`; a property whose getter raises on every path raises here."""
         if type(value) is not o.Guarded:
-            self.raised = False
-            found = self.stubs.attribute(self, value, name)
-            if self.raised:
-                self.raised = False
-                raise _Signal(*_RAISED)
-            return found
-        return self.lift(lambda obj: self._attribute_or_unknown(obj, name), value)
+            return self._or_raise(self.stubs.attribute, value, name)
+        return self.lift(lambda obj: self._or_unknown(self.stubs.attribute, obj, name), value)
 
     def attribute_or(self, value: Any, name: str, default: Any, node: nodes.NodeNG) -> Any:
         """`getattr(value, name, default)`: the default where the lookup raises (a getter that
@@ -1767,10 +1762,21 @@ class Interpreter:
         raised = o.raises_var(node, self._opaque)
         return guarded([(frozenset({(raised, False)}), found), (frozenset({(raised, True)}), default)])
 
-    def _attribute_or_unknown(self, obj: Any, name: str) -> Any:
+    def _or_raise(self, look_up: Callable[..., Any], *args: Any) -> Any:
+        """A stub's lookup (an attribute, an item) of one value: where it raises (a getter
+        raising on every path, a key a dict we know all of lacks, None), the path ends."""
         self.raised = False
-        found = self.stubs.attribute(self, obj, name)
-        if self.raised:  # (on one of the alternatives)
+        found = look_up(self, *args)
+        if self.raised:
+            self.raised = False
+            raise _Signal(*_RAISED)
+        return found
+
+    def _or_unknown(self, look_up: Callable[..., Any], *args: Any) -> Any:
+        """... of one of several values: where it raises, the raise is dropped (UNKNOWN)."""
+        self.raised = False
+        found = look_up(self, *args)
+        if self.raised:
             self.raised = False
             self.dropped_raises += 1
             return UNKNOWN
@@ -1780,22 +1786,8 @@ class Interpreter:
         """`value[index]`; `node`, the subscript, lets a read run code (a `defaultdict`'s factory):
         not for one of several values, whose reads would all change their containers."""
         if type(value) is not o.Guarded and type(index) is not o.Guarded:
-            self.raised = False
-            found = self.stubs.item(self, value, index, node)
-            if self.raised:  # (a key a dict we know all of lacks; None)
-                self.raised = False
-                raise _Signal(*_RAISED)
-            return found
-        return self.lift(lambda obj, key: self._item_or_unknown(obj, key), value, index)
-
-    def _item_or_unknown(self, obj: Any, key: Any) -> Any:
-        self.raised = False
-        found = self.stubs.item(self, obj, key)
-        if self.raised:  # (on one of the alternatives)
-            self.raised = False
-            self.dropped_raises += 1
-            return UNKNOWN
-        return found
+            return self._or_raise(self.stubs.item, value, index, node)
+        return self.lift(lambda obj, key: self._or_unknown(self.stubs.item, obj, key), value, index)
 
     def iterate(self, value: Any) -> list[Any] | Any:
         """The items of a known iterable, else UNKNOWN. An iterator is spent after: what it
