@@ -111,17 +111,27 @@ def _semantics(run: KernelRun) -> Any:
     "Warpgroup", or UNKNOWN when `compiler_params` hides it."""
     if run.site.arguments.get("compiler_params") is None:
         return None
-    node = written(run.site, "compiler_params")
-    if isinstance(node, nodes.Name):  # compiler_params = plgpu.CompilerParams(...) beforehand
-        _, assignments = node.lookup(node.name)
-        statement = assignments[0].parent if len(assignments) == 1 else None
-        node = statement.value if isinstance(statement, nodes.Assign) and len(statement.targets) == 1 else None
+    node = _assigned(written(run.site, "compiler_params"))  # (`params = plgpu.CompilerParams(...)` beforehand)
     if not isinstance(node, nodes.Call):
         return UNKNOWN
     for keyword in node.keywords or ():
         if keyword.arg is None:
             return UNKNOWN
-        if keyword.arg == "lowering_semantics":
-            text = keyword.value.as_string()
+        if keyword.arg == "lowering_semantics":  # (`SEMANTICS = plgpu.LoweringSemantics.Warpgroup` too)
+            value = _assigned(keyword.value)
+            text = value.as_string() if value is not None else ""
             return "Lane" if text.endswith("Lane") else "Warpgroup" if text.endswith("Warpgroup") else UNKNOWN
     return None
+
+
+def _assigned(node: Any) -> Any:
+    """A name's value as written where it is bound, when one plain assignment binds it; any
+    other expression as it is; None for a name bound otherwise (a parameter, twice)."""
+    if not isinstance(node, nodes.Name):
+        return node
+    try:
+        _, assignments = node.lookup(node.name)
+    except Exception:  # noqa: BLE001 - astroid on odd code: not known
+        return None
+    statement = assignments[0].parent if len(assignments) == 1 else None
+    return statement.value if isinstance(statement, nodes.Assign) and len(statement.targets) == 1 else None
