@@ -17,6 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .values import UNKNOWN
+
 MOSAIC_GPU = "jax.experimental.pallas.mosaic_gpu"
 PALLAS = "jax.experimental.pallas"
 
@@ -233,6 +235,26 @@ class DType:
 
     def as_instance(self) -> DType:
         return DType(self.name, self.bits, True)
+
+
+def same_dtype(left: DType, right: DType) -> Any:
+    """`x.dtype == jnp.float32`: NumPy's dtypes and JAX's scalar types compare equal when they
+    name one dtype (`np.half` is `float16`). 64-bit types stay undecided: JAX may make them
+    32-bit (x64 off)."""
+    if 64 in (left.bits, right.bits):
+        return UNKNOWN
+    return _DTYPE_ALIASES.get(left.name, left.name) == _DTYPE_ALIASES.get(right.name, right.name)
+
+
+def dtype_kind(dtype: DType) -> str:
+    """"float" (floating point, `bfloat16` and the float8 kinds included), "int", or "" (bool)."""
+    name = _DTYPE_ALIASES.get(dtype.name, dtype.name)
+    if name.startswith(("float", "bfloat")) or name == "double":
+        return "float"
+    return "int" if name.startswith(("int", "uint")) else ""
+
+
+_DTYPE_ALIASES = {"half": "float16", "single": "float32"}
 
 
 # Where dtypes are spelled as module attributes (`jnp.float16`, `np.int8`).

@@ -2464,7 +2464,8 @@ def _compare(op: str, left: Any, right: Any) -> Any:
     if member is not None:
         return member
     if isinstance(left, o.ClassObj) and isinstance(right, o.ClassObj) and op in ("is", "is not", "==", "!="):
-        return _same_class(left, right) == (op in ("is", "=="))
+        same = _same_class(left, right)
+        return UNKNOWN if same is UNKNOWN else same == (op in ("is", "=="))
     if op in ("is", "is not"):
         for subject, other in ((left, right), (right, left)):
             if other is None:
@@ -2485,11 +2486,11 @@ def _compare(op: str, left: Any, right: Any) -> Any:
             truth = op == "=="
             return o.Guarded(((frozenset({(var, True)}), truth), (frozenset({(var, False)}), not truth)))
     if isinstance(left, api.DType) and isinstance(right, api.DType) and op in ("==", "!="):
-        same = _same_dtype(left, right)
+        same = api.same_dtype(left, right)
         return UNKNOWN if same is UNKNOWN else same == (op == "==")
     if op in ("in", "not in") and isinstance(left, api.DType) and isinstance(right, (tuple, list)) and right \
             and all(isinstance(item, api.DType) for item in right):  # `x.dtype in (jnp.float16, jnp.bfloat16)`
-        found = [_same_dtype(left, item) for item in right]
+        found = [api.same_dtype(left, item) for item in right]
         if True not in found and UNKNOWN in found:
             return UNKNOWN
         return (True in found) == (op == "in")
@@ -2509,22 +2510,11 @@ def _same_class(left: o.ClassObj, right: o.ClassObj) -> Any:
     unless a metaclass says otherwise). Two of one statement may be twins: not known."""
     if left is right:
         return True
-    if left.node is right.node or any(keyword.arg == "metaclass" for cls in (left, right)
-                                      for keyword in cls.node.keywords or ()):
-        return UNKNOWN
+    if left.node is right.node or any(getattr(cls.node, "_metaclass", None) is not None for cls in (left, right)):
+        return UNKNOWN  # (astroid keeps `metaclass=` apart from the class's other keywords)
     return False
 
 
-def _same_dtype(left: api.DType, right: api.DType) -> Any:
-    """`x.dtype == jnp.float32`: NumPy's dtypes and JAX's scalar types compare equal when they
-    name one dtype (`np.half` is `float16`). 64-bit types stay undecided: JAX may make them
-    32-bit (x64 off)."""
-    if 64 in (left.bits, right.bits):
-        return UNKNOWN
-    return _DTYPE_ALIASES.get(left.name, left.name) == _DTYPE_ALIASES.get(right.name, right.name)
-
-
-_DTYPE_ALIASES = {"half": "float16", "single": "float32"}
 
 
 def _member_compare(op: str, left: Any, right: Any) -> Any:

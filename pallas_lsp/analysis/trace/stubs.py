@@ -337,7 +337,7 @@ def attribute(interp: Interpreter, obj: Any, name: str) -> Any:  # noqa: C901 - 
 
 def _item_size(dtype: api.DType) -> Any:
     """A NumPy dtype's `itemsize`, in bytes (4-bit types take one). 64-bit types stay unknown:
-    JAX may make the arrays of one 32-bit (x64 off), as `_same_dtype` says."""
+    JAX may make the arrays of one 32-bit (x64 off), as `api.same_dtype` says."""
     return UNKNOWN if dtype.bits > 32 else max(dtype.bits // 8, 1)
 
 
@@ -2332,20 +2332,12 @@ def _made_array(names: tuple[str, ...], library: str) -> Callable[..., Any]:
     return made
 
 
-def _dtype_kind(dtype: api.DType) -> str:
-    """"float" (floating point, `bfloat16` and the float8 kinds included), "int", or "" (bool)."""
-    name = dtype.name
-    if name.startswith(("float", "bfloat")) or name in ("half", "single", "double"):
-        return "float"
-    return "int" if name.startswith(("int", "uint")) else ""
-
-
 def _dtype_info(kind: str) -> Callable[..., Any]:
     """`jnp.finfo(dtype)` / `jnp.iinfo(dtype)` (and NumPy's): its `bits`, what kernels size
     tiles with (the rest of it is not known)."""
     def info(interp: Interpreter, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
         dtype = _as_dtype(args[0]) if len(args) == 1 and not kwargs else UNKNOWN
-        if not isinstance(dtype, api.DType) or _dtype_kind(dtype) != kind:
+        if not isinstance(dtype, api.DType) or api.dtype_kind(dtype) != kind:
             return UNKNOWN
         return o.Namespace({"bits": dtype.bits})
     return info
@@ -2363,14 +2355,10 @@ def _issubdtype(interp: Interpreter, node: nodes.NodeNG, args: list[Any], kwargs
     if not isinstance(dtype, api.DType):
         return UNKNOWN
     if isinstance(kind, api.DType):
-        return _same_dtype_name(dtype, kind)
+        return api.same_dtype(dtype, kind)
     if isinstance(kind, o.Library) and kind.qname.rpartition(".")[2] in _DTYPE_CLASSES:
-        return _dtype_kind(dtype) in _DTYPE_CLASSES[kind.qname.rpartition(".")[2]]
+        return api.dtype_kind(dtype) in _DTYPE_CLASSES[kind.qname.rpartition(".")[2]]
     return UNKNOWN
-
-
-def _same_dtype_name(left: api.DType, right: api.DType) -> Any:
-    return UNKNOWN if 64 in (left.bits, right.bits) else left.name == right.name
 
 
 def _pytest_parametrize(interp: Interpreter, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
