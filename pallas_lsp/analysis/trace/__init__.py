@@ -575,11 +575,12 @@ class Trace:
             # the defaults as the `def` evaluated them, once (`(96, 128)`, `Config()`, `CONFIG`)
             written = _default_nodes(func)
             for name, default in defaults.items():
-                # (None: none_var splits it; a bound parameter never has its default)
-                if name in written and name not in bound and _usable_default(default):
-                    preset[name] = _input_or_default(preset[name], default, written[name])
-                elif name in written and name not in bound and isinstance(default, bool):
+                if name not in written or name in bound:
+                    continue  # (a bound parameter never has its default)
+                if isinstance(default, bool):
                     preset[name] = _a_bool(preset[name])
+                elif _usable_default(default):
+                    preset[name] = _input_or_default(preset[name], default, written[name])
         for name, values in bound.items():  # every `functools.partial` of the function binds it
             if values is not partials.VARIES:
                 preset[name] = _one_of(preset[name], [value for _, value in values])
@@ -625,8 +626,8 @@ def _input_or_default(free: Any, default: Any, written: nodes.NodeNG) -> Any:
     `free == default` that the code would test for a literal (so a finding that needs the
     default says "when block_m == 96", "when block_size == (96, 128)"), and for a value an
     expression made (`Config()`, a module's `CONFIG`) under "config is its default `Config()`";
-    any other value is still the input. Truthiness and None already split booleans and None
-    defaults both ways."""
+    any other value is still the input. A None default is split by `none_var` already, and
+    a bool one is `_a_bool`."""
     if not isinstance(free, objects.Free):
         return free
     if _literal(default):
@@ -651,8 +652,8 @@ def _a_bool(free: Any) -> Any:
 
 def _usable_default(value: Any) -> bool:
     """Is a parameter's evaluated default a value the trace can stand for it? Not one it could
-    not evaluate (UNKNOWN: the input stays the input), nor a bool or None (truth and none_var
-    split those already), nor one that is itself an input or depends on a path."""
+    not evaluate (UNKNOWN: the input stays the input), nor None (none_var splits it), nor a
+    bool (`_a_bool`), nor one that is itself an input or depends on a path."""
     return not (value is UNKNOWN or value is None or isinstance(value, (bool, objects.Free, objects.Guarded)))
 
 
