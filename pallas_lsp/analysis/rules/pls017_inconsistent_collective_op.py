@@ -4,16 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from astroid import nodes
 
+from .. import api
 from ..context import Context
 from ..findings import Severity
 from ..trace import Site
+from ..trace import objects as o
 from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
 from .kernels import KernelRun, describe_refs, fails_allocating, fails_tracing_first, run_of, tmem_allocations
-from .site_rule import Picker, SiteRule, api_function, written
+from .site_rule import Picker, SiteRule, api_function
 
 
 class InconsistentCollectiveOp(SiteRule):
@@ -75,7 +76,7 @@ class InconsistentCollectiveOp(SiteRule):
             return UNKNOWN
         if collective_op and site.kind == "mma":
             return None  # PLS001's case, which JAX reports when tracing
-        semantics = _semantics(run)
+        semantics = _semantics(pick, run)
         if semantics is UNKNOWN or semantics == "Lane":
             return semantics if semantics is UNKNOWN else None
         allocations = tmem_allocations(pick, run)
@@ -106,32 +107,16 @@ class InconsistentCollectiveOp(SiteRule):
                 "(lowering fails from jax 0.11, whose default Warpgroup semantics check this)")
 
 
-def _semantics(run: KernelRun) -> Any:
+def _semantics(pick: Picker, run: KernelRun) -> Any:
     """The kernel's lowering semantics: None for the version's default, "Lane",
     "Warpgroup", or UNKNOWN when `compiler_params` hides it."""
-    if run.site.arguments.get("compiler_params") is None:
+    params = pick.pick(run.site.arguments.get("compiler_params"))
+    if params is None:
         return None
-    node = _assigned(written(run.site, "compiler_params"))  # (`params = plgpu.CompilerParams(...)` beforehand)
-    if not isinstance(node, nodes.Call):
+    if not isinstance(params, o.Namespace):  # (`plgpu.CompilerParams(...)`, as the trace made it)
         return UNKNOWN
-    for keyword in node.keywords or ():
-        if keyword.arg is None:
-            return UNKNOWN
-        if keyword.arg == "lowering_semantics":  # (`SEMANTICS = plgpu.LoweringSemantics.Warpgroup` too)
-            value = _assigned(keyword.value)
-            text = value.as_string() if value is not None else ""
-            return "Lane" if text.endswith("Lane") else "Warpgroup" if text.endswith("Warpgroup") else UNKNOWN
-    return None
-
-
-def _assigned(node: Any) -> Any:
-    """A name's value as written where it is bound, when one plain assignment binds it; any
-    other expression as it is; None for a name bound otherwise (a parameter, twice)."""
-    if not isinstance(node, nodes.Name):
-        return node
-    try:
-        _, assignments = node.lookup(node.name)
-    except Exception:  # noqa: BLE001 - astroid on odd code: not known
+    semantics = pick.pick(params.attributes.get("lowering_semantics"))
+    if semantics is None:
         return None
-    statement = assignments[0].parent if len(assignments) == 1 else None
-    return statement.value if isinstance(statement, nodes.Assign) and len(statement.targets) == 1 else None
+    name = semantics.qualified if isinstance(semantics, api.ApiValue) else ""
+    return "Lane" if name.endswith(".Lane") else "Warpgroup" if name.endswith(".Warpgroup") else UNKNOWN

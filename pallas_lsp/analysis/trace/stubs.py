@@ -2058,6 +2058,8 @@ def _field(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any],
 
 
 def _replace(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    if len(args) == 1 and isinstance(args[0], o.Namespace) and args[0].fallback is None:  # (`CompilerParams`)
+        return o.Namespace({**args[0].attributes, **kwargs})
     if len(args) != 1 or not isinstance(args[0], o.Instance):
         return UNKNOWN
     original = args[0]
@@ -2141,6 +2143,8 @@ NATIVE: dict[str, Callable[..., Any]] = {
     f"{PL}.core_map": _core_map,
     f"{PL}.core_map#apply": _core_map_apply,
     f"{PL}.run_scoped": _run_scoped,
+    # `plgpu.CompilerParams(lowering_semantics=...)`: its fields, as given (the rest: the defaults)
+    f"{MGPU}.CompilerParams": lambda interp, qname, node, args, kwargs: UNKNOWN if args else o.Namespace(dict(kwargs)),
     f"{PL}.with_scoped": _with_scoped,
     "<with_scoped>": _with_scoped_function,
     "<with_scoped call>": _with_scoped_call,
