@@ -392,11 +392,14 @@ class Interpreter:
             self.ev(node.value, frame)
         elif isinstance(node, nodes.Assign):
             value = self.ev(node.value, frame)
+            if value is UNKNOWN:
+                value = self._module_input(node.targets, frame)
             for target in node.targets:
                 self.assign(target, value, frame)
         elif isinstance(node, nodes.AnnAssign):
             if node.value is not None:
-                self.assign(node.target, self.ev(node.value, frame), frame)
+                value = self.ev(node.value, frame)
+                self.assign(node.target, self._module_input([node.target], frame) if value is UNKNOWN else value, frame)
         elif isinstance(node, nodes.AugAssign):
             current = self.name(node.target.name, frame) if isinstance(node.target, nodes.AssignName) else UNKNOWN
             if isinstance(node.target, (nodes.AssignAttr, nodes.Subscript)):
@@ -1393,6 +1396,17 @@ class Interpreter:
         finally:
             self.stack = stack
             self.raised = False
+
+    def _module_input(self, targets: list[nodes.NodeNG], frame: Frame) -> Any:
+        """What a module's top level binds a name to when the trace cannot tell its value
+        (`PAIRED = os.environ.get("PAIRED") == "1"`): one value all the same, set where the code
+        is deployed, so an input (`Free`) -- every function that reads it, or is handed it, tests
+        the same value (`"x" if PAIRED else None` in one, `collective=paired` in another)."""
+        if not (self.top_levels and frame is self.frame and not self.calls and len(targets) == 1
+                and isinstance(targets[0], nodes.AssignName)):
+            return UNKNOWN
+        target = targets[0]
+        return o.Free(("module", self.top_levels[-1].name, target.name, target.lineno), target.name)
 
     # -- expressions -----------------------------------------------------------------------
 
