@@ -11,6 +11,7 @@ bound arguments, the path guard it ran under and the calls that led there. Rules
 from __future__ import annotations
 
 from collections import Counter
+from itertools import islice
 from typing import Any, Callable, Iterable, Iterator
 
 from astroid import nodes
@@ -105,6 +106,8 @@ class Trace:
         # is reported here
         self.kept_sites: set[int] = set()
         self._own_nodes: dict[nodes.NodeNG, bool] = {}  # `_own`
+        self._own_made: list[nodes.NodeNG] = []  # `_own_functions`
+        self._functions_seen = 0
         interp = Interpreter(self.module, Resolver(flow), flow.deadline, flow.cancelled)
         interp.world = world.World(self._kept_modules)
         self.keeper = interp.keeper = kept_calls.CallKeeper(self)
@@ -231,8 +234,8 @@ class Trace:
         interp = self.interp
         for _ in range(MAX_ENTRY_ROUNDS):
             escaped = [c for c in interp.escaped if c.node not in interp.executed]
-            never = [closures[0] for node, closures in interp.closures.items()
-                     if node not in interp.executed and node not in skip and self._own(node) and closures]
+            never = [interp.closures[node][0] for node in self._own_functions()
+                     if node not in interp.executed and node not in skip]
             pending = escaped + never
             if not pending:
                 break
@@ -279,6 +282,15 @@ class Trace:
                 continue
             runs.append(environment)
             self._run_one(closure, inputs)
+
+    def _own_functions(self) -> list[nodes.NodeNG]:
+        """The analysed module's functions that closures were made of, in the order the first
+        of each was made (`interp.closures` only grows: each new function is asked about once)."""
+        closures = self.interp.closures
+        if len(closures) != self._functions_seen:
+            self._own_made.extend(node for node in islice(closures, self._functions_seen, None) if self._own(node))
+            self._functions_seen = len(closures)
+        return self._own_made
 
     def _own(self, node: nodes.NodeNG) -> bool:
         """Is the function node the analysed module's? (Asked in each round about every
