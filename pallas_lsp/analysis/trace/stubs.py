@@ -322,7 +322,7 @@ def attribute(interp: Interpreter, obj: Any, name: str) -> Any:  # noqa: C901 - 
             return interp.resolver.submodule(interp, obj, name)
         return value
     if isinstance(obj, (dict, list)) and name in _CONTAINER_METHODS or isinstance(obj, o.OrderedDict) \
-            and name == "move_to_end":
+            and name == "move_to_end" or isinstance(obj, (list, tuple)) and name in _SEARCHES:
         return Method(obj, name)
     if isinstance(obj, o.ExitStack):
         return Method(obj, name)
@@ -607,6 +607,8 @@ _CONTAINER_METHODS = frozenset({"append", "extend", "insert", "get", "items", "k
 def call_method(interp: Interpreter, method: Method, args: list[Any], kwargs: dict[str, Any],  # noqa: C901
                 node: nodes.NodeNG) -> Any:
     obj, name = method.obj, method.name
+    if isinstance(obj, (list, tuple)) and name in _SEARCHES:
+        return _search(interp, obj, name, args, kwargs)
     if isinstance(obj, (o.Instance, o.ClassObj)):
         return _tuple_method(interp, obj, name, args, kwargs)
     if isinstance(obj, o.ExitStack):
@@ -910,6 +912,39 @@ def _b_vars(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any
         if isinstance(args[0], o.ModuleObj):
             interp.read_names_of(args[0])
         return o.DictOf(args[0])
+    return UNKNOWN
+
+
+_SEARCHES = frozenset({"index", "count"})
+
+
+def _search(interp: Interpreter, items: list[Any] | tuple[Any, ...], name: str, args: list[Any],
+            kwargs: dict[str, Any]) -> Any:
+    """`seq.index(value)` / `seq.count(value)`, where each comparison is known: the same object,
+    or plain values (`==` as Python has it, `1 == True`). `index` of a value not there raises."""
+    if kwargs or len(args) != 1 or id(items) in interp.poisoned:
+        return UNKNOWN
+    value, found = args[0], []
+    for position, item in enumerate(items):
+        equal = _equal(item, value)
+        if equal is UNKNOWN:
+            return UNKNOWN
+        if equal:
+            if name == "index":
+                return position
+            found.append(position)
+    if name == "count":
+        return len(found)
+    interp.raised = True  # ValueError: not in the sequence
+    return UNKNOWN
+
+
+def _equal(item: Any, value: Any) -> Any:
+    if item is value:
+        return True
+    plain = (bool, int, float, str, type(None))
+    if type(item) in plain and type(value) in plain:
+        return item == value
     return UNKNOWN
 
 
@@ -1326,6 +1361,45 @@ def _b_getattr(interp: Interpreter, args: list[Any], kwargs: dict[str, Any], nod
     return value
 
 
+def _b_hasattr(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """`hasattr(obj, name)` where the trace knows all an object can answer to: a plain value,
+    an instance or class of the analysed code (no library base, no `__getattr__`), a module
+    for the names its top level bound. Anything else may have the attribute: UNKNOWN."""
+    if kwargs or len(args) != 2 or not isinstance(args[1], str):
+        return UNKNOWN
+    name = args[1]
+
+    def has(obj: Any) -> Any:
+        if obj is None or type(obj) in (bool, int, float, str, tuple, list, dict):
+            return hasattr(obj, name)
+        if isinstance(obj, o.ModuleObj):
+            return True if name in obj.env.vars else UNKNOWN
+        if isinstance(obj, o.Instance):
+            if name in obj.attributes or name == "__class__":
+                return True
+            if obj.free is not None or obj.opaque or obj.init_unread:
+                return UNKNOWN  # (a subclass's instance, or attributes set under unknown names)
+            return _class_has(obj.cls, name)
+        if isinstance(obj, o.ClassObj):
+            return _class_has(obj, name)
+        return UNKNOWN
+    return interp.lift(has, args[0])
+
+
+def _class_has(cls: o.ClassObj, name: str) -> Any:
+    """Does the class define `name` (itself or through its bases)? UNKNOWN where a base we do
+    not read, a metaclass or a `__getattr__` could answer."""
+    found = class_attribute(cls, name)
+    if isinstance(found, Property):
+        return UNKNOWN  # (its getter may raise AttributeError)
+    if found is not _NOT_FOUND or (name in _TUPLE_MEMBERS and _is_named_tuple(cls)):
+        return True
+    if _library_base(cls) or class_attribute(cls, "__getattr__") is not _NOT_FOUND or any(
+            klass.node is None or getattr(klass.node, "_metaclass", None) is not None for klass in cls.mro()):
+        return UNKNOWN
+    return hasattr(object, name)
+
+
 def _b_isinstance(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
     if len(args) != 2:
         return UNKNOWN
@@ -1427,6 +1501,7 @@ BUILTIN_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "builtins.vars": _b_vars,
     "builtins.type": _b_type,
     "builtins.isinstance": _b_isinstance,
+    "builtins.hasattr": _b_hasattr,
     "builtins.super": _b_super,
     "builtins.print": lambda interp, args, kwargs: None,
     "builtins.iter": _b_iter,
