@@ -656,10 +656,7 @@ def _a_bool(free: Any) -> Any:
     indexing and tests on it are then followed on each path: `num_blocks = 1 + collective`
     decides `num_blocks == 2` where `collective` is True, and a `pl.when(flag)` body is not
     traced where it is False)."""
-    if not isinstance(free, objects.Free):
-        return free
-    var = objects.truth_var(free)
-    return objects.Guarded(((frozenset({(var, True)}), True), (frozenset({(var, False)}), False)))
+    return objects.either_bool(free) if isinstance(free, objects.Free) else free
 
 
 def _usable_default(value: Any) -> bool:

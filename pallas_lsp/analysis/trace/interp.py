@@ -393,13 +393,14 @@ class Interpreter:
         elif isinstance(node, nodes.Assign):
             value = self.ev(node.value, frame)
             if value is UNKNOWN:
-                value = self._module_input(node.targets, frame)
+                value = self._module_input(node.targets, node.value, frame)
             for target in node.targets:
                 self.assign(target, value, frame)
         elif isinstance(node, nodes.AnnAssign):
             if node.value is not None:
                 value = self.ev(node.value, frame)
-                self.assign(node.target, self._module_input([node.target], frame) if value is UNKNOWN else value, frame)
+                self.assign(node.target, self._module_input([node.target], node.value, frame) if value is UNKNOWN else value,
+                            frame)
         elif isinstance(node, nodes.AugAssign):
             current = self.name(node.target.name, frame) if isinstance(node.target, nodes.AssignName) else UNKNOWN
             if isinstance(node.target, (nodes.AssignAttr, nodes.Subscript)):
@@ -1397,16 +1398,19 @@ class Interpreter:
             self.stack = stack
             self.raised = False
 
-    def _module_input(self, targets: list[nodes.NodeNG], frame: Frame) -> Any:
+    def _module_input(self, targets: list[nodes.NodeNG], expression: nodes.NodeNG, frame: Frame) -> Any:
         """What a module's top level binds a name to when the trace cannot tell its value
-        (`PAIRED = os.environ.get("PAIRED") == "1"`): one value all the same, set where the code
-        is deployed, so an input (`Free`) -- every function that reads it, or is handed it, tests
-        the same value (`"x" if PAIRED else None` in one, `collective=paired` in another)."""
+        (`KIND = jax.devices()[0].device_kind`, `CONFIG = library.load()`): one value all the
+        same, set where the code is deployed, so an input (`Free`) -- every function that reads
+        it, or is handed it, tests the same value (`"x" if PAIRED else None` in one,
+        `collective=paired` in another) -- and True or False when a comparison made it
+        (`PAIRED = KIND == "NVIDIA B200"`: `1 + PAIRED` is followed on each path)."""
         if not (self.top_levels and frame is self.frame and not self.calls and len(targets) == 1
                 and isinstance(targets[0], nodes.AssignName)):
             return UNKNOWN
         target = targets[0]
-        return o.Free(("module", self.top_levels[-1].name, target.name, target.lineno), target.name)
+        free = o.Free(("module", self.top_levels[-1].name, target.name, target.lineno), target.name)
+        return o.either_bool(free) if _makes_bool(expression) else free
 
     # -- expressions -----------------------------------------------------------------------
 
@@ -2480,8 +2484,16 @@ def _compare(op: str, left: Any, right: Any) -> Any:
     if isinstance(left, o.ClassObj) and isinstance(right, o.ClassObj) and op in ("is", "is not", "==", "!="):
         same = _same_class(left, right)
         return UNKNOWN if same is UNKNOWN else same == (op in ("is", "=="))
+    if op in ("in", "not in") and isinstance(right, o.Library) and right.qname == o.ENVIRONMENT \
+            and isinstance(left, str):
+        return o.environment_has(left, op == "in")
+    if op in ("in", "not in") and isinstance(left, o.Free) and isinstance(right, (tuple, list, set, frozenset)) \
+            and right and all(isinstance(item, _PRIMITIVE) for item in right):
+        return _one_of_constants(left, list(dict.fromkeys(right)), op == "in")
     if op in ("is", "is not"):
         for subject, other in ((left, right), (right, left)):
+            if other is None and isinstance(subject, o.Free) and subject.text:
+                return op == "is not"  # (a string read from outside is never None)
             if other is None:
                 if isinstance(subject, o.Free):
                     var = o.none_var(subject)
@@ -2529,6 +2541,28 @@ def _same_class(left: o.ClassObj, right: o.ClassObj) -> Any:
     return False
 
 
+
+
+def _makes_bool(node: nodes.NodeNG | None) -> bool:
+    """Does the expression give a bool whatever its operands (a comparison, `not`, `bool(x)`,
+    `isinstance(...)`, or `and`/`or` of those)?"""
+    if isinstance(node, nodes.Compare):
+        return True
+    if isinstance(node, nodes.UnaryOp):
+        return node.op == "not"
+    if isinstance(node, nodes.BoolOp):
+        return all(_makes_bool(value) for value in node.values)
+    return isinstance(node, nodes.Call) and isinstance(node.func, nodes.Name) and node.func.name in (
+        "bool", "isinstance", "hasattr", "callable") and node.func.lookup(node.func.name)[0].root().name == "builtins"
+
+
+def _one_of_constants(subject: o.Free, constants: list[Any], truth: bool) -> o.Guarded:
+    """`subject in (c1, c2, ...)` for an input: `subject == c1 or subject == c2 ...`, on the
+    same variables an `==` test of it makes (so the two spellings agree)."""
+    tests = [o.equals_var(subject, "==", constant) for constant in constants]
+    found = [(frozenset([(test, False) for test in tests[:index]] + [(tests[index], True)]), truth)
+             for index in range(len(tests))]
+    return o.Guarded((*found, (frozenset((test, False) for test in tests), not truth)))
 
 
 def _member_compare(op: str, left: Any, right: Any) -> Any:

@@ -103,6 +103,7 @@ class Free:
 
     key: tuple[Hashable, ...]
     label: str
+    text: bool = False  # a string read from outside the program (an environment variable): never None
 
     def attribute(self, name: str) -> Free:
         return Free(self.key + (name,), f"{self.label}.{name}")
@@ -121,6 +122,36 @@ def none_var(free: Free) -> Var:
 
 def equals_var(free: Free, op: str, constant: Any) -> Var:
     return Var(("cond", free.key, op, repr(constant)), BOOL, f"{free.label} {op} {constant!r}")
+
+
+def either_bool(free: Free) -> Guarded:
+    """An input known to be a bool: True or False, each under its truth (arithmetic, indexing
+    and tests on it are then followed on each path: `1 + collective`, `(1, 2)[collective]`)."""
+    var = truth_var(free)
+    return Guarded(((frozenset({(var, True)}), True), (frozenset({(var, False)}), False)))
+
+
+ENVIRONMENT = "os.environ"
+
+
+def environment_variable(name: str, default: Any) -> Guarded:
+    """`os.environ.get(name, default)`: the variable is set where the code runs -- a string
+    the program does not know, the same whoever reads it (an input: every read of `name`
+    tests one value) -- or it is not, and the read gives the default."""
+    unset = environment_unset(name)
+    value = Free(("environ", name), f"{ENVIRONMENT}[{name!r}]", text=True)
+    return Guarded(((frozenset({(unset, True)}), default), (frozenset({(unset, False)}), value)))
+
+
+def environment_has(name: str, present: bool = True) -> Guarded:
+    """`name in os.environ` (`present`), `name not in os.environ`."""
+    unset = environment_unset(name)
+    return Guarded(((frozenset({(unset, True)}), not present), (frozenset({(unset, False)}), present)))
+
+
+def environment_unset(name: str) -> Var:
+    return Var(("environ unset", name), BOOL, f"{name!r} not in {ENVIRONMENT}",
+               labels=(f"{name!r} in {ENVIRONMENT}", f"{name!r} not in {ENVIRONMENT}"))
 
 
 def opaque_var(node: nodes.NodeNG, memo: dict[Any, Any], lasting: bool = False) -> Var:

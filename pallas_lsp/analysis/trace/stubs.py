@@ -381,6 +381,8 @@ def item(interp: Interpreter, obj: Any, key: Any, node: nodes.NodeNG | None = No
         return o.View(obj.ref, key)
     if type(obj) is str and (type(key) in (int, bool, slice)):  # `"xy"[0]`, `name[:2]`
         return obj[key] if type(key) is slice or -len(obj) <= key < len(obj) else UNKNOWN
+    if isinstance(obj, o.Library) and obj.qname == o.ENVIRONMENT and isinstance(key, str):
+        return o.Free(("environ", key), f"{o.ENVIRONMENT}[{key!r}]", text=True)  # (unset: a KeyError)
     if isinstance(obj, (tuple, list)):
         if isinstance(obj, list) and id(obj) in interp.poisoned or isinstance(obj, o.NotSequence):
             return UNKNOWN  # (no items: a TypeError)
@@ -1052,9 +1054,12 @@ def _numeric(function: Callable[..., Any]) -> Callable[..., Any]:
         iterable = len(args) == 1 and (isinstance(args[0], (tuple, list)) or (
             isinstance(args[0], o.Generator) and function in (min, max)))  # (`bool(iterator)` takes nothing)
         values = interp.iterate(args[0]) if iterable else args
-        if values is UNKNOWN:
+        if values is UNKNOWN or kwargs or not values:
             return UNKNOWN
-        if kwargs or not values or not all(isinstance(v, (int, float, bool, str)) for v in values):
+        return interp.lift(applied, *values)  # (each alternative: `int(os.environ.get(name, "96"))`)
+
+    def applied(*values: Any) -> Any:
+        if not all(isinstance(v, (int, float, bool, str)) for v in values):
             return UNKNOWN
         try:
             return function(*values) if function is not bool else bool(values[0])
@@ -2480,7 +2485,16 @@ class PytestParam:
     marked: bool
 
 
+def _environment_get(interp: Interpreter, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """`os.environ.get(name[, default])`, `os.getenv(name[, default])`."""
+    if kwargs or len(args) not in (1, 2) or not isinstance(args[0], str):
+        return UNKNOWN
+    return o.environment_variable(args[0], args[1] if len(args) == 2 else None)
+
+
 LIBRARY_CALLS: dict[str, Callable[..., Any]] = {
+    f"{o.ENVIRONMENT}.get": _environment_get,
+    "os.getenv": _environment_get,
     "pytest.mark.parametrize": _pytest_parametrize,
     "pytest.param": lambda interp, node, args, kwargs: PytestParam(
         tuple(args), kwargs.get("marks", ()) not in ((), [], None)),
