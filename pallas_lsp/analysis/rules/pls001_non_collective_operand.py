@@ -17,6 +17,7 @@ from . import examples
 from .base import Invalid, Rule
 from .kernels import checked_before, pallas_call_scratch, plain_tmem_left, run_of, without_pairs
 from .pls002_mixed_collective_union import member_uses as _member_uses
+from .mma import fails_first, scales_error, shape_error, space_error
 from .site_rule import explore
 from .tmem import collective_keyword_text
 
@@ -70,7 +71,9 @@ class NonCollectiveOperand(Rule):
     that check by the operands' types, which leave `collective` out: a run of the same MMA call
     on TMEM allocated like a collective one it already ran on (same shape, dtype and packing;
     `for acc in (acc_collective, acc_plain):` around it) is not checked and not reported here;
-    lowering then refuses the kernel's mixed TMEM (PLS014).
+    lowering then refuses the kernel's mixed TMEM (PLS014). Nor is an MMA reported on the
+    paths where a check JAX makes first surely raises: its operands' shapes (PLS018), its
+    scales (PLS011), its operands' memory spaces (PLS009).
 
     Accumulators and LHS operands unpacked from a `plgpu.RefUnion` whose TMEM is not collective
     are reported too. JAX does not check them when tracing; lowering fails with `Collective
@@ -185,12 +188,13 @@ class NonCollectiveOperand(Rule):
                                 problem = None  # JAX's cached check of an earlier run passes it
                             key = (site.node, role, target)
                             verdict = verdicts[key]
-                            if problem is None:
-                                verdict.decided.append((guard_, site.chain))
-                                continue
-                            verdict.bad.append((guard_, site.chain))
-                            occurrences = found.setdefault(key, Occurrences(site.node, reported))
-                            occurrences.problems.append((guard_, problem, site))
+                            for reached, checked in _checked_here(site, guard_, problem):
+                                if checked is None:
+                                    verdict.decided.append((reached, site.chain))
+                                    continue
+                                verdict.bad.append((reached, site.chain))
+                                occurrences = found.setdefault(key, Occurrences(site.node, reported))
+                                occurrences.problems.append((reached, checked, site))
 
     @staticmethod
     def _operand(operand: Any, collective_op: bool, guard: objects.Guard,
@@ -398,6 +402,15 @@ def _axis_names(mma: nodes.Call) -> set[str]:
     """The names the MMA's `collective_axis` argument is written with."""
     axis = fixes.keyword(mma, "collective_axis")
     return {name.name for name in axis.value.nodes_of_class(nodes.Name)} if axis is not None else set()
+
+
+def _checked_here(site: Site, guard: objects.Guard, problem: Problem | None) -> list[tuple[objects.Guard, Any]]:
+    """The problem on the paths where JAX gets to check it: none where an earlier check of the
+    MMA surely raises (its shapes, its scales, its operands' memory spaces: `mma`)."""
+    if problem is None:
+        return [(guard, None)]
+    return [(reached, None if earlier else problem) for reached, earlier in explore(
+        lambda pick: fails_first(pick, site, shape_error, scales_error, space_error), guard)]
 
 
 def _tracking(scope: Frame | None, guard: objects.Guard, collective: bool) -> list[str]:

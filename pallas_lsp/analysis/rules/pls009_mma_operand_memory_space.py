@@ -7,20 +7,10 @@ from typing import Any
 from ..context import Context
 from ..trace import Site
 from ..trace import objects as o
-from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
+from .mma import SCALE_OPERANDS, barrier_error, collective_error, fails_first, scales_error, shape_error, space_error
 from .site_rule import Picker, SiteRule, shown
-
-# In the order JAX checks them: (parameter, role, allowed spaces, JAX's message).
-OPERANDS = (
-    ("acc", "Accumulator", ("TMEM",), "Accumulator must be a TMEM Ref."),
-    ("a", "LHS", ("TMEM", "SMEM"), "LHS must be a TMEM/SMEM Ref."),
-    ("b", "RHS", ("SMEM",), "RHS must be an SMEM Ref."),
-    ("a_scale", "a_scale", ("TMEM",), "a_scale must be a TMEM Ref"),  # when given
-    ("b_scale", "b_scale", ("TMEM",), "b_scale must be a TMEM Ref"),
-)
-SCALES = ("a_scale", "b_scale")
 
 
 class MmaOperandMemorySpace(SiteRule):
@@ -29,7 +19,9 @@ class MmaOperandMemorySpace(SiteRule):
     whose LHS is neither TMEM nor SMEM, whose RHS is not SMEM, or whose `a_scale=` /
     `b_scale=` is not TMEM, following each operand back
     to its allocation (as PLS001 does), or to the kernel's own inputs and outputs, which are
-    GMEM refs. Operands that cannot be followed are not reported.
+    GMEM refs. Operands that cannot be followed are not reported, nor an MMA whose shapes
+    (PLS018) or scales (PLS011) JAX refuses first; a scale is checked after the operands'
+    collective TMEM (PLS001) and the barrier (PLS010), as JAX does.
 
     ## Why is this bad?
     The tensor core reads its operands from shared memory (and the LHS optionally from Tensor
@@ -68,17 +60,12 @@ class MmaOperandMemorySpace(SiteRule):
     INVALID = (Invalid(examples.PLS009_INVALID),)
 
     def problem(self, ctx: Context, site: Site, pick: Picker) -> Any:
-        for name, role, allowed, message in OPERANDS:
-            operand = pick.pick(site.arguments.get(name))
-            if operand is None and name in SCALES:
-                continue
-            ref = _made(operand)
-            where = pick.space(ref) if ref is not None else UNKNOWN
-            if where is UNKNOWN or where == "mixed":
-                return UNKNOWN  # JAX stops at the first bad operand: later ones are not decided
-            if where not in allowed:
-                return (name, role, where, message, ref)
-        return None
+        if fails_first(pick, site, shape_error, scales_error):  # (`mma`: JAX's order)
+            return None
+        found = space_error(pick, site)
+        if found is not None or fails_first(pick, site, collective_error, barrier_error):
+            return found
+        return space_error(pick, site, SCALE_OPERANDS)
 
     def message(self, ctx: Context, site: Site, detail: Any) -> str:
         name, role, where, message, ref = detail
@@ -88,10 +75,3 @@ class MmaOperandMemorySpace(SiteRule):
         return (f"{message.rstrip('.')}: {role} '{shown(site, name)}' is {where}, allocated at "
                 f"{ctx.where(ref.node)}")
 
-
-def _made(operand: Any) -> Any:
-    """The allocation or union an operand reads (through `.at[...]` and union members)."""
-    ref = o.base_ref(operand)
-    if isinstance(ref, o.Member):
-        ref = ref.ref
-    return ref if isinstance(ref, (o.Alloc, o.Union, o.Operand)) else None

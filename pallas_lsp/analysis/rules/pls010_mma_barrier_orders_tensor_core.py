@@ -8,10 +8,9 @@ from .. import fixes
 from ..context import Context
 from ..findings import Applicability, Fix
 from ..trace import Site
-from ..trace import objects as o
-from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
+from .mma import barrier_error, collective_error, fails_first, scales_error, shape_error, space_error
 from .site_rule import Picker, SiteRule, shown
 
 
@@ -22,7 +21,9 @@ class MmaBarrierOrdersTensorCore(SiteRule):
     also through `.at[...]`) was created without `orders_tensor_core=True`. A call inside JAX's
     own kernel building blocks, to which the file hands its barriers
     (`blackwell_ragged_dot_mgpu.do_matmul(..., **refs)`), is reported on the file's call into
-    them, where JAX's traceback last points into the file.
+    them, where JAX's traceback last points into the file. An MMA is not reported where a
+    check JAX makes before this one surely raises (its shapes, PLS018; its scales, PLS011; its
+    operands' memory spaces, PLS009; a plain TMEM operand of a collective MMA, PLS001).
 
     ## Why is this bad?
     The tensor core signals completion of its asynchronous work through the barrier; only a
@@ -61,15 +62,9 @@ class MmaBarrierOrdersTensorCore(SiteRule):
     INVALID = (Invalid(examples.PLS010_INVALID, fixed=examples.PLS010_VALID),)
 
     def problem(self, ctx: Context, site: Site, pick: Picker) -> Any:
-        barrier = o.base_ref(pick.pick(site.arguments.get("barrier")))
-        if barrier is None:
-            return None  # an MMA without a barrier is not checked
-        if not isinstance(barrier, o.Barrier):
-            return UNKNOWN
-        orders = pick.truth(dict(barrier.arguments).get("orders_tensor_core", False))
-        if orders is UNKNOWN:
-            return UNKNOWN
-        return None if orders else barrier
+        if site.kind == "mma" and fails_first(pick, site, shape_error, scales_error, space_error, collective_error):
+            return None  # (`mma`: JAX's order)
+        return barrier_error(pick, site)
 
     def same_problem(self, ctx: Context, site: Site, detail: Any) -> Any:
         return detail.node

@@ -8,16 +8,17 @@ from .. import fixes
 from ..context import Context
 from ..findings import Applicability, Fix
 from ..trace import Site
-from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
+from .mma import fails_first, scales_error, shape_error
 from .site_rule import Picker, SiteRule
 
 
 class MmaScales(SiteRule):
     """## What it does
     Flags `plgpu.tcgen05_mma(...)` calls where exactly one of `a_scale=` and `b_scale=` is
-    given (not `None`).
+    given (not `None`), unless its operands' shapes, which JAX checks first, do not fit
+    (PLS018).
 
     ## Why is this bad?
     A block-scaled MMA scales both operands; with one scale JAX does not know what the other
@@ -53,12 +54,9 @@ class MmaScales(SiteRule):
     INVALID = (Invalid(examples.PLS011_INVALID, fixed=examples.PLS011_VALID),)
 
     def problem(self, ctx: Context, site: Site, pick: Picker) -> Any:
-        given = {name: pick.given(site.arguments.get(name)) for name in ("a_scale", "b_scale")}
-        if UNKNOWN in given.values():
-            return UNKNOWN
-        if given["a_scale"] == given["b_scale"]:
+        if fails_first(pick, site, shape_error):  # (`mma`: JAX's order)
             return None
-        return "a_scale" if given["a_scale"] else "b_scale"
+        return scales_error(pick, site)
 
     def message(self, ctx: Context, site: Site, detail: Any) -> str:
         missing = "b_scale" if detail == "a_scale" else "a_scale"
