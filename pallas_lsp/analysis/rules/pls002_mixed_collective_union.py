@@ -95,8 +95,8 @@ class MixedCollectiveUnion(Rule):
                 continue
             bad, decided, _ = found.setdefault(site.node, ([], [], reported))
             for guard, sides in _mixed(site.value, site.guard):
-                if sides is UNKNOWN:
-                    continue
+                if sides is UNKNOWN or sides and decide.deployed(guard):
+                    continue  # (unknown, or mixed in a setting where it is deployed only)
                 (bad if sides else decided).append((guard, site.chain, sides))
         for union, (bad, decided, reported) in found.items():
             span = ctx.span(decide.shown_at(union, reported))

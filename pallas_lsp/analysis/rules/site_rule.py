@@ -232,8 +232,9 @@ class Picker:
 def explore(check: Callable[[Picker], Any], guard: o.Guard) -> list[tuple[o.Guard, Any]]:
     """(guard, outcome) for every consistent choice of the alternatives `check` picks. An
     outcome that needed a condition we cannot decide is unknown (each place such a condition
-    is tested is a variable of its own, so some combinations cannot happen), unless every
-    choice gives the same outcome: then no combination matters."""
+    is tested is a variable of its own, so some combinations cannot happen), and so is one
+    that needed a deployed input's setting the code does not know (`objects.deployed_setting`),
+    unless every choice gives the same outcome: then no combination matters."""
     results: list[tuple[o.Guard, Any]] = []
     opaque: list[int] = []  # the results chosen by such a condition
     pending: list[list[int]] = [[]]
@@ -252,7 +253,8 @@ def explore(check: Callable[[Picker], Any], guard: o.Guard) -> list[tuple[o.Guar
             continue
         except _Dead:
             continue
-        if outcome is not UNKNOWN and any(_opaque(var) for var, _ in picker.guard - guard):
+        if outcome is not UNKNOWN and any(_opaque(var) or o.deployed_setting(var, value)
+                                          for var, value in picker.guard - guard):
             opaque.append(len(results))
         results.append((picker.guard, outcome))
     if opaque and not _all_same([outcome for _, outcome in results]):

@@ -244,6 +244,12 @@ class Verdicts:
         return ", ".join(parts)
 
 
+def deployed(guard: Guard) -> bool:
+    """Does the guard choose a setting of a deployed input the code does not know holds
+    (`objects.deployed_setting`)?"""
+    return any(o.deployed_setting(var, value) for var, value in guard)
+
+
 def _is_value_test(var: Any) -> bool:
     """Is `var` an input compared with a constant (`objects.equals_var`)?"""
     return len(var.key) == 4 and var.key[0] == "cond"

@@ -132,6 +132,21 @@ def either_bool(free: Free) -> Guarded:
 
 
 ENVIRONMENT = "os.environ"
+# Inputs set where the code is deployed: a value a module's top level made that the trace cannot
+# know (`Interpreter._module_input`), an environment variable's (`environment_variable`).
+DEPLOYED = ("module", "environ")
+
+
+def deployed_setting(var: Var, value: Any) -> bool:
+    """Does the literal `var = value` choose a setting of a deployed input that the code does
+    not say holds (any value of a module's unknown flag, an environment variable that is set;
+    an unset one gives the read's default, which the code does say)? What only such settings
+    make is not reported: which one the code runs in is not the file's to know."""
+    key = var.key
+    if key[0] == "environ unset":
+        return value is False
+    inner = key[1] if len(key) > 1 else None
+    return type(inner) is tuple and len(inner) > 0 and inner[0] in DEPLOYED
 
 
 def environment_variable(name: str, default: Any) -> Guarded:
