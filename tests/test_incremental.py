@@ -512,7 +512,7 @@ def test_a_unit_names_the_nodes_of_every_site_it_recorded() -> None:
     calls = [statement.value for statement in module.body]
     allocations = [o.Alloc(call, "TMEM", (), name) for call, name in zip(calls, "abc")]
     sites = [Site("mma", calls[0], {"acc": allocation}, frozenset(), (), None) for allocation in allocations]
-    named = reuse._named(types.SimpleNamespace(sites=sites, closures=[], escaped=[]))
+    named = reuse._named(types.SimpleNamespace(sites=sites, closures=[], escaped=[], partials=([], [])))
     assert all(any(node is call for node in named) for call in calls)
 
 

@@ -107,6 +107,8 @@ class Trace:
         self.kept_sites: set[int] = set()
         self._own_nodes: dict[nodes.NodeNG, bool] = {}  # `_own`
         self._own_made: list[nodes.NodeNG] = []  # `_own_functions`
+        self._partials_run: set[int] = set()  # `_partials_not_called`: the partials looked at
+        self._partials_of: dict[nodes.NodeNG, list[objects.Partial]] = {}  # ... run, by function
         self._functions_seen = 0
         interp = Interpreter(self.module, Resolver(flow), flow.deadline, flow.cancelled)
         interp.world = world.World(self._kept_modules)
@@ -237,7 +239,8 @@ class Trace:
             never = [interp.closures[node][0] for node in self._own_functions()
                      if node not in interp.executed and node not in skip]
             pending = escaped + never
-            if not pending:
+            partials = self._partials_not_called()
+            if not pending and not partials:
                 break
             interp.escaped = []
             choice = _OneClosure(pending, self._rank)
@@ -263,6 +266,8 @@ class Trace:
                     self._recorded(closure, recording)
             self._run_other_environments(escaped, False)
             self._run_other_environments([closure for first in never for closure in interp.closures[first.node]], free)
+            for partial in partials:
+                self._run_partial(partial, free)
 
     def _run_other_environments(self, closures: list[objects.Closure], inputs: bool) -> None:
         """The analysed file's closures of one function that the round ran once, made with other
@@ -282,6 +287,60 @@ class Trace:
                 continue
             runs.append(environment)
             self._run_one(closure, inputs)
+
+    def _partials_not_called(self) -> list[objects.Partial]:
+        """The partials of the analysed module's functions nothing has called, not run yet (a
+        few per function: a loop may make one per setting)."""
+        interp = self.interp
+        called = set(interp.partials_called)
+        found = []
+        for partial in interp.partials:
+            target = objects.partial_target(partial)
+            if id(partial) in called or id(partial) in self._partials_run or target is None:
+                continue
+            made = self._partials_of.setdefault(target.node, [])
+            if len(made) < MAX_ENVIRONMENTS:
+                made.append(partial)
+                found.append(partial)
+            self._partials_run.add(id(partial))
+        return found
+
+    def _run_partial(self, partial: objects.Partial, inputs: bool) -> None:
+        """A partial nothing called (`functools.partial(matmul, config=config)` returned for
+        a case, or handed to code we do not read): its function runs with what it binds, its
+        other parameters unknown (`inputs`: inputs, as a closure never called takes)."""
+        units = self._units
+        mark = units.start(self) if units is not None else None
+        target = objects.partial_target(partial)
+        assert target is not None
+        self._maybe_run(self._call_partial, partial, target, inputs)
+        if units is not None and mark is not None:
+            units.finish(self, None, mark, set(), target.env)
+
+    def _call_partial(self, partial: objects.Partial, target: objects.Closure, free: bool) -> None:
+        """Call the partial with the parameters it leaves as an entry point's are (inputs,
+        at their defaults or not, with `free`; else unknown)."""
+        args: list[Any] = []
+        keywords: dict[str, Any] = {}
+        layer: Any = partial
+        while isinstance(layer, objects.Partial):  # (a partial of a partial binds first what the inner one binds)
+            args[:0] = layer.args
+            keywords = {**dict(layer.keywords), **keywords}
+            layer = layer.func
+        arguments = target.node.args
+        if arguments.args is None:
+            return
+        positional = [arg.name for arg in (arguments.posonlyargs or []) + arguments.args]
+        names = positional + [arg.name for arg in arguments.kwonlyargs]
+        bound = set(positional[:len(args)]) | set(keywords)
+        interp, node = self.interp, target.node
+        assert isinstance(node, nodes.FunctionDef)  # (`functools.partial` of a lambda: `partial_target`)
+        preset = self._inputs(node, None, names, interp.modules[self.module], free=free, bound={},
+                              defaults=getattr(target, "defaults", {}))
+        known = node in interp.known_calls
+        interp.invoke(partial, [], {}, node, preset={name: value for name, value in preset.items() if name not in bound})
+        if not known:  # (a run of the partial is no call of the function: its other uses still run it)
+            interp.known_calls.discard(node)
 
     def _own_functions(self) -> list[nodes.NodeNG]:
         """The analysed module's functions that closures were made of, in the order the first

@@ -181,6 +181,10 @@ class Interpreter:
         self.known_calls: set[nodes.NodeNG] = set()  # ... at least once with every argument known
         self.closures: dict[nodes.NodeNG, list[o.Closure]] = {}
         self.escaped: list[Any] = []  # closures (`reuse.Replay`s too, while `Trace` replays kept runs)
+        # `functools.partial`s of the analysed module's functions, as made, and the ids of those
+        # called (`Trace._run_escaped` runs the others with what they bind)
+        self.partials: list[o.Partial] = []
+        self.partials_called: list[int] = []
         self.modules: dict[nodes.Module, o.ModuleObj] = {}
         self.poisoned: set[int] = set()  # containers grown by loops we did not unroll
         self.failed_modules: set[nodes.Module] = set()  # project modules whose top level raised
@@ -242,9 +246,12 @@ class Interpreter:
         self.imports_run = 0  # import statements run outside any top level
 
     def replay_run(self, sites: list[Site], executed: set[nodes.NodeNG], known: set[nodes.NodeNG],
-                   closures: list[o.Closure]) -> None:
+                   closures: list[o.Closure], partials: tuple[list[o.Partial], list[int]] = ([], [])) -> None:
         """What a kept run left, as making it would have (`reuse.Units`, `kept_calls`): its
-        sites, the functions it ran (with every argument known, `known`), the closures it made."""
+        sites, the functions it ran (with every argument known, `known`), the closures it made,
+        and the partials of the analysed module's functions it made and called."""
+        self.partials.extend(partials[0])
+        self.partials_called.extend(partials[1])
         self.sites.extend(sites)
         self.executed |= executed
         self.known_calls |= known
@@ -2019,6 +2026,7 @@ class Interpreter:
         if isinstance(callee, o.Bound):
             return self.run(callee.func, [callee.self_value] + args, kwargs, node, preset)
         if isinstance(callee, o.Partial):
+            self.partials_called.append(id(callee))
             return self.invoke(callee.func, list(callee.args) + args, {**dict(callee.keywords), **kwargs}, node, preset)
         if isinstance(callee, o.Native):
             return self.stubs.call_native(self, callee, args, kwargs, node)

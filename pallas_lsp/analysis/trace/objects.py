@@ -475,6 +475,14 @@ class Partial:
     keywords: tuple[tuple[str, Any], ...]
 
 
+def partial_target(partial: Partial) -> Closure | None:
+    """The function of the analysed code a partial (of a partial) calls, if it is one."""
+    func = partial.func
+    while isinstance(func, Partial):
+        func = func.func
+    return func if isinstance(func, Closure) and not func.stub and isinstance(func.node, nodes.FunctionDef) else None
+
+
 @dataclass(frozen=True)
 class Native:
     """A callable the tracer implements itself (an API entry, a builtin)."""

@@ -64,6 +64,8 @@ class _Unit:
     start: int  # the steps taken before it
     named: list[nodes.NodeNG]  # the nodes its results name
     generation: int
+    # the partials of the analysed module's functions it made, and the ids of those it called
+    partials: tuple[list[o.Partial], list[int]] = ([], [])
 
 
 @dataclass
@@ -181,7 +183,7 @@ class Units:
             return False
         if not (alive.all(unit.executed) and alive.all(unit.named)):
             return False
-        interp.replay_run(unit.sites, unit.executed, unit.known, unit.closures)
+        interp.replay_run(unit.sites, unit.executed, unit.known, unit.closures, unit.partials)
         interp.escaped.extend(unit.escaped)
         interp.poisoned |= unit.poisoned
         interp._steps += unit.steps
@@ -194,7 +196,8 @@ class Units:
     def start(self, trace: Trace) -> tuple[Any, ...]:
         interp = trace.interp
         mark = (len(interp.sites), len(interp.closure_log), len(interp.escaped), interp._steps, trace.exhausted,
-                interp.executed, interp.known_calls, len(interp.modules))
+                interp.executed, interp.known_calls, len(interp.modules), len(interp.partials),
+                len(interp.partials_called))
         interp.executed, interp.known_calls = set(), set()
         interp.writes = []
         return mark
@@ -204,7 +207,8 @@ class Units:
         """A unit ran: keep it (`key`: an entry point's; None: a closure run afterwards, in
         `env`)."""
         interp = trace.interp
-        sites, closures, escaped, steps, exhausted, executed, known, modules = mark
+        sites, closures, escaped, steps, exhausted, executed, known, modules, partials, called = mark
+        made = (interp.partials[partials:], interp.partials_called[called:])
         writes = interp.writes or []
         interp.writes = None
         imported = WRITES_IMPORTED in writes
@@ -224,7 +228,7 @@ class Units:
             alive = self._alive
             if alive is not None:  # a kept unit's closure sees the module of its own trace
                 ran = _Unit(interp.sites[sites:], mine, mine_known, interp.closure_log[closures:],
-                            interp.escaped[escaped:], poisoned, 0, 0, steps, [], self._generation)
+                            interp.escaped[escaped:], poisoned, 0, 0, steps, [], self._generation, made)
                 if not (alive.all(mine) and alive.all(_named(ran))):
                     self._diverged()
             return
@@ -234,7 +238,7 @@ class Units:
         if imported or len(interp.modules) != modules or self._record is None:
             return  # it imported (what it read may be what another unit loaded): never replayed
         unit = _Unit(interp.sites[sites:], mine, mine_known, interp.closure_log[closures:], interp.escaped[escaped:],
-                     poisoned, interp._steps - steps, trace.exhausted - exhausted, steps, [], self._generation)
+                     poisoned, interp._steps - steps, trace.exhausted - exhausted, steps, [], self._generation, made)
         unit.named = _named(unit)
         self._record.units[key] = unit
 
@@ -346,6 +350,8 @@ def _named(unit: _Unit) -> list[nodes.NodeNG]:
             _nodes_in(part, found, seen, 0)  # a freed tuple's id is the next site's tuple's)
     for closure in unit.closures + unit.escaped:
         found[id(closure.node)] = closure.node
+    for partial in unit.partials[0]:
+        _nodes_in(partial, found, seen, 0)
     return list(found.values())
 
 

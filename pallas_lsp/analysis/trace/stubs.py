@@ -1848,7 +1848,11 @@ def _partialmethod(interp: Interpreter, qname: str, node: nodes.NodeNG, args: li
 def _partial(interp: Interpreter, qname: str, node: nodes.Call, args: list[Any], kwargs: dict[str, Any]) -> Any:
     if not args:
         return UNKNOWN
-    return o.Partial(args[0], tuple(args[1:]), tuple(kwargs.items()))
+    made = o.Partial(args[0], tuple(args[1:]), tuple(kwargs.items()))
+    target = o.partial_target(made)
+    if target is not None and target.node.root() is interp.root:
+        interp.partials.append(made)  # (run with what it binds if nothing calls it: `Trace`)
+    return made
 
 
 def _kernel(interp: Interpreter, qname: str, node: nodes.Call, args: list[Any], kwargs: dict[str, Any]) -> Any:
