@@ -2485,10 +2485,15 @@ def _combined(function: Any, left: Any, right: Any) -> Any:
     return UNKNOWN
 
 
+_REFLEXIVE = {"==": True, "is": True, "<=": True, ">=": True, "!=": False, "is not": False, "<": False, ">": False}
+
+
 def _compare(op: str, left: Any, right: Any) -> Any:
     member = _member_compare(op, left, right)
     if member is not None:
         return member
+    if isinstance(left, o.Free) and isinstance(right, o.Free) and left.key == right.key and op in _REFLEXIVE:
+        return _REFLEXIVE[op]  # one input, whatever its value (a size or flag: not NaN)
     if isinstance(left, o.ClassObj) and isinstance(right, o.ClassObj) and op in ("is", "is not", "==", "!="):
         same = _same_class(left, right)
         return UNKNOWN if same is UNKNOWN else same == (op in ("is", "=="))
