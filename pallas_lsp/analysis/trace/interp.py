@@ -2446,8 +2446,8 @@ def _fold(function: Any, *operands: Any) -> Any:
         length, number = operands
         return o.TailLength(length.tail, length.offset + (number if function is operator.add else -number))
     if function in _INDEX_ARITHMETIC and any(isinstance(x, o.Index) for x in operands) and all(
-            isinstance(x, o.Index) or (isinstance(x, int) and not isinstance(x, bool)) for x in operands):
-        return o.Index()  # `ki % 2`, `slot + 1`: still an integer
+            isinstance(x, o.Index) or x is UNKNOWN or (isinstance(x, int) and not isinstance(x, bool)) for x in operands):
+        return o.Index()  # `ki % 2`, `slot + 1`, `step % num_stages`: still a traced integer
     if function is None or not all(_foldable(operand) for operand in operands):
         return _combined(function, *operands)
     try:

@@ -398,7 +398,8 @@ def view_shape(shape: tuple[int, ...], index: Any) -> tuple[int, ...] | None:
     """The shape of `ref.at[index]` for a ref of `shape`, as NumPy's basic indexing makes it: an
     integer (known, or an `Index`) takes its dimension away, a slice or `pl.ds` keeps what it
     selects; None when an index is not known exactly (or is not one of these). A dimension
-    not known (UNKNOWN, an input's size) stays unknown, unless `pl.ds` gives its size."""
+    not known (UNKNOWN, an input's size) stays unknown, unless `pl.ds` gives its size (and
+    one `pl.ds` selects with a size we cannot tell is unknown too)."""
     if isinstance(index, Transpose):
         return _transposed(shape, index.permutation)
     parts = index if isinstance(index, tuple) else (index,)
@@ -414,8 +415,8 @@ def view_shape(shape: tuple[int, ...], index: Any) -> tuple[int, ...] | None:
             pass
         elif isinstance(part, slice) and all(p is None or isinstance(p, int) for p in (part.start, part.stop, part.step)):
             found.append(len(range(*part.indices(dim))) if known else UNKNOWN)
-        elif isinstance(part, DSlice) and isinstance(part.size, int) and not isinstance(part.size, bool):
-            found.append(part.size)
+        elif isinstance(part, DSlice):  # (its size, or one we cannot tell: the dimension stays)
+            found.append(part.size if isinstance(part.size, int) and not isinstance(part.size, bool) else UNKNOWN)
         else:
             return None
     return (*found, *shape[len(parts):])

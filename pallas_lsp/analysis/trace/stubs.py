@@ -1607,9 +1607,13 @@ def _dtype(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any],
 
 
 def _rem(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
-    """`lax.rem(x, y)` of integers: a traced integer (an `Index`), whatever they are."""
+    """`lax.rem(x, y)` of integers: a traced integer (an `Index`), whatever they are; of a
+    traced integer and a number we cannot tell (`lax.rem(step, num_stages)`, the stages from
+    an input's shape), one too."""
     operands = list(args) + list(kwargs.values())
     if len(operands) == 2 and all(_integer(x) for x in operands):
+        return o.Index()
+    if len(operands) == 2 and isinstance(operands[0], o.Index) and (operands[1] is UNKNOWN or _integer(operands[1])):
         return o.Index()
     return UNKNOWN
 
