@@ -162,6 +162,21 @@ def threads_of(pick: Picker, run: KernelRun) -> tuple[int, str] | None | Any:
     return (count, name) if count >= 1 else UNKNOWN
 
 
+def lowering_semantics(pick: Picker, run: KernelRun) -> Any:
+    """The kernel's lowering semantics: None for the version's default, "Lane",
+    "Warpgroup", or UNKNOWN when `compiler_params` hides it."""
+    params = pick.pick(run.site.arguments.get("compiler_params"))
+    if params is None:
+        return None
+    if not isinstance(params, o.Namespace):  # (`plgpu.CompilerParams(...)`, as the trace made it)
+        return UNKNOWN
+    semantics = pick.pick(params.attributes.get("lowering_semantics"))
+    if semantics is None:
+        return None
+    name = semantics.qualified if isinstance(semantics, api.ApiValue) else ""
+    return "Lane" if name.endswith(".Lane") else "Warpgroup" if name.endswith(".Warpgroup") else UNKNOWN
+
+
 def _sequence(pick: Picker, value: Any, item: type) -> tuple[Any, ...] | Any:
     found = pick.pick(value)
     if not isinstance(found, (tuple, list)):

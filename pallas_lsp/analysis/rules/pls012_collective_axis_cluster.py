@@ -14,7 +14,8 @@ from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
 from .kernels import (MOSAIC_KERNEL, Allocation, Cluster, KernelRule, KernelRun, allocation_site, cluster_of,
-                      fails_allocating, run_of, unknown_barrier_axis)
+                      fails_allocating, lowering_semantics, run_of, unknown_barrier_axis)
+from .pls017_inconsistent_collective_op import InconsistentCollectiveOp
 from .site_rule import Picker, SiteRule
 
 
@@ -45,7 +46,9 @@ class CollectiveAxisCluster(SiteRule):
     JAX checks the kernel's TMEM allocations before it lowers these ops: a kernel that mixes
     collective and non-collective TMEM (PLS014), or allocates collective TMEM without an even
     number of blocks per cluster (PLS013, which a collective MMA's accumulator always is when
-    the cluster is odd), fails there, and is not flagged here.
+    the cluster is odd), fails there, and is not flagged here. Nor is an arrival's cluster
+    shape in a kernel whose `compiler_params` ask for Warpgroup lowering semantics and whose
+    collective attributes disagree: that lowering stops at the disagreement first (PLS017).
 
     ## Why is this bad?
     A collective MMA pairs the two blocks along the minor-most cluster axis. JAX checks this
@@ -109,6 +112,12 @@ class CollectiveAxisCluster(SiteRule):
         stops = fails_allocating(pick, run)
         if stops is not False:
             return None if stops is True else UNKNOWN  # the kernel's TMEM stops JAX first
+        if what in ("size", "shape") and lowering_semantics(pick, run) == "Warpgroup":
+            # Warpgroup lowering checks the kernel's collective attributes before an arrival's
+            # cluster: an inconsistent op stops it there first (PLS017)
+            first = InconsistentCollectiveOp().problem(ctx, site, pick)
+            if first is not None:
+                return None if first is not UNKNOWN else UNKNOWN
         return Mismatch(what, axis, cluster, run.node)
 
     def check(self, ctx: Context) -> Iterator[Finding]:

@@ -5,15 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 
-from .. import api
 from ..context import Context
 from ..findings import Severity
 from ..trace import Site
-from ..trace import objects as o
 from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
-from .kernels import KernelRun, describe_refs, fails_allocating, fails_tracing_first, run_of, tmem_allocations
+from .kernels import (describe_refs, fails_allocating, fails_tracing_first, lowering_semantics, run_of,
+                      tmem_allocations)
 from .site_rule import Picker, SiteRule, api_function
 
 
@@ -76,7 +75,7 @@ class InconsistentCollectiveOp(SiteRule):
             return UNKNOWN
         if collective_op and site.kind == "mma":
             return None  # PLS001's case, which JAX reports when tracing
-        semantics = _semantics(pick, run)
+        semantics = lowering_semantics(pick, run)
         if semantics is UNKNOWN or semantics == "Lane":
             return semantics if semantics is UNKNOWN else None
         allocations = tmem_allocations(pick, run)
@@ -92,31 +91,18 @@ class InconsistentCollectiveOp(SiteRule):
         if stops is not False:
             return None if stops is True else UNKNOWN  # PLS013: JAX stops at the allocations
         if collective_tmem != collective_op:
-            return (collective_op, tuple(allocations))
+            return (collective_op, tuple(allocations), semantics)
         return None
 
     def message(self, ctx: Context, site: Site, detail: Any) -> str:
-        collective_op, allocations = detail
+        collective_op, allocations, semantics = detail
         op = api_function(site)
         refs = describe_refs(ctx, list(allocations))
         if collective_op:
             what = f"{op} has collective_axis set, but the kernel's TMEM ({refs}) is not collective"
         else:
             what = f"{op} has no collective_axis, but the kernel's TMEM ({refs}) is collective"
-        return (f"Collective attributes are inconsistent across operations in the kernel: {what} "
-                "(lowering fails from jax 0.11, whose default Warpgroup semantics check this)")
+        when = ("lowering fails under the Warpgroup semantics its compiler_params ask for" if semantics
+                else "lowering fails from jax 0.11, whose default Warpgroup semantics check this")
+        return f"Collective attributes are inconsistent across operations in the kernel: {what} ({when})"
 
-
-def _semantics(pick: Picker, run: KernelRun) -> Any:
-    """The kernel's lowering semantics: None for the version's default, "Lane",
-    "Warpgroup", or UNKNOWN when `compiler_params` hides it."""
-    params = pick.pick(run.site.arguments.get("compiler_params"))
-    if params is None:
-        return None
-    if not isinstance(params, o.Namespace):  # (`plgpu.CompilerParams(...)`, as the trace made it)
-        return UNKNOWN
-    semantics = pick.pick(params.attributes.get("lowering_semantics"))
-    if semantics is None:
-        return None
-    name = semantics.qualified if isinstance(semantics, api.ApiValue) else ""
-    return "Lane" if name.endswith(".Lane") else "Warpgroup" if name.endswith(".Warpgroup") else UNKNOWN
