@@ -55,15 +55,19 @@ def _own_chain(site: Site) -> o.Chain:
 def _index_runs(ctx: Context) -> tuple[list[KernelRun], dict[int, KernelRun]]:
     runs: list[KernelRun] = []
     by_key: dict[tuple[nodes.NodeNG, o.Chain], list[KernelRun]] = {}
+    by_site: dict[int, KernelRun] = {}
     for site in ctx.trace.sites("kernel"):
         run = KernelRun(site)
         runs.append(run)
         by_key.setdefault((site.node, _own_chain(site)), []).append(run)
+        by_site[id(site)] = run
     of_site: dict[int, KernelRun] = {}
     for site in ctx.trace.interp.sites:
         if site.kind == "kernel" or site.kernel is None:
             continue
-        owner = _run_of(site, by_key)
+        owner = by_site.get(id(site.run)) if site.run is not None else None
+        if owner is None:
+            owner = _run_of(site, by_key)
         if owner is not None:
             owner.members.append(site)
             of_site[id(site)] = owner

@@ -104,6 +104,9 @@ class Site:
     meshes: tuple[nodes.NodeNG, ...] = ()  # the `pl.core_map(...)` calls whose bodies it runs in
     handled: bool = False  # made while a `try` with `except` clauses ran its body: JAX's error may be caught
     built: o.Chain | None = None  # a kernel run where it is applied: the calls that led to where it was built
+    # the "kernel" site of the run of a kernel body it was recorded in (one closure run over two
+    # environments, or a loop's iterations, make runs whose calls are the same)
+    run: Site | None = field(default=None, compare=False, repr=False)
 
 
 class EntryExhausted(Exception):
@@ -175,6 +178,7 @@ class Interpreter:
         self.stack: list[nodes.NodeNG] = []  # call nodes of the analysed code
         self.calls: list[_Call] = []
         self.kernels: list[nodes.NodeNG] = []
+        self.kernel_sites: list[Site | None] = []  # ... the "kernel" site of each body run (`Site.run`)
         self.meshes: list[nodes.NodeNG] = []  # core_map bodies being run
         self.sites: list[Site] = []
         self.executed: set[nodes.NodeNG] = set()  # function nodes whose body ran
@@ -2263,22 +2267,27 @@ class Interpreter:
                 return node
         return None
 
-    def kernel_run(self) -> tuple[nodes.NodeNG, ...] | None:
+    def kernel_run(self) -> tuple[Any, ...] | None:
         """The kernel invocation we are in: the calls up to its `plgpu.kernel(...)` (a kernel
-        made by a factory called twice runs twice, and each run records its own sites)."""
+        made by a factory called twice runs twice, and each run records its own sites), and
+        the run itself (its "kernel" site: runs in a loop, or of one closure over two
+        environments, make the same calls)."""
         if not self.kernels:
             return None
         kernel = self.kernels[-1]
+        run = id(self.kernel_sites[-1]) if self.kernel_sites else None  # (two runs may share their calls)
         for index in range(len(self.stack) - 1, -1, -1):
             if self.stack[index] is kernel:
-                return tuple(self.stack[: index + 1])
-        return (kernel,)
+                return (*self.stack[: index + 1], run)
+        return (kernel, run)
 
     def record(self, kind: str, node: nodes.Call, arguments: dict[str, Any], value: Any = None,
-               built: o.Chain | None = None) -> None:
-        self.sites.append(Site(kind, node, arguments, self.guard, tuple(self.stack),
-                               self.kernels[-1] if self.kernels else None, value, tuple(self.meshes),
-                               self.handling > 0, built))
+               built: o.Chain | None = None) -> Site:
+        site = Site(kind, node, arguments, self.guard, tuple(self.stack), self.kernels[-1] if self.kernels else None,
+                    value, tuple(self.meshes), self.handling > 0, built,
+                    self.kernel_sites[-1] if self.kernel_sites else None)
+        self.sites.append(site)
+        return site
 
 
 def _bounded_recursion(depth: int, bound: dict[str, Any]) -> bool:

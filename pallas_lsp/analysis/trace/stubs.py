@@ -1869,13 +1869,13 @@ def _kernel(interp: Interpreter, qname: str, node: nodes.Call, args: list[Any], 
         return o.Partial(o.Native(qname), (), tuple(kwargs.items()))
     bound = bind_api(interp, qname, args, kwargs) or {}
     scratch = next((bound[k] for k in ("scratch_types", "scratch_shapes") if bound.get(k) is not None), ())
-    interp.record("kernel", node, bound)
+    run = interp.record("kernel", node, bound)
     operands, outputs = _operands_here(interp, node), _outputs(bound)
     leading = operands + outputs if operands is not None and outputs is not None else None
     later = leading is None and outputs is not None and _takes_refs(body) and all(
         isinstance(item, (tuple, list)) for _, item in o.split(scratch))  # (a sequence on every path)
     if not (later and _applied_only_here(interp, node)):
-        _run_body(interp, node, body, scratch, tail=True, gmem=True, leading=leading)
+        _run_body(interp, node, body, scratch, tail=True, gmem=True, leading=leading, run=run)
     if later and outputs is not None:
         return o.Kernel(node, (body, scratch, bound, outputs, tuple(interp.stack)))
     return o.Kernel(node)
@@ -1926,8 +1926,8 @@ def apply_kernel(interp: Interpreter, kernel: o.Kernel, args: list[Any], node: n
     if kernel.later is None:
         return
     body, scratch, bound, outputs, built = kernel.later
-    interp.record("kernel", kernel.node, bound, built=built)
-    _run_body(interp, kernel.node, body, scratch, tail=True, gmem=True, leading=len(args) + outputs)
+    run = interp.record("kernel", kernel.node, bound, built=built)
+    _run_body(interp, kernel.node, body, scratch, tail=True, gmem=True, leading=len(args) + outputs, run=run)
 
 
 def _takes_refs(body: Any) -> bool:
@@ -1967,8 +1967,8 @@ def _pallas_call(interp: Interpreter, qname: str, node: nodes.Call, args: list[A
     bound = bind_api(interp, qname, args, kwargs)
     if bound is None:
         return UNKNOWN
-    interp.record("kernel", node, bound)
-    _run_body(interp, node, bound["kernel"], bound.get("scratch_shapes") or (), tail=True)
+    run = interp.record("kernel", node, bound)
+    _run_body(interp, node, bound["kernel"], bound.get("scratch_shapes") or (), tail=True, run=run)
     return o.Kernel(node)
 
 
@@ -2029,11 +2029,13 @@ def _run_scoped(interp: Interpreter, qname: str, node: nodes.Call, args: list[An
 
 
 def _run_body(interp: Interpreter, node: nodes.NodeNG, body: Any, scratch: Any, tail: bool, kernel: bool = True,
-              gmem: bool = False, leading: int | None = None) -> None:
+              gmem: bool = False, leading: int | None = None, run: Any = None) -> None:
     """Run a kernel body: scratch given as a sequence fills the last parameters (the operands
-    before them are unknown), as a mapping binds by name; anything else binds nothing."""
+    before them are unknown), as a mapping binds by name; anything else binds nothing. `run`:
+    the "kernel" site of this run, which the body's sites name (`Site.run`)."""
     if kernel:
         interp.kernels.append(node)
+        interp.kernel_sites.append(run)
         _note_repeated(interp, scratch)
     saved = interp.stack
     interp.stack = interp.stack + [node]
@@ -2049,6 +2051,7 @@ def _run_body(interp: Interpreter, node: nodes.NodeNG, body: Any, scratch: Any, 
         interp.stack, interp.guard = saved, outer
         if kernel:
             interp.kernels.pop()
+            interp.kernel_sites.pop()
 
 
 def _note_repeated(interp: Interpreter, scratch: Any) -> None:
