@@ -298,6 +298,8 @@ class Trace:
             target = objects.partial_target(partial)
             if id(partial) in called or id(partial) in self._partials_run or target is None:
                 continue
+            if not any(_informative(value) for value in _bound_values(partial)):
+                continue  # (the function's own run, its parameters inputs, knows more)
             made = self._partials_of.setdefault(target.node, [])
             if len(made) < MAX_ENVIRONMENTS:
                 made.append(partial)
@@ -792,6 +794,25 @@ def _run_unknown(interp: Interpreter, closure: objects.Closure, free: bool = Fal
     names = [arg.name for arg in (arguments.posonlyargs or []) + arguments.args + arguments.kwonlyargs]
     interp.run(closure, [], {}, closure.node, preset={
         name: objects.Free(("param", closure.node, name), name) if free else UNKNOWN for name in names})
+
+
+def _bound_values(partial: objects.Partial) -> list[Any]:
+    found: list[Any] = []
+    layer: Any = partial
+    while isinstance(layer, objects.Partial):
+        found += list(layer.args) + [value for _, value in layer.keywords]
+        layer = layer.func
+    return found
+
+
+def _informative(value: Any, depth: int = 0) -> bool:
+    """Does a value a partial binds say anything (not unknown, nor an object all of whose
+    attributes are: a config made in a loop the trace did not unroll)?"""
+    if value is UNKNOWN:
+        return False
+    if isinstance(value, objects.Instance) and value.free is None and value.attributes and depth < 3:
+        return any(_informative(item, depth + 1) for item in value.attributes.values())
+    return True
 
 
 def _top_level_functions(module: nodes.Module) -> Iterator[tuple[nodes.FunctionDef, nodes.ClassDef | None]]:
