@@ -69,7 +69,7 @@ CATALOG: tuple[RuleInfo, ...] = (
     RuleInfo("PLS011", "mma-scales", "tcgen05_mma with only one of a_scale= / b_scale=",
              Severity.ERROR, (b"_scale",), frozenset({"tcgen05_mma"})),
     RuleInfo("PLS012", "collective-axis-cluster", "collective_axis not served by the kernel's cluster",
-             Severity.ERROR, (b"collective_axis", b"ClusterBarrier"), frozenset({"collective_axis", "ClusterBarrier"})),
+             Severity.ERROR, (b"collective_axis", b"ClusterBarrier", b"tcgen05", b"_to_tmem"), frozenset({"ClusterBarrier", "async_copy_scales_to_tmem", "async_copy_smem_to_tmem", "async_copy_sparse_metadata_to_tmem", "collective_axis", "tcgen05_commit_arrive", "tcgen05_mma"})),
     RuleInfo("PLS013", "collective-tmem-cluster", "Collective TMEM in a kernel without an even number of blocks per cluster",
              Severity.ERROR, (b"collective",), frozenset({"TMEM"})),
     RuleInfo("PLS014", "mixed-collective-tmem", "Collective and non-collective TMEM allocated by one kernel",

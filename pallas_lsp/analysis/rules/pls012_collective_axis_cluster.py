@@ -85,8 +85,12 @@ class CollectiveAxisCluster(SiteRule):
     name = "collective-axis-cluster"
     summary = "collective_axis not served by the kernel's cluster"
     jax_message = "Unknown cluster axis"
-    triggers = (b"collective_axis", b"ClusterBarrier")
-    identifiers = frozenset({"collective_axis", "ClusterBarrier"})
+    # (the axis may be given by position, `tcgen05_commit_arrive(barrier, "x")`, or as a key of
+    # a `**` mapping: the ops themselves are triggers too)
+    triggers = (b"collective_axis", b"ClusterBarrier", b"tcgen05", b"_to_tmem")
+    identifiers = frozenset({"collective_axis", "ClusterBarrier", "tcgen05_mma", "tcgen05_commit_arrive",
+                             "async_copy_smem_to_tmem", "async_copy_scales_to_tmem",
+                             "async_copy_sparse_metadata_to_tmem"})
     lowering = True
     kinds = ("mma", "commit", "copy")
     VALID = (examples.PLS012_VALID,)
