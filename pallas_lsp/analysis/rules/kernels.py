@@ -25,6 +25,7 @@ from ..trace import Site, decide
 from ..trace import objects as o
 from ..values import UNKNOWN
 from .base import Rule
+from .mma import barrier_error, fails_first, scales_error, shape_error, space_error
 from .site_rule import Picker, api_function, explore, finding
 
 MOSAIC_KERNEL = "plgpu.kernel"
@@ -394,6 +395,16 @@ def _alloc_leaves(pick: Picker, ref: Any) -> list[o.Alloc]:
         return [ref]
     leaves = pick.leaves(ref.groups)
     return [] if leaves is UNKNOWN else [leaf for item in leaves for leaf in _alloc_leaves(pick, item)]
+
+
+def trace_raises(pick: Picker, run: KernelRun) -> bool:
+    """Does an MMA of the run surely raise when JAX traces it (`mma`: its shapes, its scales,
+    its operands' memory spaces, its barrier)? Then the kernel is never lowered, and nothing
+    JAX checks when lowering is reached. (A plain TMEM operand of a collective MMA is
+    `fails_tracing_first`'s: JAX's cached check may pass it.)"""
+    return any(site.kind == "mma" and pick.holds(site.guard)
+               and fails_first(pick, site, shape_error, scales_error, space_error, barrier_error)
+               for site in run.members)
 
 
 def fails_tracing_first(pick: Picker, run: KernelRun, plain: list[Allocation]) -> bool:

@@ -17,7 +17,7 @@ from . import examples
 from .base import Invalid, Rule
 from .kernels import checked_before, pallas_call_scratch, plain_tmem_left, run_of, without_pairs
 from .pls002_mixed_collective_union import member_uses as _member_uses
-from .mma import fails_first, scales_error, shape_error, space_error
+from .mma import barrier_error, fails_first, scales_error, shape_error, space_error
 from .site_rule import explore
 from .tmem import collective_keyword_text
 
@@ -408,11 +408,13 @@ def _axis_names(mma: nodes.Call) -> set[str]:
 
 def _checked_here(site: Site, guard: objects.Guard, problem: Problem | None) -> list[tuple[objects.Guard, Any]]:
     """The problem on the paths where JAX gets to check it: none where an earlier check of the
-    MMA surely raises (its shapes, its scales, its operands' memory spaces: `mma`)."""
+    MMA surely raises (its shapes, its scales, its operands' memory spaces: `mma`), nor, for a
+    RefUnion member's (which lowering checks), where tracing the MMA raises at all."""
     if problem is None:
         return [(guard, None)]
+    checks = (shape_error, scales_error, space_error) + ((barrier_error,) if problem.member_of is not None else ())
     return [(reached, None if earlier else problem) for reached, earlier in explore(
-        lambda pick: fails_first(pick, site, shape_error, scales_error, space_error), guard)]
+        lambda pick: fails_first(pick, site, *checks), guard)]
 
 
 def _tracking(scope: Frame | None, guard: objects.Guard, collective: bool) -> list[str]:

@@ -14,7 +14,7 @@ from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
 from .kernels import (MOSAIC_KERNEL, Allocation, Cluster, KernelRule, KernelRun, allocation_site, cluster_of,
-                      fails_allocating, lowering_semantics, run_of, unknown_barrier_axis)
+                      fails_allocating, lowering_semantics, run_of, unknown_barrier_axis, trace_raises)
 from .pls017_inconsistent_collective_op import InconsistentCollectiveOp
 from .site_rule import Picker, SiteRule
 
@@ -49,6 +49,10 @@ class CollectiveAxisCluster(SiteRule):
     the cluster is odd), fails there, and is not flagged here. Nor is an arrival's cluster
     shape in a kernel whose `compiler_params` ask for Warpgroup lowering semantics and whose
     collective attributes disagree: that lowering stops at the disagreement first (PLS017).
+
+    A kernel one of whose MMAs surely raises when JAX traces it (its shapes, scales, operand
+    spaces or barrier: PLS018, PLS011, PLS009, PLS010) is never lowered, and is not reported
+    here.
 
     ## Why is this bad?
     A collective MMA pairs the two blocks along the minor-most cluster axis. JAX checks this
@@ -103,6 +107,8 @@ class CollectiveAxisCluster(SiteRule):
         run = run_of(ctx, site)
         if not isinstance(axis, (str, tuple)) or run is None:
             return UNKNOWN  # (a tuple is no cluster axis: `("x",)` is not one of the names)
+        if trace_raises(pick, run):
+            return None  # (JAX stops when tracing: the kernel is never lowered)
         cluster = cluster_of(pick, run)
         if cluster is UNKNOWN:
             return UNKNOWN

@@ -11,7 +11,7 @@ from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
 from .kernels import (MOSAIC_KERNEL, PALLAS_CALL, PALLAS_KERNEL, KernelRule, KernelRun, Allocation, allocation_site, cluster_of,
-                      describe_refs, fails_tracing_first, tmem_allocations, unknown_barrier_axis)
+                      describe_refs, fails_tracing_first, tmem_allocations, unknown_barrier_axis, trace_raises)
 from .site_rule import Picker
 
 
@@ -34,6 +34,10 @@ class CollectiveTmemCluster(KernelRule):
 
     A kernel that also allocates non-collective TMEM is PLS014's: JAX checks for mixed
     allocations first and stops there.
+
+    A kernel one of whose MMAs surely raises when JAX traces it (its shapes, scales, operand
+    spaces or barrier: PLS018, PLS011, PLS009, PLS010) is never lowered, and is not reported
+    here.
 
     ## Why is this bad?
     A collective TMEM allocation spans the Tensor Memory of two blocks of a cluster, so the
@@ -73,6 +77,8 @@ class CollectiveTmemCluster(KernelRule):
     INVALID = (Invalid(examples.PLS013_INVALID),)
 
     def problem(self, ctx: Context, run: KernelRun, pick: Picker) -> Any:
+        if trace_raises(pick, run):
+            return None  # (JAX stops when tracing: the kernel is never lowered)
         allocations = tmem_allocations(pick, run)
         if allocations is UNKNOWN:
             return UNKNOWN

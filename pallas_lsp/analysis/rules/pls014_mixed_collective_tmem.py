@@ -10,7 +10,7 @@ from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
 from .kernels import (MOSAIC_KERNEL, PALLAS_KERNEL, Allocation, KernelRule, KernelRun, allocation_site,
-                      describe_refs, fails_tracing_first, tmem_allocations, unknown_barrier_axis)
+                      describe_refs, fails_tracing_first, tmem_allocations, unknown_barrier_axis, trace_raises)
 from .site_rule import Picker
 
 
@@ -30,6 +30,10 @@ class MixedCollectiveTmem(KernelRule):
     the scratch (the `plgpu.TMEM(...)` call, or, when a helper makes it, the call in the code
     building the kernel that leads there), else the `pl.run_scoped` call that allocates it
     (or the call of the kernel's own file that leads to a helper making it).
+
+    A kernel one of whose MMAs surely raises when JAX traces it (its shapes, scales, operand
+    spaces or barrier: PLS018, PLS011, PLS009, PLS010) is never lowered, and is not reported
+    here.
 
     ## Why is this bad?
     A kernel's Tensor Memory is allocated either for the pair of blocks of a cluster or for
@@ -73,6 +77,8 @@ class MixedCollectiveTmem(KernelRule):
     INVALID = (Invalid(examples.PLS014_INVALID),)
 
     def problem(self, ctx: Context, run: KernelRun, pick: Picker) -> Any:
+        if trace_raises(pick, run):
+            return None  # (JAX stops when tracing: the kernel is never lowered)
         allocations = tmem_allocations(pick, run)
         if allocations is UNKNOWN:
             return UNKNOWN

@@ -14,7 +14,7 @@ from ..trace import objects as o
 from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
-from .kernels import fails_allocating, run_of, threads_of
+from .kernels import fails_allocating, run_of, threads_of, trace_raises
 from .site_rule import Picker, SiteRule
 
 
@@ -29,6 +29,10 @@ class RunScopedThreadCollective(SiteRule):
     module's line), or on the call of the function `pl.with_scoped` decorated, whose fix goes
     on the decorator. A kernel whose TMEM allocations JAX refuses first (PLS013, PLS014) is
     not flagged here.
+
+    A kernel one of whose MMAs surely raises when JAX traces it (its shapes, scales, operand
+    spaces or barrier: PLS018, PLS011, PLS009, PLS010) is never lowered, and is not reported
+    here.
 
     ## Why is this bad?
     In a multithreaded kernel every warpgroup runs the body; Mosaic GPU only supports
@@ -70,6 +74,8 @@ class RunScopedThreadCollective(SiteRule):
         run = run_of(ctx, site)
         if run is None:
             return UNKNOWN
+        if trace_raises(pick, run):
+            return None  # (JAX stops when tracing: the kernel is never lowered)
         allocates = _allocates(pick, (site.arguments.get("types"), site.arguments.get("kw_types")))
         if allocates is not True:
             return allocates

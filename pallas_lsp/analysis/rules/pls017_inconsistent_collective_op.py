@@ -12,7 +12,7 @@ from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
 from .kernels import (describe_refs, fails_allocating, fails_tracing_first, lowering_semantics, run_of,
-                      tmem_allocations)
+                      tmem_allocations, trace_raises)
 from .site_rule import Picker, SiteRule, api_function
 
 
@@ -28,6 +28,10 @@ class InconsistentCollectiveOp(SiteRule):
     `plgpu.LoweringSemantics.Lane` is not reported, nor one whose `compiler_params` cannot be
     read, nor one whose collective TMEM has no even number of blocks per cluster (PLS013: JAX
     checks the allocations first and stops there).
+
+    A kernel one of whose MMAs surely raises when JAX traces it (its shapes, scales, operand
+    spaces or barrier: PLS018, PLS011, PLS009, PLS010) is never lowered, and is not reported
+    here.
 
     ## Why is this bad?
     A kernel runs its tensor-core work either for pairs of blocks or for single blocks.
@@ -73,6 +77,8 @@ class InconsistentCollectiveOp(SiteRule):
         run = run_of(ctx, site)
         if collective_op is UNKNOWN or run is None or run.api != "plgpu.kernel":
             return UNKNOWN
+        if trace_raises(pick, run):
+            return None  # (JAX stops when tracing: the kernel is never lowered)
         if collective_op and site.kind == "mma":
             return None  # PLS001's case, which JAX reports when tracing
         semantics = lowering_semantics(pick, run)
