@@ -109,6 +109,7 @@ class Trace:
         self._own_made: list[nodes.NodeNG] = []  # `_own_functions`
         self._partials_run: set[int] = set()  # `_partials_not_called`: the partials looked at
         self._partials_of: dict[nodes.NodeNG, list[objects.Partial]] = {}  # ... run, by function
+        self._partials_skipped: set[nodes.NodeNG] = set()  # ... functions of partials not run (`_informative`)
         self._functions_seen = 0
         interp = Interpreter(self.module, Resolver(flow), flow.deadline, flow.cancelled)
         interp.world = world.World(self._kept_modules)
@@ -171,7 +172,7 @@ class Trace:
         # point's are, so that what those users pass counts.
         self._run_escaped(skip={func for func, _ in deferred}, free=True)
         for func, owner in _users_first(deferred, interp._names_read):  # used here, but never
-            if func not in interp.known_calls:  # reached with known arguments
+            if func not in interp.known_calls and not self._run_as_partials(func, owner):  # reached with known arguments
                 self._entry_unit(func, owner, module, top_poisoned, "deferred")
         self._run_escaped()
         # Sites show objects as the trace leaves them: kept or replayed runs are what making
@@ -239,8 +240,7 @@ class Trace:
             never = [interp.closures[node][0] for node in self._own_functions()
                      if node not in interp.executed and node not in skip]
             pending = escaped + never
-            partials = self._partials_not_called()
-            if not pending and not partials:
+            if not pending and not self._partials_not_called(peek=True):
                 break
             interp.escaped = []
             choice = _OneClosure(pending, self._rank)
@@ -266,7 +266,7 @@ class Trace:
                     self._recorded(closure, recording)
             self._run_other_environments(escaped, False)
             self._run_other_environments([closure for first in never for closure in interp.closures[first.node]], free)
-            for partial in partials:
+            for partial in self._partials_not_called():  # (after the round's closures: they may call some)
                 self._run_partial(partial, free)
 
     def _run_other_environments(self, closures: list[objects.Closure], inputs: bool) -> None:
@@ -288,18 +288,24 @@ class Trace:
             runs.append(environment)
             self._run_one(closure, inputs)
 
-    def _partials_not_called(self) -> list[objects.Partial]:
+    def _partials_not_called(self, peek: bool = False) -> list[objects.Partial]:
         """The partials of the analysed module's functions nothing has called, not run yet (a
-        few per function: a loop may make one per setting)."""
+        few per function: a loop may make one per setting), nor wrapped by another partial
+        (`partial(partial(f, rows=96), rows=128)` runs as the outer one binds); `peek`: are
+        there any (nothing is marked as run)."""
         interp = self.interp
         called = set(interp.partials_called)
+        wrapped = {id(partial.func) for partial in interp.partials if isinstance(partial.func, objects.Partial)}
         found = []
         for partial in interp.partials:
             target = objects.partial_target(partial)
-            if id(partial) in called or id(partial) in self._partials_run or target is None:
+            if id(partial) in called or id(partial) in self._partials_run or id(partial) in wrapped or target is None:
                 continue
             if not any(_informative(value) for value in _bound_values(partial)):
+                self._partials_skipped.add(target.node)
                 continue  # (the function's own run, its parameters inputs, knows more)
+            if peek:
+                return [partial]
             made = self._partials_of.setdefault(target.node, [])
             if len(made) < MAX_ENVIRONMENTS:
                 made.append(partial)
@@ -318,6 +324,13 @@ class Trace:
         self._maybe_run(self._call_partial, partial, target, inputs)
         if units is not None and mark is not None:
             units.finish(self, None, mark, set(), target.env)
+
+    def _run_as_partials(self, func: nodes.FunctionDef, owner: nodes.ClassDef | None) -> bool:
+        """Is every use of the function a `functools.partial` of it, each run with what it binds
+        (`_run_partial`)? Then no call leaves those parameters to the caller: a run with them
+        as inputs would report what no use does."""
+        return (owner is None and func in self._partials_of and func not in self._partials_skipped
+                and self.uses.only_partials(func))
 
     def _call_partial(self, partial: objects.Partial, target: objects.Closure, free: bool) -> None:
         """Call the partial with the parameters it leaves as an entry point's are (inputs,

@@ -47,6 +47,15 @@ class Uses:
                 name: _joined(values, binds[name]) for name, values in found.items() if name in binds}
         return found or {}
 
+    def only_partials(self, func: nodes.FunctionDef) -> bool:
+        """Is every use of the top-level `func` a `functools.partial(func, ...)`?"""
+        if func.decorators is not None:
+            return False
+        uses = self._reads(func.name)
+        return bool(uses) and all(
+            isinstance(call := use.parent, nodes.Call) and call.args and call.args[0] is use and _is_partial(call.func)
+            for use in uses)
+
     def _reads(self, name: str) -> list[nodes.Name]:
         found = self._names.get(name)
         if found is None:
