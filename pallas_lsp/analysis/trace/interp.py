@@ -188,6 +188,7 @@ class Interpreter:
         # `functools.partial`s of the analysed module's functions, as made, and the ids of those
         # called (`Trace._run_escaped` runs the others with what they bind)
         self.partials: list[o.Partial] = []
+        self.environment: dict[str, Any] = {}  # what the code wrote to `os.environ` (`stubs._environment_get`)
         self.partials_called: list[int] = []
         self.modules: dict[nodes.Module, o.ModuleObj] = {}
         self.poisoned: set[int] = set()  # containers grown by loops we did not unroll
@@ -1150,7 +1151,10 @@ class Interpreter:
         elif isinstance(target, nodes.Subscript):
             container = self.ev(target.value, frame)
             key = self.ev(target.slice, frame)
-            if isinstance(container, o.DictOf):  # `obj.__dict__["name"] = value`
+            if isinstance(container, o.Library) and container.qname == o.ENVIRONMENT and isinstance(key, str):
+                self.changing(self.environment)  # `os.environ["NAME"] = "128"`: what later reads give
+                self.environment[key] = value
+            elif isinstance(container, o.DictOf):  # `obj.__dict__["name"] = value`
                 self.set_attribute(container.owner, key, value)
             elif isinstance(container, dict) and isinstance(key, _PRIMITIVE):
                 self.changing(container)
@@ -2455,7 +2459,8 @@ def _fold(function: Any, *operands: Any) -> Any:
         length, number = operands
         return o.TailLength(length.tail, length.offset + (number if function is operator.add else -number))
     if function in _INDEX_ARITHMETIC and any(isinstance(x, o.Index) for x in operands) and all(
-            isinstance(x, o.Index) or x is UNKNOWN or (isinstance(x, int) and not isinstance(x, bool)) for x in operands):
+            isinstance(x, (o.Index, o.Free)) or x is UNKNOWN or (isinstance(x, int) and not isinstance(x, bool))
+            for x in operands):
         return o.Index()  # `ki % 2`, `slot + 1`, `step % num_stages`: still a traced integer
     if function is None or not all(_foldable(operand) for operand in operands):
         return _combined(function, *operands)

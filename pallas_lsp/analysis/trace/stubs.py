@@ -234,7 +234,8 @@ def _makes_dataclasses(qname: str) -> bool:
 
 _STR_METHODS = frozenset({
     "split", "rsplit", "partition", "rpartition", "format", "join", "strip", "lstrip", "rstrip", "lower", "upper",
-    "replace", "startswith", "endswith", "removeprefix", "removesuffix", "count", "find", "isdigit", "zfill"})
+    "replace", "startswith", "endswith", "removeprefix", "removesuffix", "count", "find", "isdigit", "zfill",
+    "index", "rfind", "rindex"})
 
 
 def _str_method(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
@@ -382,6 +383,8 @@ def item(interp: Interpreter, obj: Any, key: Any, node: nodes.NodeNG | None = No
     if type(obj) is str and (type(key) in (int, bool, slice)):  # `"xy"[0]`, `name[:2]`
         return obj[key] if type(key) is slice or -len(obj) <= key < len(obj) else UNKNOWN
     if isinstance(obj, o.Library) and obj.qname == o.ENVIRONMENT and isinstance(key, str):
+        if key in interp.environment:
+            return interp.environment[key]
         return o.Free(("environ", key), f"{o.ENVIRONMENT}[{key!r}]", text=True)  # (unset: a KeyError)
     if isinstance(obj, (tuple, list)):
         if isinstance(obj, list) and id(obj) in interp.poisoned or isinstance(obj, o.NotSequence):
@@ -1366,7 +1369,10 @@ def _b_getattr(interp: Interpreter, args: list[Any], kwargs: dict[str, Any], nod
     return value
 
 
-def _b_hasattr(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
+PROPERTY: Any = object()  # `_class_has`: the class answers `name` with a property
+
+
+def _b_hasattr(interp: Interpreter, args: list[Any], kwargs: dict[str, Any], node: nodes.NodeNG) -> Any:
     """`hasattr(obj, name)` where the trace knows all an object can answer to: a plain value,
     an instance or class of the analysed code (no library base, no `__getattr__`), a module
     for the names its top level bound. Anything else may have the attribute: UNKNOWN."""
@@ -1377,6 +1383,8 @@ def _b_hasattr(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> 
     def has(obj: Any) -> Any:
         if obj is None or type(obj) in (bool, int, float, str, tuple, list, dict):
             return hasattr(obj, name)
+        if isinstance(obj, o.Namespace):  # (`types.SimpleNamespace(...)`, `CompilerParams(...)`)
+            return True if name in obj.attributes else UNKNOWN
         if isinstance(obj, o.ModuleObj):
             return True if name in obj.env.vars else UNKNOWN
         if isinstance(obj, o.Instance):
@@ -1384,19 +1392,24 @@ def _b_hasattr(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> 
                 return True
             if obj.free is not None or obj.opaque or obj.init_unread:
                 return UNKNOWN  # (a subclass's instance, or attributes set under unknown names)
-            return _class_has(obj.cls, name)
+            found = _class_has(obj.cls, name)
+            if found is PROPERTY:  # hasattr is getattr that catches AttributeError: the getter runs
+                return interp.attribute_or(obj, name, _NOT_FOUND, node) is not _NOT_FOUND
+            return found
         if isinstance(obj, o.ClassObj):
-            return _class_has(obj, name)
+            found = _class_has(obj, name)
+            return True if found is PROPERTY else found  # (the class holds the property itself)
         return UNKNOWN
     return interp.lift(has, args[0])
 
 
 def _class_has(cls: o.ClassObj, name: str) -> Any:
     """Does the class define `name` (itself or through its bases)? UNKNOWN where a base we do
-    not read, a metaclass or a `__getattr__` could answer."""
+    not read, a metaclass or a `__getattr__` could answer; PROPERTY for a property (whose
+    getter decides an instance's answer)."""
     found = class_attribute(cls, name)
     if isinstance(found, Property):
-        return UNKNOWN  # (its getter may raise AttributeError)
+        return PROPERTY  # (its getter runs: `_b_hasattr`)
     if found is not _NOT_FOUND or (name in _TUPLE_MEMBERS and _is_named_tuple(cls)):
         return True
     if _library_base(cls) or class_attribute(cls, "__getattr__") is not _NOT_FOUND or any(
@@ -1516,7 +1529,7 @@ BUILTIN_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "builtins.next": _b_next,
     **{f"builtins.{function.__name__}": _arithmetic(function) for function in (divmod, round, pow)},
 }
-AT_CALL = {"builtins.getattr", "builtins.sorted", "builtins.min", "builtins.max"}  # builtins whose handlers take the call node too
+AT_CALL = {"builtins.getattr", "builtins.hasattr", "builtins.sorted", "builtins.min", "builtins.max"}  # builtins whose handlers take the call node too
 BUILTINS: dict[str, Any] = {
     name.rpartition(".")[2]: o.Native(name)
     for name in [*BUILTIN_FUNCTIONS, *METHOD_DECORATORS, "builtins.str", "builtins.float", "builtins.object",
@@ -1607,15 +1620,24 @@ def _dtype(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any],
 
 
 def _rem(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
-    """`lax.rem(x, y)` of integers: a traced integer (an `Index`), whatever they are; of a
-    traced integer and a number we cannot tell (`lax.rem(step, num_stages)`, the stages from
-    an input's shape), one too."""
+    """`lax.rem(x, y)` (`lax.div`, `lax.max`, `lax.min`) of integers: a traced integer (an
+    `Index`), whatever they are; of a traced integer and a number we cannot tell
+    (`lax.rem(step, num_stages)`, the stages from an input's shape), one too."""
     operands = list(args) + list(kwargs.values())
     if len(operands) == 2 and all(_integer(x) for x in operands):
         return o.Index()
-    if len(operands) == 2 and isinstance(operands[0], o.Index) and (operands[1] is UNKNOWN or _integer(operands[1])):
+    if len(operands) == 2 and any(isinstance(x, o.Index) for x in operands) and all(
+            x is UNKNOWN or isinstance(x, o.Free) or _integer(x) for x in operands):
         return o.Index()
     return UNKNOWN
+
+
+def _where(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """`jnp.where(condition, x, y)` choosing between integers, one of them traced (or the
+    condition: `jnp.where(ki % 2 == 0, 0, 1)`): a traced integer."""
+    if kwargs or len(args) != 3 or not all(_integer(x) for x in args[1:]):
+        return UNKNOWN
+    return o.Index()
 
 
 def _is_false(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
@@ -2257,6 +2279,8 @@ NATIVE: dict[str, Callable[..., Any]] = {
     "collections.OrderedDict": _ordered_dict,
     "<attrgetter>": _get_attributes,
     "jax.lax.rem": _rem,
+    **{f"jax.lax.{name}": _rem for name in ("div", "max", "min")},
+    "jax.numpy.where": _where,
     "jax.lax.axis_index": lambda interp, qname, node, args, kwargs: o.Index(),  # an int32 scalar, traced
     "<astype>": _astype,
     "<property setter>": lambda interp, qname, node, args, kwargs: (
@@ -2500,11 +2524,25 @@ def _environment_get(interp: Interpreter, node: nodes.NodeNG, args: list[Any], k
     """`os.environ.get(name[, default])`, `os.getenv(name[, default])`."""
     if kwargs or len(args) not in (1, 2) or not isinstance(args[0], str):
         return UNKNOWN
+    if args[0] in interp.environment:  # (written by the code before)
+        return interp.environment[args[0]]
     return o.environment_variable(args[0], args[1] if len(args) == 2 else None)
+
+
+def _environment_setdefault(interp: Interpreter, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """`os.environ.setdefault(name, value)`: the variable's value if set, else `value`, which
+    later reads give too."""
+    if kwargs or len(args) != 2 or not isinstance(args[0], str):
+        return UNKNOWN
+    if args[0] not in interp.environment:
+        interp.changing(interp.environment)
+        interp.environment[args[0]] = o.environment_variable(args[0], args[1])
+    return interp.environment[args[0]]
 
 
 LIBRARY_CALLS: dict[str, Callable[..., Any]] = {
     f"{o.ENVIRONMENT}.get": _environment_get,
+    f"{o.ENVIRONMENT}.setdefault": _environment_setdefault,
     "os.getenv": _environment_get,
     "pytest.mark.parametrize": _pytest_parametrize,
     "pytest.param": lambda interp, node, args, kwargs: PytestParam(
