@@ -643,7 +643,10 @@ class Trace:
         offset = 1 if owner is not None and positional and not _is_static(func) else 0
         for parameters in getattr(closure, "parameters", ()):
             preset.update(_cases(parameters, positional[offset:], names))
-        interp.run(closure, [], {}, func, preset=preset)
+        result = interp.run(closure, [], {}, func, preset=preset)
+        for item in _handed_on(result):  # (to its caller: code we do not read, which may call it)
+            if isinstance(item, (objects.Bound, objects.Instance)):
+                interp.escape(item)
 
     @staticmethod
     def _inputs(func: nodes.FunctionDef, owner: nodes.ClassDef | None, names: list[str], module: objects.ModuleObj,
@@ -807,6 +810,17 @@ def _run_unknown(interp: Interpreter, closure: objects.Closure, free: bool = Fal
     names = [arg.name for arg in (arguments.posonlyargs or []) + arguments.args + arguments.kwonlyargs]
     interp.run(closure, [], {}, closure.node, preset={
         name: objects.Free(("param", closure.node, name), name) if free else UNKNOWN for name in names})
+
+
+def _handed_on(value: Any, depth: int = 0) -> Iterator[Any]:
+    """What an entry point returns, and the items of the tuples and lists it returns (a case's
+    `(fn, args)`), on every path."""
+    for _, item in objects.split(value):
+        if isinstance(item, (tuple, list)) and depth < 2:
+            for element in item:
+                yield from _handed_on(element, depth + 1)
+        else:
+            yield item
 
 
 def _bound_values(partial: objects.Partial) -> list[Any]:

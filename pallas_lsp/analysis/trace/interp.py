@@ -2075,6 +2075,14 @@ class Interpreter:
                 self.escape(item.func)
             elif isinstance(item, o.Bound):
                 self.escape(item.func)
+                if isinstance(item.func, o.Closure) and not item.func.stub and isinstance(item.self_value, o.Instance) \
+                        and item.self_value.free is None and item.func.node.root() is self.root:
+                    # run with its receiver (`Lane().run` handed on: the subclass's attributes)
+                    self.partials.append(o.Partial(item.func, (item.self_value,), ()))
+            elif isinstance(item, o.Instance) and item.free is None:  # a callable object: its `__call__`
+                method = self.stubs.class_attribute(item.cls, "__call__")
+                if isinstance(method, o.Closure):
+                    self.escape(o.Bound(method, item))
             elif isinstance(item, o.Generator):  # code we do not read may take from it
                 self.poisoned.add(id(item.items))
 

@@ -500,6 +500,19 @@ def property_setter(instance: o.Instance, name: str) -> o.Closure | None:
     return found.setter if isinstance(found, Property) and isinstance(found.setter, o.Closure) else None
 
 
+def _overridden(interp: Interpreter, cls: o.ClassObj, name: str) -> bool:
+    """Does a subclass of `cls` that a loaded module's top level defines bind `name` itself? (A
+    value, such as a test class's `LOWERING_SEMANTICS`: its methods keep the base's, which
+    an entry's run follows.)"""
+    key = ("subclasses", cls.node)
+    found = interp._opaque.get(key)
+    if found is None:
+        found = interp._opaque[key] = [
+            klass for module in list(interp.modules.values()) for klass in module.env.vars.values()
+            if isinstance(klass, o.ClassObj) and klass is not cls and cls in klass.mro()]
+    return any(name in klass.env.vars for klass in found if klass.mro().index(cls) > 0)
+
+
 def instance_attribute(interp: Interpreter, instance: o.Instance, name: str) -> Any:
     if name in instance.attributes:
         return instance.attributes[name]
@@ -510,8 +523,10 @@ def instance_attribute(interp: Interpreter, instance: o.Instance, name: str) -> 
         return Method(instance, name) if name != "_fields" else tuple(field.name for field in _fields(instance.cls))
     if instance.opaque and not isinstance(found, (Property, StaticMethod, ClassMethod, PartialMethod, o.Closure)):
         return UNKNOWN  # set under a name we do not know, it would be the instance's own
-    if instance.free is not None and getattr(getattr(found, "func", found), "abstract", False):
-        return UNKNOWN  # an entry's `self` is an instance of a subclass, whose override runs
+    if instance.free is not None and (getattr(getattr(found, "func", found), "abstract", False) or (
+            not isinstance(found, (o.Closure, Property, StaticMethod, ClassMethod, PartialMethod))
+            and _overridden(interp, instance.cls, name))):
+        return UNKNOWN  # an entry's `self` may be an instance of a subclass, whose override holds
     if found is not _NOT_FOUND:
         return _bound_to(interp, found, instance, instance.cls)
     if name in TEST_CASE_METHODS and _library_base(instance.cls):  # `unittest.TestCase`'s, inherited
