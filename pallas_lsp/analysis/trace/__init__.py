@@ -335,13 +335,7 @@ class Trace:
     def _call_partial(self, partial: objects.Partial, target: objects.Closure, free: bool) -> None:
         """Call the partial with the parameters it leaves as an entry point's are (inputs,
         at their defaults or not, with `free`; else unknown)."""
-        args: list[Any] = []
-        keywords: dict[str, Any] = {}
-        layer: Any = partial
-        while isinstance(layer, objects.Partial):  # (a partial of a partial binds first what the inner one binds)
-            args[:0] = layer.args
-            keywords = {**dict(layer.keywords), **keywords}
-            layer = layer.func
+        args, keywords = _bindings(partial)
         arguments = target.node.args
         if arguments.args is None:
             return
@@ -823,13 +817,22 @@ def _handed_on(value: Any, depth: int = 0) -> Iterator[Any]:
             yield item
 
 
-def _bound_values(partial: objects.Partial) -> list[Any]:
-    found: list[Any] = []
+def _bindings(partial: objects.Partial) -> tuple[list[Any], dict[str, Any]]:
+    """The positional arguments and keywords a partial (of partials) gives its function: an
+    inner partial's first, an outer one's keywords over its."""
+    args: list[Any] = []
+    keywords: dict[str, Any] = {}
     layer: Any = partial
     while isinstance(layer, objects.Partial):
-        found += list(layer.args) + [value for _, value in layer.keywords]
+        args[:0] = layer.args
+        keywords = {**dict(layer.keywords), **keywords}
         layer = layer.func
-    return found
+    return args, keywords
+
+
+def _bound_values(partial: objects.Partial) -> list[Any]:
+    args, keywords = _bindings(partial)
+    return args + list(keywords.values())
 
 
 def _informative(value: Any, depth: int = 0) -> bool:
