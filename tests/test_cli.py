@@ -323,6 +323,9 @@ def test_a_pool_that_takes_no_file_fails_the_run(monkeypatch):
 
 
 def test_fix_applies_safe_fixes_and_reports_what_remains(tree, run):
+    """What remains is what the markers name, or a problem JAX checks after a fixed one on the
+    same line (an MMA with two problems, `mma_check_order.py`: fixing the first shows the
+    second, as JAX would then raise it)."""
     before = markers(tree)
     safe = _safely_fixable(run)
     code, out, _ = run("check", "--fix")
@@ -330,7 +333,9 @@ def test_fix_applies_safe_fixes_and_reports_what_remains(tree, run):
     assert code == 1
     assert out.endswith(f"Found {safe + sum(remaining.values())} errors ({safe} fixed, "
                         f"{sum(remaining.values())} remaining).\n")
-    assert remaining and set(remaining) < set(before)
+    marked_lines = {(path, line) for path, line, _ in before}
+    assert remaining and all(key in before or key[:2] in marked_lines for key in remaining)
+    assert set(remaining) & set(before)
     assert parsed(run("check")[1]) == remaining  # what it says remains is what a new run finds
 
 
