@@ -185,8 +185,9 @@ class Interpreter:
         self.known_calls: set[nodes.NodeNG] = set()  # ... at least once with every argument known
         self.closures: dict[nodes.NodeNG, list[o.Closure]] = {}
         self.escaped: list[Any] = []  # closures (`reuse.Replay`s too, while `Trace` replays kept runs)
-        # `functools.partial`s of the analysed module's functions, as made, and the ids of those
-        # called (`Trace._run_escaped` runs the others with what they bind)
+        # `functools.partial`s of the analysed module's functions, as made (and its methods bound
+        # to a receiver, as handed on: `escape`), and the ids of those called (`Trace._run_escaped`
+        # runs the others with what they bind)
         self.partials: list[o.Partial] = []
         self.environment: dict[str, Any] = {}  # what the code wrote to `os.environ` (`stubs._environment_get`)
         self.partials_called: list[int] = []

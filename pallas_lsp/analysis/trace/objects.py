@@ -154,8 +154,12 @@ def environment_variable(name: str, default: Any) -> Guarded:
     the program does not know, the same whoever reads it (an input: every read of `name`
     tests one value) -- or it is not, and the read gives the default."""
     unset = environment_unset(name)
-    value = Free(("environ", name), f"{ENVIRONMENT}[{name!r}]", text=True)
-    return Guarded(((frozenset({(unset, True)}), default), (frozenset({(unset, False)}), value)))
+    return Guarded(((frozenset({(unset, True)}), default), (frozenset({(unset, False)}), environment_value(name))))
+
+
+def environment_value(name: str) -> Free:
+    """The value of the variable `name` where it is set (`os.environ[name]`)."""
+    return Free(("environ", name), f"{ENVIRONMENT}[{name!r}]", text=True)
 
 
 def environment_has(name: str, present: bool = True) -> Guarded:

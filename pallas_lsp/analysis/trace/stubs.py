@@ -383,9 +383,7 @@ def item(interp: Interpreter, obj: Any, key: Any, node: nodes.NodeNG | None = No
     if type(obj) is str and (type(key) in (int, bool, slice)):  # `"xy"[0]`, `name[:2]`
         return obj[key] if type(key) is slice or -len(obj) <= key < len(obj) else UNKNOWN
     if isinstance(obj, o.Library) and obj.qname == o.ENVIRONMENT and isinstance(key, str):
-        if key in interp.environment:
-            return interp.environment[key]
-        return o.Free(("environ", key), f"{o.ENVIRONMENT}[{key!r}]", text=True)  # (unset: a KeyError)
+        return environment_read(interp, key)  # (unset: a KeyError)
     if isinstance(obj, (tuple, list)):
         if isinstance(obj, list) and id(obj) in interp.poisoned or isinstance(obj, o.NotSequence):
             return UNKNOWN  # (no items: a TypeError)
@@ -960,6 +958,7 @@ def _search(interp: Interpreter, items: list[Any] | tuple[Any, ...], name: str, 
 
 
 def _equal(item: Any, value: Any) -> Any:
+    """`item == value` where it is known: the same object, or plain values."""
     if item is value:
         return True
     plain = (bool, int, float, str, type(None))
@@ -969,9 +968,8 @@ def _equal(item: Any, value: Any) -> Any:
 
 
 def _found_in(items: list[Any], value: Any) -> bool:
-    """Is `value` in the list as `list.remove` finds it (equal plain values, the same object)?"""
-    return any(item is value or isinstance(item, (bool, int, float, str)) and type(item) is type(value) and item == value
-               for item in items)
+    """Is `value` surely in the list, as `list.remove` finds it (`_equal`)?"""
+    return any(_equal(item, value) is True for item in items)
 
 
 def _b_delattr(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
@@ -1634,7 +1632,7 @@ def _dtype(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any],
     return found.as_instance() if isinstance(found, api.DType) else UNKNOWN
 
 
-def _rem(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
+def _traced_integer(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
     """`lax.rem(x, y)` (`lax.div`, `lax.max`, `lax.min`) of integers: a traced integer (an
     `Index`), whatever they are; of a traced integer and a number we cannot tell
     (`lax.rem(step, num_stages)`, the stages from an input's shape), one too."""
@@ -2293,8 +2291,8 @@ NATIVE: dict[str, Callable[..., Any]] = {
     "collections.defaultdict": _default_dict,
     "collections.OrderedDict": _ordered_dict,
     "<attrgetter>": _get_attributes,
-    "jax.lax.rem": _rem,
-    **{f"jax.lax.{name}": _rem for name in ("div", "max", "min")},
+    "jax.lax.rem": _traced_integer,
+    **{f"jax.lax.{name}": _traced_integer for name in ("div", "max", "min")},
     "jax.numpy.where": _where,
     "jax.lax.axis_index": lambda interp, qname, node, args, kwargs: o.Index(),  # an int32 scalar, traced
     "<astype>": _astype,
@@ -2539,9 +2537,16 @@ def _environment_get(interp: Interpreter, node: nodes.NodeNG, args: list[Any], k
     """`os.environ.get(name[, default])`, `os.getenv(name[, default])`."""
     if kwargs or len(args) not in (1, 2) or not isinstance(args[0], str):
         return UNKNOWN
-    if args[0] in interp.environment:  # (written by the code before)
-        return interp.environment[args[0]]
-    return o.environment_variable(args[0], args[1] if len(args) == 2 else None)
+    return environment_read(interp, args[0], args[1] if len(args) == 2 else None)
+
+
+def environment_read(interp: Interpreter, name: str, default: Any = _NOT_FOUND) -> Any:
+    """A read of the environment variable `name`: what the code wrote there before, else the
+    variable as set where the code runs or, unset, `default` (none given: a read that only
+    a set variable answers, `os.environ[name]`)."""
+    if name in interp.environment:
+        return interp.environment[name]
+    return o.environment_value(name) if default is _NOT_FOUND else o.environment_variable(name, default)
 
 
 def _environment_setdefault(interp: Interpreter, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
@@ -2549,10 +2554,11 @@ def _environment_setdefault(interp: Interpreter, node: nodes.NodeNG, args: list[
     later reads give too."""
     if kwargs or len(args) != 2 or not isinstance(args[0], str):
         return UNKNOWN
+    value = environment_read(interp, args[0], args[1])
     if args[0] not in interp.environment:
         interp.changing(interp.environment)
-        interp.environment[args[0]] = o.environment_variable(args[0], args[1])
-    return interp.environment[args[0]]
+        interp.environment[args[0]] = value
+    return value
 
 
 LIBRARY_CALLS: dict[str, Callable[..., Any]] = {
