@@ -18,6 +18,7 @@ from ..trace import objects as o
 from ..values import UNKNOWN
 from .pls019_tmem_rows import ROWS as TMEM_ROWS
 from .site_rule import Picker
+from .tmem import raises_before
 
 # In the order JAX checks them: (parameter, role, allowed spaces, JAX's message).
 OPERANDS = (
@@ -34,12 +35,9 @@ Check = Callable[[Picker, Site], Any]
 
 
 def fails_first(pick: Picker, site: Site, *checks: Check) -> bool:
-    """Does one of these earlier checks surely raise? (One we cannot decide passes.)"""
-    for check in checks:
-        outcome = check(pick, site)
-        if outcome is not UNKNOWN and outcome is not None and outcome is not False:
-            return True
-    return False
+    """Does one of these earlier checks surely raise? (One we cannot decide passes, where the
+    TMEM constructor's `raises_before` stays undecided.)"""
+    return raises_before(pick, site, *checks) is True
 
 
 def shape_error(pick: Picker, site: Site) -> Any:
