@@ -82,6 +82,24 @@ def test_a_helper_rewritten_with_the_same_size_is_read_again(tmp_path):
     assert _lines_and_paths(a / "helper_module.py")[0] == [23]
 
 
+def test_a_files_lines_are_read_again_only_when_it_changes(tmp_path):
+    """Hover facts and findings about another module's code ask for its lines (byte columns to
+    code points) in every analysis: the same file, unchanged, is not read and split again."""
+    from pallas_lsp.analysis.source import Lines
+
+    helper = tmp_path / "helper.py"
+    helper.write_text("name = 'été'\n", encoding="utf-8")
+    first = Lines.of_file(str(helper))
+    assert first is not None and Lines.of_file(str(helper)) is first
+    before = helper.stat()
+    helper.write_text("name = 'ÉtÉ'\n", encoding="utf-8")  # (the same size)
+    os.utime(helper, ns=(before.st_atime_ns, before.st_mtime_ns + 1_000_000))
+    second = Lines.of_file(str(helper))
+    assert second is not None and second is not first and second.lines == ["name = 'ÉtÉ'\n"]
+    helper.unlink()
+    assert Lines.of_file(str(helper)) is None
+
+
 def test_an_edited_but_unsaved_helper_is_read_from_the_editor(tmp_path):
     from pallas_lsp.analysis import analyze_source
 

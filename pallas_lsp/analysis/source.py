@@ -3,7 +3,9 @@ nodes (astroid is imported only by whoever has its nodes: the frontends decode w
 
 from __future__ import annotations
 
+import functools
 import io
+import os
 import re
 import tokenize
 from pathlib import Path
@@ -59,10 +61,14 @@ class Lines:
 
     @classmethod
     def of_file(cls, path: str) -> Lines | None:
+        """The lines of a file on disk (None when it cannot be read or decoded); the same
+        object while the file is unchanged (size and modification time): hover facts and
+        findings about another module's code ask for its lines in every analysis."""
         try:
-            return cls(decode(Path(path).read_bytes()))
-        except (OSError, SyntaxError, UnicodeDecodeError, LookupError):
+            stat = os.stat(path)
+        except OSError:
             return None
+        return _file_lines(path, stat.st_mtime_ns, stat.st_size)
 
     def text(self, line: int) -> str:
         return self.lines[line - 1].rstrip("\r\n") if 0 < line <= len(self.lines) else ""
@@ -89,3 +95,11 @@ class Lines:
     def point(self, line: int, byte_col: int, path: str | None = None) -> Span:
         col = self.column(line, byte_col)
         return Span(line, col, line, col, path)
+
+
+@functools.lru_cache(maxsize=256)
+def _file_lines(path: str, mtime_ns: int, size: int) -> Lines | None:  # (the stamp: part of the key)
+    try:
+        return Lines(decode(Path(path).read_bytes()))
+    except (OSError, SyntaxError, UnicodeDecodeError, LookupError):
+        return None
