@@ -589,6 +589,46 @@ def test_a_changed_project_module_replays_nothing(tmp_path: Path) -> None:
     assert got == _outcome(text, str(kernel), Session()) != before  # `case_even`'s cluster is odd now
 
 
+_OPS = """
+import jax
+
+import kernel
+
+
+def _fwd(x):
+  return kernel.build(x, (5,))
+
+
+fwd = jax.custom_vjp(_fwd)
+"""
+
+
+def test_a_module_function_run_after_the_entry_points_is_replayed_while_its_code_is_unchanged(
+        tmp_path: Path) -> None:
+    """tokamax's ops module defines `_fwd`, handed to `jax.custom_vjp`, which calls the
+    kernel module an editor is changing: its run reads the file's text, so it is never kept
+    for other traces, and it ran again at every keystroke. While the code it runs is the
+    same, the next trace of the file replays it as it replays an entry point."""
+    (tmp_path / "ops.py").write_text(_OPS)
+    text = _UNITS.replace("SEEN = []", "import ops\n\nSEEN = []")
+    (tmp_path / "kernel.py").write_text(text)
+    path = str(tmp_path / "kernel.py")
+    session = Session(keep_trees=True)
+    traces = session.traces
+    assert traces is not None
+    versions = [text, text, text.replace("return x\n", "return x + 1\n"),  # `other`: `_fwd` replayed too
+                text.replace("return x\n", "return x + 2\n")]  # ... and again
+    expected = [_outcome(version, path, Session()) for version in versions]
+    replayed = []
+    for version, outcome in zip(versions, expected):
+        assert _outcome(version, path, session) == outcome
+        replayed.append(traces.replayed)
+    assert replayed == [0, 4, 3, 3]  # (of `case_odd`, `case_even`, `other` and `_fwd`)
+    edited = text.replace("  return plgpu.kernel(", "  edited = 1\n  return plgpu.kernel(")  # `build`: none
+    assert _outcome(edited, path, session) == _outcome(edited, path, Session())
+    assert traces.replayed == 0
+
+
 def test_the_marks_found_in_one_search_are_those_each_definition_holds() -> None:
     """`incremental._Marks` (one search of the text) answers as a search of each span's own
     text does, `global` and `# type:` comments split over lines included."""

@@ -76,12 +76,14 @@ def _write(directory, files):
 
 
 def _edits(path, count):
-    """An editor's session: the file analysed again after each edit (a comment added)."""
+    """An editor's session: the file analysed again after each edit (a statement added at the
+    end of `build`, which the op's run calls: that run is made again, not replayed as a unit
+    of the session, and the call into `heavy` in it is what may be replayed)."""
     session = Session(keep_trees=True)
     text = path.read_text()
     reports = []
     for index in range(count):
-        text += f"\n# edit {index}\n"
+        text = text.rstrip("\n") + f"\n  edit_{index} = {index}\n"
         reports.append(_report(analyze_source(text, str(path), want_facts=True, session=session)))
     return reports
 

@@ -261,7 +261,10 @@ class Trace:
                 recording = self._kept_or_recording(closure)
                 if recording is True:
                     continue  # replayed
-                self._run_one(closure, inputs)
+                key = reuse.escaped_key(self, closure, inputs) if self._units is not None else None
+                if key is not None and self._replayed_unit(key, recording):
+                    continue
+                self._run_one(closure, inputs, key)
                 if recording:
                     self._recorded(closure, recording)
             self._run_other_environments(escaped, False)
@@ -368,14 +371,30 @@ class Trace:
             own = self._own_nodes[node] = node.root() is self.module
         return own
 
-    def _run_one(self, closure: objects.Closure, inputs: bool) -> None:
+    def _run_one(self, closure: objects.Closure, inputs: bool, key: tuple[Any, ...] | None = None) -> None:
         """Run a closure with unknown arguments (``inputs``: `Free` ones), as a unit of an
-        editor's session (`reuse.Units`)."""
-        units = self._units
+        editor's session (`reuse.Units`; `key`: one the next trace may replay)."""
+        units, interp = self._units, self.interp
         mark = units.start(self) if units is not None else None
-        self._maybe_run(_run_unknown, self.interp, closure, inputs)
+        before = set(interp.poisoned) if key is not None else None  # (what a kept run poisons, its replay does)
+        self._maybe_run(_run_unknown, interp, closure, inputs)
         if units is not None and mark is not None:
-            units.finish(self, None, mark, set(), closure.env)
+            units.finish(self, key, mark, set() if before is None else interp.poisoned - before, closure.env)
+
+    def _replayed_unit(self, key: tuple[Any, ...], recording: bool | tuple[Any, ...] | None) -> bool:
+        """Replay the last trace's run of a module-level function after the entry points
+        (`reuse.escaped_key`) if it is the run this trace would make: tokamax's `_fwd` reads
+        the kernel module an editor is changing, so it is never kept for other traces
+        (`_kept_or_recording`), but while the code it runs is unchanged its run is the same.
+        A run being recorded for other traces is not recorded from a replay."""
+        units = self._units
+        assert units is not None
+        interp = self.interp
+        if not units.replay(self, key, interp._steps + STEPS_PER_ENTRY <= STEPS_PER_FILE):
+            return False
+        if isinstance(recording, tuple):
+            self._functions_back(recording)
+        return True
 
     def _rank(self, closure: objects.Closure) -> int:
         """Which closure of a function to run (`_OneClosure`): a kept run's (`Replay`), else
@@ -501,12 +520,8 @@ class Trace:
         """Keep the run just made, if its world was pristine and it left nothing but what
         `EscapedRun` holds."""
         interp = self.interp
-        (world, slot, sites, escaped, made, steps, exhausted, loose, constructions, executed,
-         known, imports) = mark
-        mine, mine_known = interp.executed, interp.known_calls
-        executed |= mine
-        known |= mine_known
-        interp.executed, interp.known_calls = executed, known
+        world, slot, sites, escaped, made, steps, exhausted, loose, constructions, *_, imports = mark
+        mine, mine_known = self._functions_back(mark)
         run = self._summary(closure, world, sites, escaped, made, steps, exhausted, loose, constructions,
                             mine, mine_known)
         if run is None:
@@ -517,6 +532,17 @@ class Trace:
             self._made_closures[id(run)] = closure
         else:
             slot.run = run
+
+    def _functions_back(self, mark: tuple[Any, ...]) -> tuple[set[nodes.NodeNG], set[nodes.NodeNG]]:
+        """The trace's functions (executed, and run with known arguments) that a recording
+        set aside take in those of the run recorded, which are returned."""
+        interp = self.interp
+        *_, executed, known, _imports = mark
+        mine, mine_known = interp.executed, interp.known_calls
+        executed |= mine
+        known |= mine_known
+        interp.executed, interp.known_calls = executed, known
+        return mine, mine_known
 
     def _summary(self, closure: objects.Closure, world: tuple[nodes.Module, ...], sites: int, escaped: int,
                  made: int, steps: int, exhausted: int, loose: int, constructions: tuple[int, int],

@@ -18,6 +18,10 @@ sees no container poisoned by another one (`Trace._entry_unit`). A kept unit is 
 - every node its run executed, or its results name (sites, closures, escaped closures), is in
   the new tree or in a module this trace runs as it was (`_Alive`);
 - the file's step budget bound neither that run nor this one.
+The runs after the entry points of functions a module's top level defined (handed to code we
+do not read: tokamax's `_fwd`, which calls the kernel module being edited, so that its run is
+never kept for other traces) are units too, keyed by their function (`escaped_key`), and
+replayed on the same conditions; the other closures run then are run again.
 What is not provably the same is run again, and the whole trace is run from scratch when a
 unit could have changed what others read: a write (container, attribute, `global`,
 `nonlocal`) to an object the top level made, or any write by the closures run after the
@@ -66,6 +70,7 @@ class _Unit:
     generation: int
     # the partials of the analysed module's functions it made, and the ids of those it called
     partials: tuple[list[o.Partial], list[int]] = ([], [])
+    kept: frozenset[int] = frozenset()  # its sites replays of kept runs added (`Trace.kept_sites`)
 
 
 @dataclass
@@ -184,6 +189,7 @@ class Units:
         if not (alive.all(unit.executed) and alive.all(unit.named)):
             return False
         interp.replay_run(unit.sites, unit.executed, unit.known, unit.closures, unit.partials)
+        trace.kept_sites |= unit.kept
         interp.escaped.extend(unit.escaped)
         interp.poisoned |= unit.poisoned
         interp._steps += unit.steps
@@ -204,8 +210,8 @@ class Units:
 
     def finish(self, trace: Trace, key: tuple[Any, ...] | None, mark: tuple[Any, ...], poisoned: set[int],
                env: Frame | None = None) -> None:
-        """A unit ran: keep it (`key`: an entry point's; None: a closure run afterwards, in
-        `env`)."""
+        """A unit ran: keep it (`key`: an entry point's, or a module-level function's run after
+        them, `escaped_key`; None: another closure run afterwards, in `env`)."""
         interp = trace.interp
         sites, closures, escaped, steps, exhausted, executed, known, modules, partials, called = mark
         made = (interp.partials[partials:], interp.partials_called[called:])
@@ -218,29 +224,39 @@ class Units:
         executed |= mine
         known |= mine_known
         interp.executed, interp.known_calls = executed, known
-        self.ran += key is not None
+        self.ran += key is not None and key[0] is not ESCAPED
         shared = self._shared(trace) if writes or poisoned else set()
-        if key is None:  # a closure run after the entry points: its environment may be a kept unit's
-            if writes:
-                before = _reachable([env] if env is not None else [], shared) | shared
-                if any(write is WRITES_NAMES or id(write) in before for write in writes):
-                    self._diverged()
-            alive = self._alive
-            if alive is not None:  # a kept unit's closure sees the module of its own trace
-                ran = _Unit(interp.sites[sites:], mine, mine_known, interp.closure_log[closures:],
-                            interp.escaped[escaped:], poisoned, 0, 0, steps, [], self._generation, made)
-                if not (alive.all(mine) and alive.all(_named(ran))):
-                    self._diverged()
-            return
-        if any(write is WRITES_NAMES or id(write) in shared for write in writes) or poisoned & shared:
+        unit = _Unit(interp.sites[sites:], mine, mine_known, interp.closure_log[closures:], interp.escaped[escaped:],
+                     poisoned, interp._steps - steps, trace.exhausted - exhausted, steps, [], self._generation, made)
+        if key is None or key[0] is ESCAPED:  # a closure run after the entry points
+            self._closure_ran(unit, writes, shared, env)
+            if key is None or not self._keep:
+                return
+        elif any(write is WRITES_NAMES or id(write) in shared for write in writes) or poisoned & shared:
             self._diverged()
             return
         if imported or len(interp.modules) != modules or self._record is None:
             return  # it imported (what it read may be what another unit loaded): never replayed
-        unit = _Unit(interp.sites[sites:], mine, mine_known, interp.closure_log[closures:], interp.escaped[escaped:],
-                     poisoned, interp._steps - steps, trace.exhausted - exhausted, steps, [], self._generation, made)
-        unit.named = _named(unit)
+        unit.named = unit.named or _named(unit)
+        kept_sites = trace.kept_sites
+        if kept_sites:
+            unit.kept = frozenset(id(site) for site in unit.sites if id(site) in kept_sites)
         self._record.units[key] = unit
+
+    def _closure_ran(self, unit: _Unit, writes: list[Any], shared: set[int], env: Frame | None) -> None:
+        """A closure ran after the entry points: its environment may be a kept unit's, so a
+        write to what it reaches, or to what the top level made, diverges; and a kept unit's
+        closure sees the module of its own trace, so one that ran code or names nodes no
+        longer in this trace's trees diverges too."""
+        if writes or unit.poisoned:
+            before = _reachable([env] if env is not None else [], shared) | shared
+            if any(write is WRITES_NAMES or id(write) in before for write in writes) or unit.poisoned & before:
+                self._diverged()
+        alive = self._alive
+        if alive is not None:
+            unit.named = _named(unit)
+            if not (alive.all(unit.executed) and alive.all(unit.named)):
+                self._diverged()
 
     def _diverged(self) -> None:
         if self._previous is not None:
@@ -259,6 +275,23 @@ class Units:
         self._memo.replayed, self._memo.ran = self.replayed, self.ran
         if self._keep and self._record is not None:
             self._memo._store(self._path, self._record)
+
+
+ESCAPED = "escaped"  # the first item of the key of a run after the entry points (`escaped_key`)
+
+
+def escaped_key(trace: Trace, closure: o.Closure, inputs: bool) -> tuple[Any, ...] | None:
+    """The unit key of a run, after the entry points, of a function a module's top level
+    defined once (its closure's environment is that module's, whose state the top levels
+    make: the same while the module key is): its node and whether its parameters are
+    inputs. None for any other closure (its environment is what some run made)."""
+    node = closure.node
+    module = trace.interp.modules.get(node.root())
+    if closure.stub or module is None or closure.env is not module.env:
+        return None
+    if sum(made.env is module.env for made in trace.interp.closures.get(node, ())) != 1:
+        return None
+    return (ESCAPED, node, inputs)
 
 
 def unit_free(start: int) -> bool:
