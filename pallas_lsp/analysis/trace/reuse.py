@@ -443,9 +443,12 @@ def _reachable(frames: Iterable[Any], known: Container[int] = frozenset(),
         kind = kinds.get(type(value), _UNSEEN)
         if kind is _UNSEEN:
             kind = kinds[type(value)] = _kind(type(value))
-        if kind is _SKIP or id(value) in seen or id(value) in known or id(value) in clean:
+        if kind is _SKIP:
             continue
-        seen.add(id(value))
+        ident = id(value)
+        if ident in seen or ident in known or ident in clean:
+            continue
+        seen.add(ident)
         if kind is Frame:
             pending.extend(value.vars.values())
             if value.parent is not None:
