@@ -70,6 +70,8 @@ class KeptCall:
     # what later code may reach of what it made: the closures it let escape, and the answers
     # it put in the call memo that are no settled values (`_settled`)
     reachable: list[Any]
+    # the ids of every object those reach beyond the world, once found untouched (`untouched`)
+    reach: frozenset[int] | None = None
 
 
 @dataclass
@@ -194,16 +196,18 @@ class CallKeeper:
         interp = self._trace.interp
         self._trace._pristine()  # (`_world_ids` up to date)
         world = self._trace._world_ids
-        # what an earlier call reaches, found untouched: the writes since a later call are
-        # some of those (watched in the order they were made), so it is untouched by them too
-        clean: set[int] = set()
         for kept, since in self._watched:
             writes = {id(write) for write in interp.loose_writes[since:]}
             if not writes:
                 continue
-            reached = reuse._reachable(kept.reachable, world, clean)
+            # What a call made changes only by a write to it: found untouched once, what it
+            # reaches is what it reached when it was made, in this trace and in any later one
+            # that replays it (which is found untouched again, or forgets it). Beyond the world
+            # (the state of the modules' top levels, `Trace._pristine`'s to judge): any later
+            # world reaches all of it that the call's closure reaches, through its module.
+            reached = kept.reach if kept.reach is not None else reuse._reachable(kept.reachable, world)
             if writes.isdisjoint(reached):
-                clean |= reached
+                kept.reach = frozenset(reached)
                 continue
             if not any(kept is mine for _, mine in self.made):
                 reuse.KEPT_RUNS.forget_calls()
