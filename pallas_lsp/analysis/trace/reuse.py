@@ -249,8 +249,9 @@ class Units:
         closure sees the module of its own trace, so one that ran code or names nodes no
         longer in this trace's trees diverges too."""
         if writes or unit.poisoned:
-            before = _reachable([env] if env is not None else [], shared) | shared
-            if any(write is WRITES_NAMES or id(write) in before for write in writes) or unit.poisoned & before:
+            reached = _reachable([env] if env is not None else [], shared)  # (beyond what the top level made)
+            if any(write is WRITES_NAMES or id(write) in reached or id(write) in shared for write in writes) or \
+                    not (unit.poisoned.isdisjoint(reached) and unit.poisoned.isdisjoint(shared)):
                 self._diverged()
         alive = self._alive
         if alive is not None:
@@ -394,38 +395,61 @@ _LEAVES = (str, bytes, int, float, complex, bool, type(None))
 def _nodes_in(value: Any, found: dict[int, nodes.NodeNG], seen: set[int], depth: int) -> None:
     """The astroid nodes a value names (through containers, guards and our objects; not
     through frames: what a closure's environment holds is the code that made it)."""
-    if isinstance(value, _LEAVES) or depth > 12:
+    kind = _NAMING.get(type(value), _UNSEEN)
+    if kind is _UNSEEN:
+        kind = _NAMING[type(value)] = _naming_kind(type(value))
+    if kind is _SKIP or depth > 12:
         return
-    if isinstance(value, nodes.NodeNG):
+    if kind is nodes.NodeNG:
         found[id(value)] = value
         return
     if id(value) in seen:
         return
     seen.add(id(value))
-    if isinstance(value, (tuple, list, set, frozenset)):
+    depth += 1
+    if kind is tuple:  # (any of tuple, list, set, frozenset)
         for item in value:
-            _nodes_in(item, found, seen, depth + 1)
-    elif isinstance(value, dict):
+            _nodes_in(item, found, seen, depth)
+    elif kind is dict:
         for key, item in value.items():
-            _nodes_in(key, found, seen, depth + 1)
-            _nodes_in(item, found, seen, depth + 1)
-        _nodes_in(getattr(value, "factory", None), found, seen, depth + 1)  # a defaultdict's
-    elif isinstance(value, Var):
-        _nodes_in(value.key, found, seen, depth + 1)
-    elif isinstance(value, (o.Closure, o.ClassObj, o.ModuleObj)):
+            _nodes_in(key, found, seen, depth)
+            _nodes_in(item, found, seen, depth)
+        _nodes_in(getattr(value, "factory", None), found, seen, depth)  # a defaultdict's
+    elif kind is Var:
+        _nodes_in(value.key, found, seen, depth)
+    elif kind is o.Closure:  # (or a class, or a module)
         found[id(value.node)] = value.node
-    elif isinstance(value, o.Instance):
+    elif kind is o.Instance:
         found[id(value.cls.node)] = value.cls.node
-        _nodes_in(value.attributes, found, seen, depth + 1)
-        _nodes_in(value.free, found, seen, depth + 1)
-    elif isinstance(value, o.Namespace):
-        _nodes_in(value.attributes, found, seen, depth + 1)
-    elif isinstance(value, Frame):
-        return
-    elif is_dataclass(value) and not isinstance(value, type):
-        for item in fields(value):
-            if item.name != "scope":  # an allocation's frame
-                _nodes_in(getattr(value, item.name, None), found, seen, depth + 1)
+        _nodes_in(value.attributes, found, seen, depth)
+        _nodes_in(value.free, found, seen, depth)
+    elif kind is o.Namespace:
+        _nodes_in(value.attributes, found, seen, depth)
+    elif type(kind) is tuple:  # a dataclass's field names (an allocation's frame, `scope`, aside)
+        for name in kind:
+            _nodes_in(getattr(value, name, None), found, seen, depth)
+
+
+_NAMING: dict[type, Any] = {}  # `_naming_kind` of each type met so far
+
+
+def _naming_kind(kind: type) -> Any:
+    """How `_nodes_in` goes through a value of this type, decided by the type alone (the
+    first class it is an instance of, in this order; a dataclass: its field names)."""
+    if issubclass(kind, _LEAVES):
+        return _SKIP
+    if issubclass(kind, nodes.NodeNG):
+        return nodes.NodeNG
+    for branches, branch in (((tuple, list, set, frozenset), tuple), ((dict,), dict), ((Var,), Var),
+                             ((o.Closure, o.ClassObj, o.ModuleObj), o.Closure), ((o.Instance,), o.Instance),
+                             ((o.Namespace,), o.Namespace)):
+        if issubclass(kind, branches):
+            return branch
+    if issubclass(kind, Frame):
+        return None
+    if is_dataclass(kind) and not issubclass(kind, type):
+        return tuple(item.name for item in fields(kind) if item.name != "scope")
+    return None
 
 
 # -- what the top level made ----------------------------------------------------------------
