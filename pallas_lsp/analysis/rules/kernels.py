@@ -26,6 +26,7 @@ from ..trace import objects as o
 from ..values import UNKNOWN
 from .base import Rule
 from .mma import barrier_error, fails_first, scales_error, shape_error, space_error
+from . import tmem
 from .site_rule import Picker, api_function, explore, finding
 
 MOSAIC_KERNEL = "plgpu.kernel"
@@ -397,14 +398,42 @@ def _alloc_leaves(pick: Picker, ref: Any) -> list[o.Alloc]:
     return [] if leaves is UNKNOWN else [leaf for item in leaves for leaf in _alloc_leaves(pick, item)]
 
 
-def trace_raises(pick: Picker, run: KernelRun) -> bool:
-    """Does an MMA of the run surely raise when JAX traces it (`mma`: its shapes, its scales,
-    its operands' memory spaces, its barrier)? Then the kernel is never lowered, and nothing
+def trace_raises(ctx: Context, pick: Picker, run: KernelRun) -> bool:
+    """Does JAX surely raise before it lowers the kernel? An MMA of the run when it is traced
+    (`mma`: its shapes, its scales, its operands' memory spaces, its barrier), a
+    `tcgen05_commit_arrive` (its barrier), or the constructor of a TMEM allocation the kernel
+    is given or makes (`tmem`: the scratch is made before the kernel is built). Then nothing
     JAX checks when lowering is reached. (A plain TMEM operand of a collective MMA is
     `fails_tracing_first`'s: JAX's cached check may pass it.)"""
-    return any(site.kind == "mma" and pick.holds(site.guard)
-               and fails_first(pick, site, shape_error, scales_error, space_error, barrier_error)
-               for site in run.members)
+    if any(pick.holds(site.guard) and _raises_when_traced(pick, site) for site in run.members):
+        return True
+    allocations = tmem_allocations(pick, run)
+    if allocations is UNKNOWN:
+        return False
+    made_by = ctx.state(_ALLOCATION_SITES)
+    return any(tmem.constructor_raises(pick, site) for allocation in allocations
+               for alloc in _allocs_of(allocation.ref) if (site := made_by.get(id(alloc))) is not None)
+
+
+def _raises_when_traced(pick: Picker, site: Site) -> bool:
+    if site.kind == "mma":
+        return fails_first(pick, site, shape_error, scales_error, space_error, barrier_error)
+    return site.kind == "commit" and fails_first(pick, site, barrier_error)
+
+
+def _allocs_of(ref: Any) -> list[o.Alloc]:
+    """The allocations an allocation of the kernel is made of (a RefUnion's members)."""
+    if isinstance(ref, o.Alloc):
+        return [ref]
+    if isinstance(ref, o.Union):
+        return [alloc for group in ref.groups for item in (group if isinstance(group, (tuple, list)) else (group,))
+                for alloc in _allocs_of(item)]
+    return []
+
+
+# the "alloc" site that made each allocation (its constructor's arguments), by the allocation's id
+_ALLOCATION_SITES: State[dict[int, Site]] = State(
+    "allocation sites", lambda ctx: {id(site.value): site for site in ctx.trace.sites("alloc")})
 
 
 def fails_tracing_first(pick: Picker, run: KernelRun, plain: list[Allocation]) -> bool:

@@ -16,8 +16,8 @@ from typing import Any, Callable
 from ..trace import Site
 from ..trace import objects as o
 from ..values import UNKNOWN
-from .pls019_tmem_rows import ROWS as TMEM_ROWS
 from .site_rule import Picker
+from .tmem import ROWS as TMEM_ROWS
 from .tmem import raises_before
 
 # In the order JAX checks them: (parameter, role, allowed spaces, JAX's message).

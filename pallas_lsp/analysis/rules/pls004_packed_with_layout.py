@@ -12,7 +12,7 @@ from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
 from .site_rule import Picker, SiteRule, shown
-from .tmem import raises_before, transforms_raise
+from .tmem import packed_with_layout_raises, raises_before, transforms_raise
 
 
 class PackedWithLayout(SiteRule):
@@ -59,13 +59,7 @@ class PackedWithLayout(SiteRule):
         first = raises_before(pick, site, transforms_raise)  # (`tmem`: JAX's order)
         if first is not False:
             return None if first is True else UNKNOWN
-        packed = pick.given(site.arguments.get("packed"))
-        if packed is False:
-            return False
-        layout = pick.given(site.arguments.get("layout"))
-        if layout is False:
-            return False
-        return UNKNOWN if UNKNOWN in (packed, layout) else True
+        return packed_with_layout_raises(pick, site)
 
     def message(self, ctx: Context, site: Site, detail: Any) -> str:
         return (f"packed cannot be specified if layout is specified: "

@@ -50,9 +50,10 @@ class CollectiveAxisCluster(SiteRule):
     shape in a kernel whose `compiler_params` ask for Warpgroup lowering semantics and whose
     collective attributes disagree: that lowering stops at the disagreement first (PLS017).
 
-    A kernel one of whose MMAs surely raises when JAX traces it (its shapes, scales, operand
-    spaces or barrier: PLS018, PLS011, PLS009, PLS010) is never lowered, and is not reported
-    here.
+    A kernel JAX surely fails to build or trace is never lowered, and is not reported here:
+    one of its MMAs raises (its shapes, scales, operand spaces or barrier: PLS018, PLS011,
+    PLS009, PLS010), a `tcgen05_commit_arrive`'s barrier does (PLS010), or the constructor of
+    a TMEM allocation it is given or makes (PLS006, PLS005, PLS004, PLS019).
 
     ## Why is this bad?
     A collective MMA pairs the two blocks along the minor-most cluster axis. JAX checks this
@@ -107,7 +108,7 @@ class CollectiveAxisCluster(SiteRule):
         run = run_of(ctx, site)
         if not isinstance(axis, (str, tuple)) or run is None:
             return UNKNOWN  # (a tuple is no cluster axis: `("x",)` is not one of the names)
-        if trace_raises(pick, run):
+        if trace_raises(ctx, pick, run):
             return None  # (JAX stops when tracing: the kernel is never lowered)
         cluster = cluster_of(pick, run)
         if cluster is UNKNOWN:

@@ -35,9 +35,10 @@ class CollectiveTmemCluster(KernelRule):
     A kernel that also allocates non-collective TMEM is PLS014's: JAX checks for mixed
     allocations first and stops there.
 
-    A kernel one of whose MMAs surely raises when JAX traces it (its shapes, scales, operand
-    spaces or barrier: PLS018, PLS011, PLS009, PLS010) is never lowered, and is not reported
-    here.
+    A kernel JAX surely fails to build or trace is never lowered, and is not reported here:
+    one of its MMAs raises (its shapes, scales, operand spaces or barrier: PLS018, PLS011,
+    PLS009, PLS010), a `tcgen05_commit_arrive`'s barrier does (PLS010), or the constructor of
+    a TMEM allocation it is given or makes (PLS006, PLS005, PLS004, PLS019).
 
     ## Why is this bad?
     A collective TMEM allocation spans the Tensor Memory of two blocks of a cluster, so the
@@ -77,7 +78,7 @@ class CollectiveTmemCluster(KernelRule):
     INVALID = (Invalid(examples.PLS013_INVALID),)
 
     def problem(self, ctx: Context, run: KernelRun, pick: Picker) -> Any:
-        if trace_raises(pick, run):
+        if trace_raises(ctx, pick, run):
             return None  # (JAX stops when tracing: the kernel is never lowered)
         allocations = tmem_allocations(pick, run)
         if allocations is UNKNOWN:

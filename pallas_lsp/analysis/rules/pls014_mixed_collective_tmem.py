@@ -31,9 +31,10 @@ class MixedCollectiveTmem(KernelRule):
     building the kernel that leads there), else the `pl.run_scoped` call that allocates it
     (or the call of the kernel's own file that leads to a helper making it).
 
-    A kernel one of whose MMAs surely raises when JAX traces it (its shapes, scales, operand
-    spaces or barrier: PLS018, PLS011, PLS009, PLS010) is never lowered, and is not reported
-    here.
+    A kernel JAX surely fails to build or trace is never lowered, and is not reported here:
+    one of its MMAs raises (its shapes, scales, operand spaces or barrier: PLS018, PLS011,
+    PLS009, PLS010), a `tcgen05_commit_arrive`'s barrier does (PLS010), or the constructor of
+    a TMEM allocation it is given or makes (PLS006, PLS005, PLS004, PLS019).
 
     ## Why is this bad?
     A kernel's Tensor Memory is allocated either for the pair of blocks of a cluster or for
@@ -77,7 +78,7 @@ class MixedCollectiveTmem(KernelRule):
     INVALID = (Invalid(examples.PLS014_INVALID),)
 
     def problem(self, ctx: Context, run: KernelRun, pick: Picker) -> Any:
-        if trace_raises(pick, run):
+        if trace_raises(ctx, pick, run):
             return None  # (JAX stops when tracing: the kernel is never lowered)
         allocations = tmem_allocations(pick, run)
         if allocations is UNKNOWN:

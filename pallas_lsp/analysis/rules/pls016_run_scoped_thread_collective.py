@@ -30,9 +30,10 @@ class RunScopedThreadCollective(SiteRule):
     on the decorator. A kernel whose TMEM allocations JAX refuses first (PLS013, PLS014) is
     not flagged here.
 
-    A kernel one of whose MMAs surely raises when JAX traces it (its shapes, scales, operand
-    spaces or barrier: PLS018, PLS011, PLS009, PLS010) is never lowered, and is not reported
-    here.
+    A kernel JAX surely fails to build or trace is never lowered, and is not reported here:
+    one of its MMAs raises (its shapes, scales, operand spaces or barrier: PLS018, PLS011,
+    PLS009, PLS010), a `tcgen05_commit_arrive`'s barrier does (PLS010), or the constructor of
+    a TMEM allocation it is given or makes (PLS006, PLS005, PLS004, PLS019).
 
     ## Why is this bad?
     In a multithreaded kernel every warpgroup runs the body; Mosaic GPU only supports
@@ -74,7 +75,7 @@ class RunScopedThreadCollective(SiteRule):
         run = run_of(ctx, site)
         if run is None:
             return UNKNOWN
-        if trace_raises(pick, run):
+        if trace_raises(ctx, pick, run):
             return None  # (JAX stops when tracing: the kernel is never lowered)
         allocates = _allocates(pick, (site.arguments.get("types"), site.arguments.get("kw_types")))
         if allocates is not True:

@@ -29,9 +29,10 @@ class InconsistentCollectiveOp(SiteRule):
     read, nor one whose collective TMEM has no even number of blocks per cluster (PLS013: JAX
     checks the allocations first and stops there).
 
-    A kernel one of whose MMAs surely raises when JAX traces it (its shapes, scales, operand
-    spaces or barrier: PLS018, PLS011, PLS009, PLS010) is never lowered, and is not reported
-    here.
+    A kernel JAX surely fails to build or trace is never lowered, and is not reported here:
+    one of its MMAs raises (its shapes, scales, operand spaces or barrier: PLS018, PLS011,
+    PLS009, PLS010), a `tcgen05_commit_arrive`'s barrier does (PLS010), or the constructor of
+    a TMEM allocation it is given or makes (PLS006, PLS005, PLS004, PLS019).
 
     ## Why is this bad?
     A kernel runs its tensor-core work either for pairs of blocks or for single blocks.
@@ -77,7 +78,7 @@ class InconsistentCollectiveOp(SiteRule):
         run = run_of(ctx, site)
         if collective_op is UNKNOWN or run is None or run.api != "plgpu.kernel":
             return UNKNOWN
-        if trace_raises(pick, run):
+        if trace_raises(ctx, pick, run):
             return None  # (JAX stops when tracing: the kernel is never lowered)
         if collective_op and site.kind == "mma":
             return None  # PLS001's case, which JAX reports when tracing

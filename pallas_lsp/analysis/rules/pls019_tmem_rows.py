@@ -12,9 +12,7 @@ from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
 from .site_rule import Picker, SiteRule, written
-from .tmem import narrow_dtype_raises, raises_before, transforms_raise
-
-ROWS = (128, 64)  # the lanes of Tensor Memory, and half of them
+from .tmem import narrow_dtype_raises, raises_before, rows_raise, transforms_raise
 
 
 class TmemRows(SiteRule):
@@ -67,15 +65,7 @@ class TmemRows(SiteRule):
         first = raises_before(pick, site, transforms_raise, narrow_dtype_raises)  # (`tmem`: JAX's order)
         if first is not False:
             return None if first is True else UNKNOWN
-        # Only the rows decide (JAX reads them first; the columns matter to other checks):
-        # `plgpu.TMEM((96, q.shape[-1]), ...)` raises whatever the input's shape is.
-        dims = pick.sequence(site.arguments.get("shape"))
-        if dims is UNKNOWN or len(dims) < 2:
-            return UNKNOWN
-        rows = pick.integer(dims[-2])
-        if rows is UNKNOWN:
-            return UNKNOWN
-        return None if rows in ROWS else (rows, dims[-1], len(dims))  # (the columns not chosen)
+        return rows_raise(pick, site)
 
     def message(self, ctx: Context, site: Site, detail: Any) -> str:
         rows, columns, ndim = detail

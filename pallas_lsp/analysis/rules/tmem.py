@@ -3,7 +3,8 @@
 `plgpu.TMEM(shape, dtype, ...)` raises at its first failing check, and only there: transforms
 (PLS006), then, without a layout, a dtype narrower than 32 bits without `packed=` (PLS005),
 then the rows the layout inference accepts (PLS019); with a layout, `packed=` beside it
-(PLS004). Each rule reports its check where no earlier one decides the call raises.
+(PLS004). Each rule reports its check where no earlier one decides the call raises; a kernel
+given an allocation that surely raises is never built (`constructor_raises`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from .. import api, fixes
 from ..trace import Site
 from ..values import UNKNOWN
 from .site_rule import Picker
+
+ROWS = (128, 64)  # the lanes of Tensor Memory, and half of them
 
 
 def collective_keyword_text(call: nodes.Call) -> str:
@@ -61,3 +64,34 @@ def raises_before(pick: Picker, site: Site, *checks: Any) -> Any:
         elif outcome is not None and outcome is not False:
             return True
     return found
+
+
+def packed_with_layout_raises(pick: Picker, site: Site) -> Any:
+    """With a layout, `packed=` beside it (PLS004): True, False or UNKNOWN."""
+    packed = pick.given(site.arguments.get("packed"))
+    layout = pick.given(site.arguments.get("layout"))
+    if packed is False or layout is False:
+        return False
+    return UNKNOWN if UNKNOWN in (packed, layout) else True
+
+
+def rows_raise(pick: Picker, site: Site) -> Any:
+    """Without a layout, rows the layout inference refuses (PLS019): (rows, columns,
+    dimensions), None, or UNKNOWN. Only the rows decide: `plgpu.TMEM((96, q.shape[-1]), ...)`
+    raises whatever the input's shape is."""
+    layout = pick.given(site.arguments.get("layout"))
+    if layout is not False:
+        return UNKNOWN if layout is UNKNOWN else None
+    dims = pick.sequence(site.arguments.get("shape"))
+    if dims is UNKNOWN or len(dims) < 2:
+        return UNKNOWN
+    rows = pick.integer(dims[-2])
+    if rows is UNKNOWN:
+        return UNKNOWN
+    return None if rows in ROWS else (rows, dims[-1], len(dims))
+
+
+def constructor_raises(pick: Picker, site: Site) -> bool:
+    """Does this `plgpu.TMEM(...)` surely raise, at one of its checks (whichever comes first)?"""
+    return raises_before(pick, site, transforms_raise, narrow_dtype_raises, packed_with_layout_raises,
+                         rows_raise) is True
