@@ -100,6 +100,53 @@ def test_a_files_lines_are_read_again_only_when_it_changes(tmp_path):
     assert Lines.of_file(str(helper)) is None
 
 
+def test_a_helper_modules_finding_names_places_as_its_file_sees_them(tmp_path):
+    """A finding shown in a helper module says 'line N' of that module and names the analysed
+    file by its path from there (it once said 'line 35' of the analysed file, in the helper)."""
+    a = _copy(tmp_path, "a")
+    findings = analyze_file(str(a / "helper_module.py")).findings
+    helper = str(a / "helpers" / "mma.py")
+    messages = sorted(f.message for f in findings if f.span.path == helper)
+    assert len(messages) == 2
+    assert "allocated at ../helper_module.py:35 without collective=True" in messages[0]
+    assert "allocated at line 17 with collective=collective" in messages[1]
+
+
+def test_a_helper_modules_finding_is_reported_once_when_both_files_are_checked(tmp_path, capsys):
+    """Its own analysis and its importer's find the same mixed RefUnion, and say it alike."""
+    (tmp_path / "unions.py").write_text(textwrap.dedent("""\
+        import jax.numpy as jnp
+        from jax.experimental.pallas import mosaic_gpu as plgpu
+
+
+        def mixed_union():
+          return plgpu.RefUnion(
+              plgpu.TMEM((128, 128), jnp.float32, collective=True),
+              plgpu.TMEM((128, 128), jnp.float32),
+          )
+        """))
+    (tmp_path / "kernel.py").write_text(textwrap.dedent("""\
+        import jax
+        import jax.numpy as jnp
+        from jax.experimental.pallas import mosaic_gpu as plgpu
+
+        import unions
+
+        X = jax.ShapeDtypeStruct((128, 128), jnp.float32)
+
+
+        def build(x):
+          def body(x_gmem, out_gmem, u):
+            del u
+          return plgpu.kernel(body, out_type=X, cluster=(2,), cluster_names=("x",),
+                              scratch_types=[unions.mixed_union()])(x)
+        """))
+    cli.main(["check", "--no-cache", "--isolated", "--exit-zero", str(tmp_path / "kernel.py"),
+              str(tmp_path / "unions.py")])
+    lines = [line for line in capsys.readouterr().out.splitlines() if "PLS002" in line]
+    assert len(lines) == 1 and "collective: line 7; not collective: line 8" in lines[0]
+
+
 def test_an_edited_but_unsaved_helper_is_read_from_the_editor(tmp_path):
     from pallas_lsp.analysis import analyze_source
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
-from typing import Any, Callable, Generic, TypeVar
+from typing import Any, Callable, Generic, Iterator, TypeVar
 
 from astroid import nodes
 
@@ -50,6 +51,7 @@ class Context:
         self.traces: TraceMemo | None = None  # an editor's session: entry points kept between traces
         self._state: dict[State[Any], Any] = {}
         self._reported: dict[int, tuple[Site, nodes.NodeNG | None]] = {}  # `reported_at`, by site
+        self._shown_in: str | None = None  # the file a message being made is shown in (`shown_in`)
 
     @property
     def trace(self) -> Trace:
@@ -107,13 +109,31 @@ class Context:
         return lines.span(node, None if self.is_local(node) else node.root().file)
 
     def where(self, node: nodes.NodeNG) -> str:
-        """'line 12', or 'helpers/alloc.py:12' for another file."""
-        if self.is_local(node):
+        """'line 12' in the file a message is shown in (`shown_in`; else the analysed file),
+        or 'helpers/alloc.py:12' for another file, relative to that one's directory."""
+        here = self._shown_in
+        if here is None and self.is_local(node):
             return f"line {node.lineno}"
-        file = node.root().file or node.root().name
-        base = os.path.dirname(self.path) if self.path else os.getcwd()
+        module = node.root()
+        file = (self.path or module.file) if module is self.module else module.file
+        if here is not None and file is not None and os.path.abspath(file) == os.path.abspath(here):
+            return f"line {node.lineno}"
+        file = file or module.name
+        shown_from = here if here is not None else self.path
+        base = os.path.dirname(shown_from) if shown_from else os.getcwd()
         try:
             shown = os.path.relpath(file, base)
         except ValueError:
             shown = file
         return f"{shown}:{node.lineno}"
+
+    @contextlib.contextmanager
+    def shown_in(self, span: Span) -> Iterator[None]:
+        """Messages made inside name places as the file the finding is shown in sees them (a
+        helper module's finding says 'line 7' of itself, 'kernel.py:16' of the analysed file):
+        the same finding reached from two analyses reads the same."""
+        previous, self._shown_in = self._shown_in, span.path
+        try:
+            yield
+        finally:
+            self._shown_in = previous

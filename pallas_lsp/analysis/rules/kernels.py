@@ -661,7 +661,7 @@ class KernelRule(Rule):
             others = decided.get(run.node, [])
             node = (reported if self.in_own_file and site is not run.site and site.node.root() is not ctx.module
                     else site.node)
-            yield from finding(self, ctx, node, reported, self.message(ctx, run, detail),
+            yield from finding(self, ctx, node, reported, functools.partial(self.message, ctx, run, detail),
                                self.severity_of(run, detail), bad, others,
                                functools.partial(self.fixes, ctx, run, detail))
 

@@ -245,10 +245,11 @@ class NonCollectiveOperand(Rule):
             return
         anchor = ctx.span(occurrences.anchor) if span.path is not None else None
         _, problem, _ = occurrences.problems[0]
-        condition = verdict.describe()
+        with ctx.shown_in(span):
+            message = self._message(ctx, occurrences, problem, verdict.describe(ctx.where))
         yield Finding(
             self.code,
-            self._message(ctx, occurrences, problem, condition),
+            message,
             span,
             self.severity,
             related=self._related(ctx, problem) + _reached_from(anchor),

@@ -105,12 +105,13 @@ class MixedCollectiveUnion(Rule):
             anchor = ctx.span(reported) if span.path is not None else None
             reached = () if anchor is None else (Related(anchor, "reached from this call"),)
             sides = bad[0][2]
-            condition = decide.Verdicts([b[:2] for b in bad], [d[:2] for d in decided]).describe()
-            message = (
-                "Some aliased TMEM references are collective and some are not: "
-                f"collective: {_names(ctx, sides[True])}; not collective: {_names(ctx, sides[False])}"
-                + (f", {condition}" if condition else "")
-            )
+            with ctx.shown_in(span):
+                condition = decide.Verdicts([b[:2] for b in bad], [d[:2] for d in decided]).describe(ctx.where)
+                message = (
+                    "Some aliased TMEM references are collective and some are not: "
+                    f"collective: {_names(ctx, sides[True])}; not collective: {_names(ctx, sides[False])}"
+                    + (f", {condition}" if condition else "")
+                )
             yield Finding(
                 self.code, message, span, self.severity,
                 related=self._related(ctx, sides) + reached,

@@ -441,22 +441,25 @@ class SiteRule(Rule):
 
     def _finding(self, ctx: Context, reported: nodes.NodeNG, site: Site, detail: Any,
                  bad: list[tuple[o.Guard, o.Chain]], decided: list[tuple[o.Guard, o.Chain]]) -> Iterator[Finding]:
-        yield from finding(self, ctx, site.node, reported, self.message(ctx, site, detail),
+        yield from finding(self, ctx, site.node, reported, functools.partial(self.message, ctx, site, detail),
                            self.severity_of(detail), bad, decided, lambda: self.fixes(ctx, site, detail))
 
 
-def finding(rule: Rule, ctx: Context, node: nodes.NodeNG, reported: nodes.NodeNG, message: str,
+def finding(rule: Rule, ctx: Context, node: nodes.NodeNG, reported: nodes.NodeNG, make_message: Callable[[], str],
             severity: Severity, bad: list[tuple[o.Guard, o.Chain]], decided: list[tuple[o.Guard, o.Chain]],
             fixes: Callable[[], tuple[Fix, ...]]) -> Iterator[Finding]:
     """The finding on the API call `node` (JAX's innermost frame: in a helper module when the
     call is there, anchored at `reported`, where the analysed file leads to it); a call inside
     an installed library (JAX's own `ops` building blocks), which the user does not edit, is
-    reported at `reported` itself (`decide.shown_at`)."""
+    reported at `reported` itself (`decide.shown_at`). Its message names places as the file
+    it is shown in sees them (`Context.shown_in`)."""
     span = ctx.span(decide.shown_at(node, reported))
     if span is None:
         return
     anchor = ctx.span(reported) if span.path is not None else None
-    condition = decide.Verdicts(bad, [d for d in decided if d not in bad]).describe()
+    with ctx.shown_in(span):
+        message = make_message()
+        condition = decide.Verdicts(bad, [d for d in decided if d not in bad]).describe(ctx.where)
     if condition:
         message = f"{message.rstrip('.')}, {condition}"
     related = (Related(anchor, "reached from this call"),) if anchor is not None else ()

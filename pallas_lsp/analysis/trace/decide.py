@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import product
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from astroid import nodes
 
@@ -208,9 +208,10 @@ class Verdicts:
     bad: list[tuple[Guard, o.Chain]]
     decided: list[tuple[Guard, o.Chain]]
 
-    def describe(self) -> str:
+    def describe(self, where: Callable[[nodes.NodeNG], str] = lambda node: f"line {node.lineno}") -> str:
         """'' when it fails wherever it was decided; else 'when <inputs>' (only the inputs that
-        make the difference) and 'via the call at line N' (when only some uses fail)."""
+        make the difference) and 'via the call at line N' (when only some uses fail; `where`
+        names the call's place)."""
         bad_guards = [guard for guard, _ in self.bad]
         all_guards = bad_guards + [guard for guard, _ in self.decided]
         parts = []
@@ -240,7 +241,7 @@ class Verdicts:
         if bad_contexts != all_contexts:
             first_context = context(self.bad[0][1])
             if first_context is not None:
-                parts.append(f"via the call at line {first_context.lineno}")
+                parts.append(f"via the call at {where(first_context)}")
         return ", ".join(parts)
 
 
