@@ -9,6 +9,7 @@ of (variable, bool) pairs), so that a condition met in several places is decided
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Hashable, Iterable, Iterator, TypeAlias
@@ -398,6 +399,28 @@ class Transpose:
     permutation: tuple[Any, ...] | None
 
 
+@dataclass(frozen=True)
+class Reshape:
+    """The "index" of a reshaped view (`a_smem.reshape(64, 128)`): its new shape, one `-1` at
+    most standing for the rest of the size."""
+
+    shape: tuple[Any, ...]
+
+
+def _reshaped(shape: tuple[int, ...], new: tuple[Any, ...]) -> tuple[int, ...] | None:
+    """The shape `reshape` gives, as JAX's `_canonicalize_reshape` makes it; None when either
+    shape is not known exactly, or when the sizes differ (JAX raises a ValueError of its own)."""
+    if not all(type(dim) is int for dim in (*shape, *new)):
+        return None
+    size = math.prod(shape)
+    if new.count(-1) == 1:
+        rest = math.prod(dim for dim in new if dim != -1)
+        if rest <= 0 or size % rest:
+            return None
+        new = tuple(size // rest if dim == -1 else dim for dim in new)
+    return new if math.prod(new) == size and all(dim >= 0 for dim in new) else None
+
+
 def view_shape(shape: tuple[int, ...], index: Any) -> tuple[int, ...] | None:
     """The shape of `ref.at[index]` for a ref of `shape`, as NumPy's basic indexing makes it: an
     integer (known, or an `Index`) takes its dimension away, a slice or `pl.ds` keeps what it
@@ -406,6 +429,8 @@ def view_shape(shape: tuple[int, ...], index: Any) -> tuple[int, ...] | None:
     one `pl.ds` selects with a size we cannot tell is unknown too)."""
     if isinstance(index, Transpose):
         return _transposed(shape, index.permutation)
+    if isinstance(index, Reshape):
+        return _reshaped(shape, index.shape)
     parts = index if isinstance(index, tuple) else (index,)
     if len(parts) > len(shape):
         return None

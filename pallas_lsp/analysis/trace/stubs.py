@@ -297,6 +297,8 @@ def attribute(interp: Interpreter, obj: Any, name: str) -> Any:  # noqa: C901 - 
         return _item_size(obj)
     if name in ("T", "transpose") and _smem_ref(obj):  # `b_smem.T`: the MMA's transposed operand
         return o.View(obj, o.Transpose(None)) if name == "T" else o.Partial(o.Native("<transpose>"), (obj,), ())
+    if name == "reshape" and _smem_ref(obj):  # `o_smem.at[wg].reshape(...)`: the same memory, another shape
+        return o.Partial(o.Native("<reshape>"), (obj,), ())
     if isinstance(obj, (o.Alloc, o.Union, o.Member, o.View, o.Barrier, o.Operand)):
         return o.At(obj) if name == "at" else UNKNOWN
     if isinstance(obj, o.Instance):
@@ -360,6 +362,14 @@ def _transpose(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[A
     if not all(isinstance(axis, int) and not isinstance(axis, bool) for axis in axes):
         return UNKNOWN
     return o.View(args[0], o.Transpose(axes))
+
+
+def _reshape(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """`ref.reshape(64, 128)` or `ref.reshape((64, 128))`: a view of another shape."""
+    if kwargs or len(args) < 2:
+        return UNKNOWN
+    shape = args[1] if len(args) == 2 and isinstance(args[1], tuple) else tuple(args[1:])
+    return o.View(args[0], o.Reshape(shape))
 
 
 def _ref_shape(ref: Any) -> Any:
@@ -2301,6 +2311,7 @@ NATIVE: dict[str, Callable[..., Any]] = {
     "<never_called>": _never_called,
     "<is_false>": _is_false,
     "<transpose>": _transpose,
+    "<reshape>": _reshape,
     f"{MGPU}.transpose_ref": _transpose,  # `plgpu.transpose_ref(ref, (1, 0))`, as `ref.transpose((1, 0))`
     "numpy.dtype": _dtype,
     "jax.numpy.dtype": _dtype,
