@@ -2145,7 +2145,11 @@ def _run_one_body(interp: Interpreter, node: nodes.NodeNG, body: Any, scratch: A
     operand = (lambda p: o.Operand(node, p)) if gmem else (lambda p: UNKNOWN)
     if isinstance(scratch, dict):
         keywords = {**keywords, **scratch}
-        preset.update({p: operand(p) for p in free if p not in scratch})
+        operands = [p for p in free if p not in scratch]
+        preset.update({p: operand(p) for p in operands})
+        if arguments.vararg and tail:  # the operands the named parameters leave (a `*args, **kwargs` wrapper)
+            preset[arguments.vararg] = UNKNOWN if leading is None else tuple(
+                operand(f"{arguments.vararg}[{i}]") for i in range(max(0, leading - len(operands))))
     elif isinstance(scratch, (o.NotSequence, o.Generator)):  # (not a sequence: plgpu.kernel ignores it, as a lone allocation)
         preset.update({p: UNKNOWN for p in free})
     elif isinstance(scratch, (tuple, list)) and arguments.vararg and tail and leading is not None:
