@@ -117,9 +117,23 @@ class Resolver:
         value = module.env.vars.get(name, _MISSING)
         if value is not _MISSING:
             return value
+        starred = self.star_member(module, name)
+        if starred is not None:
+            return starred
         if _lacks(module, name):
             raise o.ImportFails(name)  # neither a name the module binds nor a module of its package
         return self.submodule(interp, module, name)
+
+    def star_member(self, module: o.ModuleObj, name: str) -> Any:
+        """What `from <library> import *` at the module's top level bound to `name` (the
+        library the stubs know, as the interpreter reads such a name inside the module: the
+        last one imported), unless a module of its package has that name; else None.
+        A project module that re-exports JAX's API this way (`gpu.TMEM`, `from gpu import
+        TMEM`) gives JAX's."""
+        starred = module.env.vars.get(o.STAR_IMPORTS)
+        if not starred or _has_submodule(module, name):
+            return None
+        return stubs.resolve(f"{starred[-1]}.{name}")
 
     def submodule(self, interp: _Interpreter, module: o.ModuleObj, name: str) -> Any:
         try:
@@ -234,12 +248,17 @@ def _lacks(module: o.ModuleObj, name: str) -> bool:
     names = module.env.vars
     if "__getattr__" in names or o.STAR_IMPORTS in names or not module.node.file:
         return False
-    base = os.path.dirname(os.path.abspath(module.node.file))
-    if os.path.basename(module.node.file) != "__init__.py":
-        return True  # (a plain module has no submodules)
-    path = os.path.join(base, name)
-    return not (os.path.isfile(path + ".py") or os.path.isdir(path) or os.path.isfile(path + ".pyi")
-                or any(os.path.isfile(path + suffix) for suffix in _EXTENSION_SUFFIXES))
+    return not _has_submodule(module, name)
+
+
+def _has_submodule(module: o.ModuleObj, name: str) -> bool:
+    """Is the module a package with a module (or package) `name`? (Unknown: no.)"""
+    file = module.node.file
+    if not file or os.path.basename(file) != "__init__.py":
+        return False  # (a plain module has no submodules)
+    path = os.path.join(os.path.dirname(os.path.abspath(file)), name)
+    return (os.path.isfile(path + ".py") or os.path.isdir(path) or os.path.isfile(path + ".pyi")
+            or any(os.path.isfile(path + suffix) for suffix in _EXTENSION_SUFFIXES))
 
 
 def _absent(node: nodes.ImportFrom, modname: str) -> bool:

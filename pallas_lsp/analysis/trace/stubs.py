@@ -321,9 +321,10 @@ def attribute(interp: Interpreter, obj: Any, name: str) -> Any:  # noqa: C901 - 
         return UNKNOWN if found is _NOT_FOUND else found
     if isinstance(obj, o.ModuleObj):
         value = obj.env.vars.get(name, _NOT_FOUND)
-        if value is _NOT_FOUND:
-            return interp.resolver.submodule(interp, obj, name)
-        return value
+        if value is not _NOT_FOUND:
+            return value
+        starred = interp.resolver.star_member(obj, name)  # (`from <library> import *` there)
+        return interp.resolver.submodule(interp, obj, name) if starred is None else starred
     if isinstance(obj, (dict, list)) and name in _CONTAINER_METHODS or isinstance(obj, o.OrderedDict) \
             and name == "move_to_end" or isinstance(obj, (list, tuple)) and name in _SEARCHES:
         return Method(obj, name)
