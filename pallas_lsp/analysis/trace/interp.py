@@ -452,9 +452,7 @@ class Interpreter:
         elif isinstance(node, nodes.ClassDef):
             frame.assign(node.name, self.define_class(node, frame))
         elif isinstance(node, (nodes.Import, nodes.ImportFrom)):
-            if self.writes is not None:
-                self.writes.append(WRITES_IMPORTED)
-            self.imports_run += not self.constructing
+            self._importing()
             try:
                 bound = list(self.resolver.imported(self, node))
             except o.ImportFails:
@@ -504,6 +502,20 @@ class Interpreter:
         elif isinstance(node, nodes.Assert):
             self._asserted(node.test, frame)
         # pass, type aliases: nothing to follow
+
+    def _importing(self) -> None:
+        """An import runs: an entry point's unit that imports is not kept (`reuse.Units`)."""
+        if self.writes is not None:
+            self.writes.append(WRITES_IMPORTED)
+        self.imports_run += not self.constructing
+
+    def import_by_name(self, call: nodes.Call, modname: str) -> Any:
+        """`importlib.import_module("pkg.mod")`: the module `import pkg.mod` would find from
+        the calling file (the module itself, not its top-level package)."""
+        self._importing()
+        statement = nodes.Import(names=[(modname, None)], lineno=call.lineno, col_offset=call.col_offset,
+                                 end_lineno=call.end_lineno, end_col_offset=call.end_col_offset, parent=call.parent)
+        return self.resolver.module(self, statement, modname, modname.split(".")[0])
 
     def with_block(self, node: nodes.With, items: list[tuple[nodes.NodeNG, nodes.NodeNG | None]], frame: Frame) -> None:
         """`with a as x, b as y: body`: each manager entered in turn (`x` is what its

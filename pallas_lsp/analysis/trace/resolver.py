@@ -18,7 +18,7 @@ from . import stubs
 
 # Libraries whose names the stubs know; everything else outside the project is opaque.
 _KNOWN_ROOTS = ("jax", "functools", "dataclasses", "builtins", "typing", "math", "types", "collections", "itertools",
-                "operator", "enum", "contextlib", "inspect", "copy",
+                "operator", "enum", "contextlib", "inspect", "copy", "importlib",
                 "pytest")
 
 

@@ -365,6 +365,17 @@ def _transpose(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[A
     return o.View(args[0], o.Transpose(axes))
 
 
+def _import_module(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]
+                   ) -> Any:
+    """`importlib.import_module("pkg.mod")` with an absolute name the trace knows (`package=`
+    names the package of a relative one only): the module; anything else, unknown."""
+    name = args[0] if len(args) == 1 else kwargs.get("name") if not args else None
+    if not isinstance(name, str) or not name or name.startswith(".") or set(kwargs) - {"name", "package"} \
+            or not isinstance(node, nodes.Call):
+        return UNKNOWN
+    return interp.import_by_name(node, name)
+
+
 def _reshape(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
     """`ref.reshape(64, 128)` or `ref.reshape((64, 128))`: a view of another shape."""
     if kwargs or len(args) < 2:
@@ -2335,6 +2346,7 @@ NATIVE: dict[str, Callable[..., Any]] = {
     "<str method>": lambda interp, qname, node, args, kwargs: _str_method(interp, args, kwargs),
     "itertools.chain.from_iterable": _i_chain,
     "functools.wraps": lambda interp, qname, node, args, kwargs: o.Native("<identity>"),
+    "importlib.import_module": _import_module,
     "<identity>": lambda interp, qname, node, args, kwargs: args[0] if len(args) == 1 else UNKNOWN,
     "dataclasses.dataclass": _dataclass,
     "dataclasses.field": _field,
