@@ -548,7 +548,7 @@ def instance_attribute(interp: Interpreter, instance: o.Instance, name: str) -> 
             and _overridden(interp, instance.cls, name))):
         return UNKNOWN  # an entry's `self` may be an instance of a subclass, whose override holds
     if found is not _NOT_FOUND:
-        return _bound_to(interp, found, instance, instance.cls)
+        return _bound_to(interp, found, instance, instance.cls, name)
     if name in TEST_CASE_METHODS and _library_base(instance.cls):  # `unittest.TestCase`'s, inherited
         return o.Native(TEST_CASE_METHODS[name])
     fallback = class_attribute(instance.cls, "__getattr__")  # what Python asks when all else fails
@@ -1514,11 +1514,16 @@ def _super_attribute(interp: Interpreter, proxy: o.Super, name: str) -> Any:
     return UNKNOWN  # `object`'s, or a library base's
 
 
-def _bound_to(interp: Interpreter, found: Any, self_value: Any, cls: o.ClassObj) -> Any:
+def _bound_to(interp: Interpreter, found: Any, self_value: Any, cls: o.ClassObj, name: str | None = None) -> Any:
     """A class attribute read through `self_value` (an instance of `cls`, or `cls` itself), as
-    Python's descriptors make it: a property's value, a method bound, a static method as it is."""
+    Python's descriptors make it: a property's value, a method bound, a static method as it is.
+    A `functools.cached_property` read as the instance's attribute `name` stores its value
+    there: the next read is that value, whatever the instance has become since."""
     if isinstance(found, Property):
-        return interp.invoke(found.func, [self_value], {}, found.func.node)
+        value = interp.invoke(found.func, [self_value], {}, found.func.node)
+        if found.cached and name is not None and isinstance(self_value, o.Instance) and self_value.free is None:
+            interp.set_attribute(self_value, name, value)
+        return value
     if isinstance(found, StaticMethod):
         return found.func
     if isinstance(found, ClassMethod):
@@ -2215,7 +2220,27 @@ def _replace(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any
     if len(args) != 1 or not isinstance(args[0], o.Instance):
         return UNKNOWN
     original = args[0]
+    if original.free is None and not original.opaque and original.cls.dataclass and not original.init_unread:
+        return _replaced_dataclass(interp, node, original, kwargs)
     return o.Instance(original.cls, {**original.attributes, **kwargs}, original.free, original.init_unread)
+
+
+def _replaced_dataclass(interp: Interpreter, node: nodes.NodeNG, original: o.Instance, changes: dict[str, Any]) -> Any:
+    """`dataclasses.replace(obj, **changes)` as Python runs it: a new instance made by the
+    class's `__init__` from the changes and the object's other `init` fields, so that
+    `__post_init__` derives again what it derives, and an `init=False` field starts from its
+    default (one given in the changes is a ValueError: unknown). An `InitVar` must be given."""
+    fields = _fields(original.cls)
+    if any(not field.init and field.name in changes for field in fields):
+        return UNKNOWN
+    arguments = dict(changes)
+    for field in fields:
+        if not field.init or field.name in arguments:
+            continue
+        if field.init_only:
+            return UNKNOWN  # (`replace` raises without it)
+        arguments[field.name] = original.attributes.get(field.name, UNKNOWN)
+    return interp.invoke(original.cls, [], arguments, node)
 
 
 def _as_plain(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
