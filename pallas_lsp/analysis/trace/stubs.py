@@ -283,6 +283,8 @@ def attribute(interp: Interpreter, obj: Any, name: str) -> Any:  # noqa: C901 - 
         return resolve(f"{obj.qualified}.{name}")  # plgpu.TMEMLayout.SCALES_LAYOUT
     if isinstance(obj, (o.Alloc, o.View)) and name == "shape":  # a ref's shape: its allocation's, or a view of it
         return _ref_shape(obj)
+    if isinstance(obj, o.Alloc) and name == "collective":  # `GPUMemoryRef.collective`: TMEM's flag, else None
+        return obj.argument("collective", False) if obj.space == "TMEM" else None
     if isinstance(obj, (o.Alloc, o.View)) and name == "dtype":  # `.at[...]` keeps the allocation's dtype
         dtype = o.base_ref(obj).argument("dtype", UNKNOWN) if isinstance(o.base_ref(obj), o.Alloc) else UNKNOWN
         return dtype.as_instance() if isinstance(dtype, api.DType) else UNKNOWN
@@ -1930,6 +1932,9 @@ def _kernel(interp: Interpreter, qname: str, node: nodes.Call, args: list[Any], 
     if body is None:  # @plgpu.kernel(out_type=..., ...)
         return o.Partial(o.Native(qname), (), tuple(kwargs.items()))
     bound = bind_api(interp, qname, args, kwargs) or {}
+    for key in ("scratch_types", "scratch_shapes"):
+        if bound.get(key) is not None:
+            bound[key] = _named_tuples_as_tuples(bound[key])
     scratch = next((bound[k] for k in ("scratch_types", "scratch_shapes") if bound.get(k) is not None), ())
     run = interp.record("kernel", node, bound)
     operands, outputs = _operands_here(interp, node), _outputs(bound)
@@ -1941,6 +1946,17 @@ def _kernel(interp: Interpreter, qname: str, node: nodes.Call, args: list[Any], 
     if later and outputs is not None:
         return o.Kernel(node, (body, scratch, bound, outputs, tuple(interp.stack)))
     return o.Kernel(node)
+
+
+def _named_tuples_as_tuples(scratch: Any) -> Any:
+    """A named tuple given as the scratch is the tuple it is (JAX flattens it as one: its refs
+    come positionally, in its fields' order)."""
+    def plain(value: Any) -> Any:
+        if isinstance(value, o.Instance) and value.free is None and _is_named_tuple(value.cls):
+            return tuple(value.attributes.get(field.name, UNKNOWN) for field in _fields(value.cls))
+        return value
+
+    return o.guarded((guard, plain(value)) for guard, value in o.split(scratch))
 
 
 def _applied_only_here(interp: Interpreter, node: nodes.Call) -> bool:
