@@ -1505,7 +1505,8 @@ class Interpreter:
             return self.define_function(node, frame)
         if isinstance(node, nodes.NamedExpr):
             value = self.ev(node.value, frame)
-            self.assign(node.target, value, frame)
+            scope, lazy = _walrus_scope(node, frame)
+            self.assign(node.target, UNKNOWN if lazy else value, scope)
             return value
         if isinstance(node, nodes.Slice):
             parts = [self.ev(part, frame) for part in (node.lower, node.upper, node.step)]
@@ -2313,6 +2314,23 @@ class Interpreter:
                     self.kernel_sites[-1] if self.kernel_sites else None)
         self.sites.append(site)
         return site
+
+
+_COMPREHENSIONS = (nodes.ListComp, nodes.SetComp, nodes.DictComp, nodes.GeneratorExp)
+
+
+def _walrus_scope(node: nodes.NamedExpr, frame: Frame) -> tuple[Frame, bool]:
+    """Where an assignment expression binds (PEP 572): in a comprehension, the scope around it
+    (each comprehension runs in a frame of its own), and whether a generator expression on the
+    way makes the value it is left with depend on how far its consumer takes it (`any((rows
+    := r) % 64 for r in ...)` stops early): then the name is bound to unknown there."""
+    lazy = False
+    scope = node.scope()
+    while isinstance(scope, _COMPREHENSIONS) and frame.parent is not None and scope.parent is not None:
+        lazy = lazy or isinstance(scope, nodes.GeneratorExp)
+        frame = frame.parent
+        scope = scope.parent.scope()
+    return frame, lazy
 
 
 def _bounded_recursion(depth: int, bound: dict[str, Any]) -> bool:
