@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import operator
+import weakref
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
@@ -447,10 +448,10 @@ class Interpreter:
             raise _Signal("Return")
         elif isinstance(node, (nodes.FunctionDef, nodes.AsyncFunctionDef)):
             native = self.stubs.stub_function(node)
-            frame.assign(node.name, native if native is not None else self.define_function(
+            frame.assign(_identifier(node, node.name), native if native is not None else self.define_function(
                 node, frame, stub=hasattr(node.root(), "pallas_trace_stub")))
         elif isinstance(node, nodes.ClassDef):
-            frame.assign(node.name, self.define_class(node, frame))
+            frame.assign(_identifier(node, node.name), self.define_class(node, frame))
         elif isinstance(node, (nodes.Import, nodes.ImportFrom)):
             self._importing()
             try:
@@ -494,7 +495,7 @@ class Interpreter:
                 if isinstance(target, nodes.DelName):
                     frame.vars.pop(target.name, None)
                 elif isinstance(target, nodes.DelAttr):
-                    self.delete_attribute(self.ev(target.expr, frame), target.attrname)
+                    self.delete_attribute(self.ev(target.expr, frame), _attribute_name(target))
                 elif isinstance(target, nodes.Subscript):
                     self.delete_item(self.ev(target.value, frame), self.ev(target.slice, frame))
         elif isinstance(node, nodes.Match):
@@ -745,7 +746,7 @@ class Interpreter:
 
     def _aug_current(self, target: nodes.AssignAttr | nodes.Subscript, frame: Frame) -> Any:
         if isinstance(target, nodes.AssignAttr):
-            return self.attribute(self.ev(target.expr, frame), target.attrname)
+            return self.attribute(self.ev(target.expr, frame), _attribute_name(target))
         return self.item(self.ev(target.value, frame), self.ev(target.slice, frame), target)
 
     def branch(self, test: nodes.NodeNG, body: list[nodes.NodeNG], orelse: list[nodes.NodeNG], frame: Frame) -> None:
@@ -1156,11 +1157,11 @@ class Interpreter:
 
     def assign(self, target: nodes.NodeNG, value: Any, frame: Frame) -> None:
         if isinstance(target, nodes.AssignName):
-            frame.assign(target.name, value)
+            frame.assign(_identifier(target, target.name), value)
         elif isinstance(target, (nodes.Tuple, nodes.List)):
             self.unpack(target.elts, value, frame)  # type: ignore[arg-type]  # astroid types these as inference results; parsed code holds nodes
         elif isinstance(target, nodes.AssignAttr):
-            self.set_attribute(self.ev(target.expr, frame), target.attrname, value)
+            self.set_attribute(self.ev(target.expr, frame), _attribute_name(target), value)
         elif isinstance(target, nodes.Subscript):
             container = self.ev(target.value, frame)
             key = self.ev(target.slice, frame)
@@ -1383,7 +1384,7 @@ class Interpreter:
             for statement in node.body:
                 if isinstance(statement, (nodes.FunctionDef, nodes.AsyncFunctionDef)):
                     # (their bodies skip the class scope; their decorators and defaults do not)
-                    body.vars[statement.name] = self.define_function(statement, frame, scope=body)
+                    body.vars[_identifier(statement, statement.name)] = self.define_function(statement, frame, scope=body)
                 else:
                     self.statement(statement, body)
         except _Signal:
@@ -1451,14 +1452,17 @@ class Interpreter:
         try:
             kind = type(node)
             if kind is nodes.Name:  # the commonest two, inline
-                value = frame.lookup(node.name)  # type: ignore[attr-defined]  # mypy cannot narrow through `kind`
-                return self.name(node.name, frame) if value is _MISSING else value  # type: ignore[attr-defined]  # mypy cannot narrow through `kind`
+                name = node.name  # type: ignore[attr-defined]  # mypy cannot narrow through `kind`
+                if name[:2] == "__":
+                    name = _identifier(node, name)
+                value = frame.lookup(name)
+                return self.name(name, frame) if value is _MISSING else value
             if kind is nodes.Const:
                 return node.value  # type: ignore[attr-defined]  # mypy cannot narrow through `kind`
             if kind is nodes.Call:  # the next two, inline too: a handler is one more frame
                 return self.call(node, frame)  # type: ignore[arg-type]  # mypy cannot narrow through `kind`
             if kind is nodes.Attribute:
-                return self.attribute(self.ev(node.expr, frame), node.attrname)  # type: ignore[attr-defined]  # mypy cannot narrow through `kind`
+                return self.attribute(self.ev(node.expr, frame), _attribute_name(node))  # type: ignore[attr-defined, arg-type]  # mypy cannot narrow through `kind`
             handler = _EXPRESSIONS.get(kind)
             if handler is not None:
                 return handler(self, node, frame)
@@ -1476,9 +1480,9 @@ class Interpreter:
         if isinstance(node, nodes.Const):
             return node.value
         if isinstance(node, nodes.Name):
-            return self.name(node.name, frame)
+            return self.name(_identifier(node, node.name), frame)
         if isinstance(node, nodes.Attribute):
-            return self.attribute(self.ev(node.expr, frame), node.attrname)
+            return self.attribute(self.ev(node.expr, frame), _attribute_name(node))
         if isinstance(node, nodes.Call):
             return self.call(node, frame)
         if isinstance(node, nodes.Subscript):
@@ -2316,6 +2320,30 @@ class Interpreter:
         return site
 
 
+def _attribute_name(node: nodes.Attribute | nodes.AssignAttr | nodes.DelAttr) -> str:
+    """The attribute an `obj.name` in the code reads or writes (`_identifier`)."""
+    name: str = node.attrname
+    return _identifier(node, name) if name[:2] == "__" else name
+
+
+def _identifier(node: nodes.NodeNG, name: str) -> str:
+    """What a name written at `node` is to Python: inside a class definition (its methods
+    included), a private `__name` is `_Class__name` (name mangling: a subclass's `self.__x` is
+    another attribute than its base's); a function or class defined in a class body is
+    mangled by that class, not by itself."""
+    if not name.startswith("__") or name.endswith("__"):
+        return name
+    mangled = _MANGLED.get(node)
+    if mangled is None:
+        inside = node.parent if isinstance(node, (nodes.FunctionDef, nodes.ClassDef)) else node
+        while inside is not None and not isinstance(inside, nodes.ClassDef):
+            inside = inside.parent
+        stem = inside.name.lstrip("_") if inside is not None else ""
+        mangled = _MANGLED[node] = f"_{stem}{name}" if stem else name
+    return mangled
+
+
+_MANGLED: weakref.WeakKeyDictionary[nodes.NodeNG, str] = weakref.WeakKeyDictionary()  # `_attribute_name`
 _COMPREHENSIONS = (nodes.ListComp, nodes.SetComp, nodes.DictComp, nodes.GeneratorExp)
 
 
@@ -2360,7 +2388,7 @@ def _carries_refs(values: list[Any], depth: int = 0) -> bool:
 _EXPRESSIONS: dict[type, Callable[[Interpreter, Any, Frame], Any]] = {
     nodes.Const: lambda self, node, frame: node.value,
     nodes.Name: lambda self, node, frame: self.name(node.name, frame),
-    nodes.Attribute: lambda self, node, frame: self.attribute(self.ev(node.expr, frame), node.attrname),
+    nodes.Attribute: lambda self, node, frame: self.attribute(self.ev(node.expr, frame), _attribute_name(node)),
     nodes.Call: Interpreter.call,
     nodes.Subscript: lambda self, node, frame: self.item(self.ev(node.value, frame), self.ev(node.slice, frame), node),
     nodes.Compare: Interpreter.compare,
