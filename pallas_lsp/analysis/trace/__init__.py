@@ -667,6 +667,7 @@ class Trace:
         for item in _handed_on(result):  # (to its caller: code we do not read, which may call it)
             if isinstance(item, (objects.Bound, objects.Instance)):
                 interp.escape(item)
+        interp.partials.extend(_calls_handed_back(result))
 
     @staticmethod
     def _inputs(func: nodes.FunctionDef, owner: nodes.ClassDef | None, names: list[str], module: objects.ModuleObj,
@@ -859,6 +860,19 @@ def _bindings(partial: objects.Partial) -> tuple[list[Any], dict[str, Any]]:
 def _bound_values(partial: objects.Partial) -> list[Any]:
     args, keywords = _bindings(partial)
     return args + list(keywords.values())
+
+
+def _calls_handed_back(result: Any) -> Iterator[objects.Partial]:
+    """A function of the analysed code returned with a tuple of arguments beside it (`return
+    matmul, (a, b)`: a test's case, a benchmark's workload) is a call handed to the caller, who
+    makes it: as the uncalled `functools.partial(matmul, a, b)` it amounts to, it runs with
+    those arguments (`Trace._partials_not_called`)."""
+    for _, value in objects.split(result):
+        if type(value) is tuple and len(value) == 2 and type(value[1]) in (tuple, list):
+            for _, func in objects.split(value[0]):
+                partial = objects.Partial(func, tuple(value[1]), ())
+                if objects.partial_target(partial) is not None:
+                    yield partial
 
 
 def _informative(value: Any, depth: int = 0) -> bool:

@@ -1,4 +1,5 @@
-"""Functions the analysed module uses only through `functools.partial`: what those bind.
+"""Functions the analysed module uses only through `functools.partial` (or hands back with
+their arguments, `return f, (a, b)`): what those bind.
 
 An entry point's default is one of its values (`Trace._inputs`) because a caller may
 leave the parameter out. A function whose every use in the module is `functools.partial(f,
@@ -48,13 +49,15 @@ class Uses:
         return found or {}
 
     def only_partials(self, func: nodes.FunctionDef) -> bool:
-        """Is every use of the top-level `func` a `functools.partial(func, ...)`?"""
+        """Is every use of the top-level `func` a `functools.partial(func, ...)`, or the
+        function handed back with its arguments (`return func, (a, b)`: the call its caller
+        makes, `Trace._calls_handed_back`)?"""
         if func.decorators is not None:
             return False
         uses = self._reads(func.name)
         return bool(uses) and all(
             isinstance(call := use.parent, nodes.Call) and call.args and call.args[0] is use and _is_partial(call.func)
-            for use in uses)
+            or _handed_back(use) for use in uses)
 
     def _reads(self, name: str) -> list[nodes.Name]:
         found = self._names.get(name)
@@ -79,6 +82,13 @@ class Uses:
             self._line_starts = [0] + [match.end() for match in re.finditer(rb"\n", text)]
         word = re.compile(rb"(?<![A-Za-z0-9_])" + re.escape(name.encode()) + rb"(?![A-Za-z0-9_])")
         return sorted({bisect.bisect_right(self._line_starts, match.start()) for match in word.finditer(text)})
+
+
+def _handed_back(use: nodes.Name) -> bool:
+    """Is the name the function of a pair `(func, (arguments...))`?"""
+    pair = use.parent
+    return (isinstance(pair, nodes.Tuple) and len(pair.elts) == 2 and pair.elts[0] is use
+            and isinstance(pair.elts[1], (nodes.Tuple, nodes.List)))
 
 
 def _may_hold(lines: list[int], node: nodes.NodeNG) -> bool:
