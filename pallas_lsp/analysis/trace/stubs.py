@@ -1378,6 +1378,14 @@ def _i_islice(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[An
     return o.Generator(items[window], "an islice object")
 
 
+def _i_pairwise(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """`itertools.pairwise(iterable)`: each item with the one after it."""
+    items = interp.iterate(args[0]) if len(args) == 1 and not kwargs else UNKNOWN
+    if items is UNKNOWN:
+        return UNKNOWN
+    return o.Generator(list(zip(items, items[1:])), "a pairwise object")
+
+
 def _i_chain(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
     """`itertools.chain(*iterables)` (and `chain.from_iterable(iterables)`)."""
     if qname.endswith("from_iterable"):
@@ -2384,6 +2392,7 @@ NATIVE: dict[str, Callable[..., Any]] = {
     "itertools.accumulate": _i_accumulate,
     "itertools.repeat": _i_repeat,
     "itertools.islice": _i_islice,
+    "itertools.pairwise": _i_pairwise,
     "<str method>": lambda interp, qname, node, args, kwargs: _str_method(interp, args, kwargs),
     "itertools.chain.from_iterable": _i_chain,
     "functools.wraps": lambda interp, qname, node, args, kwargs: o.Native("<identity>"),
