@@ -408,7 +408,7 @@ def test_diff_writes_nothing(tree, run):
     code, out, err = run("check", "--diff")
     assert code == 1
     assert snapshot(tree) == before
-    assert out.startswith("--- at_slicing.py\n+++ at_slicing.py\n@@ ")
+    assert out.startswith("--- ") and "--- at_slicing.py\n+++ at_slicing.py\n@@ " in out
     assert "+          acc_tmem=plgpu.TMEM((M, 4 * N), jnp.float32, collective=True),\n" in out
     assert err.endswith(f"Would fix {_safely_fixable(run)} errors.\n")
     # the diff is what --fix then does

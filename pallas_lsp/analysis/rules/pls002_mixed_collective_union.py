@@ -169,19 +169,39 @@ def _tie_fix(ctx: Context, union: nodes.Call, sides: _Sides) -> tuple[Fix, ...]:
     if not tied or not odd or len(expressions) != 1 or len({ref.node.scope() for ref in refs}) != 1:
         return ()  # an expression in one scope may mean something else (or nothing) in another
     expression = expressions.pop()
-    if not tie_is_right(ctx, union, {ref.node for ref in tied}):
+    value = written[tied[0].node].value  # type: ignore[union-attr]  # tied: written
+    if not tie_is_right(ctx, union, {ref.node for ref in tied}) or not all(
+            _readable_at(value, ref.node) for ref in odd):
         return ()
     edits = [fixes.set_keyword(ctx, ref.node, "collective", expression) for ref in odd]
     if not all(edits):
         return ()
     # provably the same value: written in the union's own statement, read without calls
-    value = written[tied[0].node].value  # type: ignore[union-attr]  # tied: written
     pure = not any(isinstance(node, (nodes.Call, nodes.NamedExpr, nodes.Await, nodes.Yield, nodes.YieldFrom))
                    for node in [value, *value.nodes_of_class(nodes.NodeNG)])
     same_statement = all(ref.node.statement() is union.statement() for ref in refs)
     return (Fix(f"Make the TMEM collective when the other members are: collective={expression}",
                 Applicability.SAFE if pure and same_statement else Applicability.UNSAFE,
                 tuple(edit for group in edits for edit in group), preferred=True),)
+
+
+def _readable_at(expression: nodes.NodeNG, at: nodes.NodeNG) -> bool:
+    """Could `expression` be written at `at`: is every name it reads (but those it binds
+    itself, a comprehension's) bound there by an earlier statement? (`acc =
+    plgpu.TMEM(..., collective=not acc.collective)` would read `acc` before it exists.)"""
+    own = {target.name for target in expression.nodes_of_class(nodes.AssignName)}
+    statement = at.statement()
+    for name in expression.nodes_of_class(nodes.Name):
+        if name.name in own:
+            continue
+        try:
+            _, assignments = at.scope().lookup(name.name)
+        except Exception:  # noqa: BLE001 - astroid on odd code: not provably readable
+            return False
+        if any(assignment.statement() is statement or (assignment.root() is at.root() and (assignment.lineno or 0)
+                                                       > (statement.lineno or 0)) for assignment in assignments):
+            return False
+    return True
 
 
 def _ruled_out(ctx: Context, union: nodes.NodeNG) -> set[bool]:
