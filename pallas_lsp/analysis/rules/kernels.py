@@ -407,12 +407,14 @@ def trace_raises(ctx: Context, pick: Picker, run: KernelRun) -> bool:
     `fails_tracing_first`'s: JAX's cached check may pass it.)"""
     if any(pick.holds(site.guard) and _raises_when_traced(pick, site) for site in run.members):
         return True
+    raising = ctx.state(_RAISING_ALLOCATIONS)
+    if not raising:
+        return False  # (no TMEM constructor of the file raises on any path: most files)
     allocations = tmem_allocations(pick, run)
     if allocations is UNKNOWN:
         return False
-    made_by = ctx.state(_ALLOCATION_SITES)
     return any(tmem.constructor_raises(pick, site) for allocation in allocations
-               for alloc in _allocs_of(allocation.ref) if (site := made_by.get(id(alloc))) is not None)
+               for alloc in _allocs_of(allocation.ref) if (site := raising.get(id(alloc))) is not None)
 
 
 def _raises_when_traced(pick: Picker, site: Site) -> bool:
@@ -431,9 +433,14 @@ def _allocs_of(ref: Any) -> list[o.Alloc]:
     return []
 
 
-# the "alloc" site that made each allocation (its constructor's arguments), by the allocation's id
-_ALLOCATION_SITES: State[dict[int, Site]] = State(
-    "allocation sites", lambda ctx: {id(site.value): site for site in ctx.trace.sites("alloc")})
+def _raising_allocations(ctx: Context) -> dict[int, Site]:
+    """The "alloc" sites of TMEM whose constructor surely raises on some path, by the id of the
+    allocation each made."""
+    return {id(site.value): site for site in ctx.trace.sites("alloc") if site.value.space == "TMEM" and any(
+        outcome for _, outcome in explore(functools.partial(tmem.constructor_raises, site=site), site.guard))}
+
+
+_RAISING_ALLOCATIONS: State[dict[int, Site]] = State("TMEM allocations whose constructor raises", _raising_allocations)
 
 
 def fails_tracing_first(pick: Picker, run: KernelRun, plain: list[Allocation]) -> bool:

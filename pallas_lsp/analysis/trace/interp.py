@@ -1157,7 +1157,8 @@ class Interpreter:
 
     def assign(self, target: nodes.NodeNG, value: Any, frame: Frame) -> None:
         if isinstance(target, nodes.AssignName):
-            frame.assign(_identifier(target, target.name), value)
+            name = target.name
+            frame.assign(_identifier(target, name) if name[:2] == "__" else name, value)
         elif isinstance(target, (nodes.Tuple, nodes.List)):
             self.unpack(target.elts, value, frame)  # type: ignore[arg-type]  # astroid types these as inference results; parsed code holds nodes
         elif isinstance(target, nodes.AssignAttr):
@@ -1462,7 +1463,10 @@ class Interpreter:
             if kind is nodes.Call:  # the next two, inline too: a handler is one more frame
                 return self.call(node, frame)  # type: ignore[arg-type]  # mypy cannot narrow through `kind`
             if kind is nodes.Attribute:
-                return self.attribute(self.ev(node.expr, frame), _attribute_name(node))  # type: ignore[attr-defined, arg-type]  # mypy cannot narrow through `kind`
+                name = node.attrname  # type: ignore[attr-defined]  # mypy cannot narrow through `kind`
+                if name[:2] == "__":
+                    name = _identifier(node, name)
+                return self.attribute(self.ev(node.expr, frame), name)  # type: ignore[attr-defined]  # mypy cannot narrow through `kind`
             handler = _EXPRESSIONS.get(kind)
             if handler is not None:
                 return handler(self, node, frame)
