@@ -53,6 +53,10 @@ def facts(ctx: Context) -> list[Fact]:
         fact = _allocation_fact(ctx, call, sites, uses.get(call, []))
         if fact is not None:
             found.append(fact)
+    # in the order of the text (what a hover finds first at a place stays first): the order of
+    # the trace's sites is its own business, and a replayed trace may meet them in another one
+    found.sort(key=lambda fact: (fact.span.path or "", fact.span.line, fact.span.col, fact.span.end_line,
+                                 fact.span.end_col))
     return found
 
 
