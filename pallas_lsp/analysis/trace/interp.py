@@ -2347,7 +2347,7 @@ def _identifier(node: nodes.NodeNG, name: str) -> str:
     return mangled
 
 
-_MANGLED: weakref.WeakKeyDictionary[nodes.NodeNG, str] = weakref.WeakKeyDictionary()  # `_attribute_name`
+_MANGLED: weakref.WeakKeyDictionary[nodes.NodeNG, str] = weakref.WeakKeyDictionary()  # `_identifier`
 _COMPREHENSIONS = (nodes.ListComp, nodes.SetComp, nodes.DictComp, nodes.GeneratorExp)
 
 
@@ -2391,7 +2391,7 @@ def _carries_refs(values: list[Any], depth: int = 0) -> bool:
 # isinstance tests); every other kind goes through `Interpreter._ev`.
 _EXPRESSIONS: dict[type, Callable[[Interpreter, Any, Frame], Any]] = {
     nodes.Const: lambda self, node, frame: node.value,
-    nodes.Name: lambda self, node, frame: self.name(node.name, frame),
+    nodes.Name: lambda self, node, frame: self.name(_identifier(node, node.name), frame),
     nodes.Attribute: lambda self, node, frame: self.attribute(self.ev(node.expr, frame), _attribute_name(node)),
     nodes.Call: Interpreter.call,
     nodes.Subscript: lambda self, node, frame: self.item(self.ev(node.value, frame), self.ev(node.slice, frame), node),

@@ -40,8 +40,8 @@ class Uses:
             return {}
         found: dict[str, Any] | None = None
         for use in self._reads(func.name):
-            call = use.parent
-            if not (isinstance(call, nodes.Call) and call.args and call.args[0] is use and _is_partial(call.func)):
+            call = _partial_call(use)
+            if call is None:
                 return {}
             binds = _binds(func.args, call)
             found = {name: _joined((), value) for name, value in binds.items()} if found is None else {
@@ -55,9 +55,7 @@ class Uses:
         if func.decorators is not None:
             return False
         uses = self._reads(func.name)
-        return bool(uses) and all(
-            isinstance(call := use.parent, nodes.Call) and call.args and call.args[0] is use and _is_partial(call.func)
-            or _handed_back(use) for use in uses)
+        return bool(uses) and all(_partial_call(use) is not None or _handed_back(use) for use in uses)
 
     def _reads(self, name: str) -> list[nodes.Name]:
         found = self._names.get(name)
@@ -82,6 +80,14 @@ class Uses:
             self._line_starts = [0] + [match.end() for match in re.finditer(rb"\n", text)]
         word = re.compile(rb"(?<![A-Za-z0-9_])" + re.escape(name.encode()) + rb"(?![A-Za-z0-9_])")
         return sorted({bisect.bisect_right(self._line_starts, match.start()) for match in word.finditer(text)})
+
+
+def _partial_call(use: nodes.Name) -> nodes.Call | None:
+    """The `functools.partial(name, ...)` the name is the function of, if it is."""
+    call = use.parent
+    if isinstance(call, nodes.Call) and call.args and call.args[0] is use and _is_partial(call.func):
+        return call
+    return None
 
 
 def _handed_back(use: nodes.Name) -> bool:

@@ -256,7 +256,11 @@ def _has_submodule(module: o.ModuleObj, name: str) -> bool:
     file = module.node.file
     if not file or os.path.basename(file) != "__init__.py":
         return False  # (a plain module has no submodules)
-    path = os.path.join(os.path.dirname(os.path.abspath(file)), name)
+    return _module_at(os.path.join(os.path.dirname(os.path.abspath(file)), name))
+
+
+def _module_at(path: str) -> bool:
+    """Is there a module (or package) at `path`, less its suffix?"""
     return (os.path.isfile(path + ".py") or os.path.isdir(path) or os.path.isfile(path + ".pyi")
             or any(os.path.isfile(path + suffix) for suffix in _EXTENSION_SUFFIXES))
 
@@ -269,9 +273,7 @@ def _absent(node: nodes.ImportFrom, modname: str) -> bool:
     base = os.path.dirname(os.path.abspath(file))
     for _ in range((node.level or 1) - 1):
         base = os.path.dirname(base)
-    path = os.path.join(base, *[part for part in modname.split(".") if part])
-    return not (os.path.isfile(path + ".py") or os.path.isdir(path) or os.path.isfile(path + ".pyi")
-                or any(os.path.isfile(path + suffix) for suffix in _EXTENSION_SUFFIXES))
+    return not _module_at(os.path.join(base, *[part for part in modname.split(".") if part]))
 
 
 def _known(modname: str) -> bool:

@@ -454,11 +454,10 @@ def _naming_kind(kind: type) -> Any:
 
 # -- what the top level made ----------------------------------------------------------------
 
-def _reachable(frames: Iterable[Any], known: Container[int] = frozenset(),
-               clean: Container[int] = frozenset()) -> set[int]:
+def _reachable(frames: Iterable[Any], known: Container[int] = frozenset()) -> set[int]:
     """The ids of every object the frames (or other objects: a closure) reach (frames,
     classes, closures' defaults and cases, instances, namespaces, containers), except
-    through those in `known` (or in `clean`: a second such set)."""
+    through those in `known`."""
     seen: set[int] = set()
     pending: list[Any] = list(frames)
     kinds = _KINDS
@@ -470,7 +469,7 @@ def _reachable(frames: Iterable[Any], known: Container[int] = frozenset(),
         if kind is _SKIP:
             continue
         ident = id(value)
-        if ident in seen or ident in known or ident in clean:
+        if ident in seen or ident in known:
             continue
         seen.add(ident)
         if kind is Frame:

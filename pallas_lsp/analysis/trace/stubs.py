@@ -1960,9 +1960,8 @@ def _named_tuples_as_tuples(scratch: Any) -> Any:
     """A named tuple given as the scratch is the tuple it is (JAX flattens it as one: its refs
     come positionally, in its fields' order)."""
     def plain(value: Any) -> Any:
-        if isinstance(value, o.Instance) and value.free is None and _is_named_tuple(value.cls):
-            return tuple(value.attributes.get(field.name, UNKNOWN) for field in _fields(value.cls))
-        return value
+        items = tuple_items(value) if isinstance(value, o.Instance) and value.free is None else None
+        return value if items is None else tuple(items)
 
     return o.guarded((guard, plain(value)) for guard, value in o.split(scratch))
 
