@@ -18,7 +18,7 @@ from astroid import nodes
 
 from ..project import Project
 from ..values import UNKNOWN, Var
-from . import callers, decide, kept_calls, objects, partials, reuse, world
+from . import callers, decide, kept_calls, objects, partials, reuse, stubs, world
 from .interp import ABSENT, EntryExhausted, Interpreter, Site
 from .resolver import Resolver, _library_module
 
@@ -659,6 +659,8 @@ class Trace:
         names = [arg.name for arg in (arguments.posonlyargs or []) + arguments.args + arguments.kwonlyargs]
         preset = self._inputs(func, owner, names, module, free=free, bound=bound,
                               defaults=getattr(closure, "defaults", {}))
+        if free and owner is not None and isinstance(preset.get(names[0] if names else ""), objects.Instance):
+            self._initialise(preset[names[0]], module)
         positional = [arg.name for arg in (arguments.posonlyargs or []) + arguments.args]
         offset = 1 if owner is not None and positional and not _is_static(func) else 0
         for parameters in getattr(closure, "parameters", ()):
@@ -668,6 +670,27 @@ class Trace:
             if isinstance(item, (objects.Bound, objects.Instance)):
                 interp.escape(item)
         interp.partials.extend(_calls_handed_back(result))
+
+    def _initialise(self, instance: objects.Instance, module: objects.ModuleObj) -> None:
+        """An entry's `self` is an instance its class's `__init__` made, with that `__init__`'s
+        parameters as inputs: what it sets follows from them (`self.axis = "x" if collective
+        else None` beside `self.collective = collective` are one input, not two; `self.collective
+        = True` is True). Not when a subclass the trace knows has its own `__init__` (`self` may
+        be one of those), nor for classes Python makes otherwise (dataclasses, named tuples,
+        enums, a `__new__`): their attributes stay inputs, as do those `__init__` leaves unset."""
+        cls, interp = instance.cls, self.interp
+        init = stubs.class_attribute(cls, "__init__")
+        if not isinstance(init, objects.Closure) or not isinstance(init.node, nodes.FunctionDef) \
+                or cls.dataclass or cls.enum or stubs.is_made_otherwise(interp, cls):
+            return
+        arguments = init.node.args
+        if arguments.args is None or not arguments.args or arguments.vararg or arguments.kwarg:
+            return
+        names = [arg.name for arg in (arguments.posonlyargs or []) + arguments.args + arguments.kwonlyargs]
+        preset = self._inputs(init.node, None, names, module, free=True, bound={},
+                              defaults=getattr(init, "defaults", {}))
+        preset[names[0]] = instance
+        interp.run(init, [], {}, init.node, preset=preset)
 
     @staticmethod
     def _inputs(func: nodes.FunctionDef, owner: nodes.ClassDef | None, names: list[str], module: objects.ModuleObj,

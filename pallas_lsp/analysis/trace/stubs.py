@@ -522,6 +522,13 @@ def property_setter(instance: o.Instance, name: str) -> o.Closure | None:
     return found.setter if isinstance(found, Property) and isinstance(found.setter, o.Closure) else None
 
 
+def is_made_otherwise(interp: Interpreter, cls: o.ClassObj) -> bool:
+    """Is an instance of `cls` (or of a subclass the trace knows) made by other than `cls`'s
+    `__init__`: a subclass's own `__init__`, a `__new__`, a named tuple's fields?"""
+    return (_overridden(interp, cls, "__init__") or isinstance(class_attribute(cls, "__new__"), o.Closure)
+            or _is_named_tuple(cls))
+
+
 def _overridden(interp: Interpreter, cls: o.ClassObj, name: str) -> bool:
     """Does a subclass of `cls` that a loaded module's top level defines bind `name` itself? (A
     value, such as a test class's `LOWERING_SEMANTICS`: its methods keep the base's, which
@@ -532,7 +539,7 @@ def _overridden(interp: Interpreter, cls: o.ClassObj, name: str) -> bool:
         found = interp._opaque[key] = [
             klass for module in list(interp.modules.values()) for klass in module.env.vars.values()
             if isinstance(klass, o.ClassObj) and klass is not cls and cls in klass.mro()]
-    return any(name in klass.env.vars for klass in found if klass.mro().index(cls) > 0)
+    return any(name in klass.env.vars for klass in found)
 
 
 def instance_attribute(interp: Interpreter, instance: o.Instance, name: str) -> Any:
