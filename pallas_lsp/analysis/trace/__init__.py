@@ -346,7 +346,6 @@ class Trace:
         names = positional + [arg.name for arg in arguments.kwonlyargs]
         bound = set(positional[:len(args)]) | set(keywords)
         interp, node = self.interp, target.node
-        assert isinstance(node, nodes.FunctionDef)  # (`functools.partial` of a lambda: `partial_target`)
         preset = self._inputs(node, None, names, interp.modules[self.module], free=free, bound={},
                               defaults=getattr(target, "defaults", {}))
         known = node in interp.known_calls
@@ -693,8 +692,8 @@ class Trace:
         interp.run(init, [], {}, init.node, preset=preset)
 
     @staticmethod
-    def _inputs(func: nodes.FunctionDef, owner: nodes.ClassDef | None, names: list[str], module: objects.ModuleObj,
-                free: bool, bound: dict[str, Any], defaults: dict[str, Any]) -> dict[str, Any]:
+    def _inputs(func: nodes.FunctionDef | nodes.Lambda, owner: nodes.ClassDef | None, names: list[str],
+                module: objects.ModuleObj, free: bool, bound: dict[str, Any], defaults: dict[str, Any]) -> dict[str, Any]:
         preset: dict[str, Any] = {
             name: objects.Free(("param", func, name), name) if free else UNKNOWN for name in names}
         if owner is not None and names and not _is_static(func):
@@ -794,7 +793,7 @@ def _literal(value: Any, depth: int = 0) -> bool:
     return type(value) in (tuple, list) and depth < 4 and all(_literal(item, depth + 1) for item in value)
 
 
-def _default_nodes(func: nodes.FunctionDef) -> dict[str, nodes.NodeNG]:
+def _default_nodes(func: nodes.FunctionDef | nodes.Lambda) -> dict[str, nodes.NodeNG]:
     """The parameters that have a default -> the expression written for it."""
     arguments = func.args
     assert arguments.args is not None and arguments.defaults is not None and arguments.kw_defaults is not None
@@ -938,7 +937,7 @@ def _users_first(deferred: list[tuple[nodes.FunctionDef, nodes.ClassDef | None]]
         yield deferred[index]
 
 
-def _is_static(func: nodes.FunctionDef) -> bool:
-    decorators = func.decorators
+def _is_static(func: nodes.FunctionDef | nodes.Lambda) -> bool:
+    decorators = getattr(func, "decorators", None)  # (a lambda has none)
     return decorators is not None and any(
         d.as_string() in ("staticmethod", "classmethod") for d in decorators.nodes)

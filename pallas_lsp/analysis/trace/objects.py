@@ -510,7 +510,8 @@ def partial_target(partial: Partial) -> Closure | None:
     func = partial.func
     while isinstance(func, Partial):
         func = func.func
-    return func if isinstance(func, Closure) and not func.stub and isinstance(func.node, nodes.FunctionDef) else None
+    return func if isinstance(func, Closure) and not func.stub and isinstance(func.node, (nodes.FunctionDef, nodes.Lambda)) \
+        else None
 
 
 @dataclass(frozen=True)
