@@ -227,11 +227,20 @@ TMEM_ONLY_KEYWORDS = ("packed", "collective", "layout")  # JAX refuses any non-N
 class DType:
     """A dtype named in the source (`jnp.float16`); `bits` is its item size. `instance`: a
     NumPy dtype object (`jnp.dtype(jnp.float16)`, `x.dtype`), which has an `itemsize`, rather
-    than JAX's scalar type (`jnp.float16`), which has none; the two compare equal."""
+    than JAX's scalar type (`jnp.float16`), which has none; the two compare equal. `module`:
+    where a scalar type is from (`jax.numpy`, `numpy`).
+
+    Equal dtypes of different kinds hash apart, as in NumPy and JAX: a dtype object, `jnp`'s
+    scalar type and `np`'s are equal but three keys of a dict (`{jnp.int8: 96}[x.dtype]` is a
+    KeyError)."""
 
     name: str
     bits: int
     instance: bool = field(default=False, compare=False)
+    module: str = field(default="", compare=False)
+
+    def __hash__(self) -> int:
+        return hash((self.name, self.bits, self.instance, self.module))
 
     def as_instance(self) -> DType:
         return DType(self.name, self.bits, True)
@@ -243,7 +252,41 @@ def same_dtype(left: DType, right: DType) -> Any:
     32-bit (x64 off)."""
     if 64 in (left.bits, right.bits):
         return UNKNOWN
-    return _DTYPE_ALIASES.get(left.name, left.name) == _DTYPE_ALIASES.get(right.name, right.name)
+    return canonical_dtype_name(left.name) == canonical_dtype_name(right.name)
+
+
+def dtype_name(dtype: DType) -> Any:
+    """A NumPy dtype's `name` (`str` of it): its canonical name (`bool_`'s is `bool`); unknown
+    for 64-bit types, which JAX may make 32-bit."""
+    if dtype.bits == 64:
+        return UNKNOWN
+    name = canonical_dtype_name(dtype.name)
+    return "bool" if name == "bool_" else name
+
+
+# NumPy's `kind` of the dtypes whose kind every NumPy and ml_dtypes version agrees on
+_NUMPY_KINDS = {"int8": "i", "int16": "i", "int32": "i", "uint8": "u", "uint16": "u", "uint32": "u",
+                "float16": "f", "float32": "f", "bool_": "b"}
+
+
+def numpy_kind(dtype: DType) -> Any:
+    return _NUMPY_KINDS.get(canonical_dtype_name(dtype.name), UNKNOWN)
+
+
+def dtype_equals_name(dtype: DType, name: str) -> Any:
+    """`x.dtype == "bfloat16"`: NumPy compares a dtype with the dtype a string names (True or
+    False for a name of ours); JAX's scalar type (`jnp.bfloat16`) equals no string."""
+    if not dtype.instance:
+        return False
+    named = "bool_" if name == "bool" else name
+    if named not in DTYPE_BITS or dtype.bits == 64 or DTYPE_BITS[named] == 64:
+        return UNKNOWN
+    return same_dtype(dtype, DType(named, DTYPE_BITS[named]))
+
+
+def canonical_dtype_name(name: str) -> str:
+    """NumPy's name of a dtype spelled by an alias (`half` is `float16`)."""
+    return _DTYPE_ALIASES.get(name, name)
 
 
 def dtype_kind(dtype: DType) -> str:
@@ -277,7 +320,7 @@ def dtype_named(qualified: str | None) -> DType | None:
     module, name = qualified.rsplit(".", 1)
     if module not in DTYPE_MODULES or name not in DTYPE_BITS:
         return None
-    return DType(name, DTYPE_BITS[name])
+    return DType(name, DTYPE_BITS[name], module=module)
 
 
 SHAPE_DTYPE_STRUCT = "jax.ShapeDtypeStruct"  # one output ref when given as out_type

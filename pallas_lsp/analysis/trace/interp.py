@@ -1171,7 +1171,7 @@ class Interpreter:
                 self.environment[key] = value
             elif isinstance(container, o.DictOf):  # `obj.__dict__["name"] = value`
                 self.set_attribute(container.owner, key, value)
-            elif isinstance(container, dict) and isinstance(key, _PRIMITIVE):
+            elif isinstance(container, dict) and o.dict_key(key):
                 self.changing(container)
                 container[key] = value
             elif isinstance(container, list) and isinstance(key, int) and -len(container) <= key < len(container):
@@ -1259,7 +1259,7 @@ class Interpreter:
         """`del container[key]`: the item (or slice) gone, or the container's contents unknown."""
         if isinstance(container, dict):
             self.changing(container)
-            if isinstance(key, _PRIMITIVE) and key in container:
+            if o.dict_key(key) and key in container:
                 del container[key]
             else:
                 self.poisoned.add(id(container))
@@ -1570,7 +1570,7 @@ class Interpreter:
                     return UNKNOWN
                 continue
             keys = split(self.ev(key, frame))  # (a key that depends on the path: one dict per path)
-            if not all(isinstance(concrete, _PRIMITIVE) for _, concrete in keys):
+            if not all(o.dict_key(concrete) for _, concrete in keys):
                 return UNKNOWN
             ways = _each_way(ways, keys, functools.partial(_with_item, item=self.ev(value, frame)))
             if ways is UNKNOWN:
@@ -1669,7 +1669,7 @@ class Interpreter:
     @staticmethod
     def _collected(node: nodes.NodeNG, results: list[Any]) -> Any:
         if isinstance(node, nodes.DictComp):
-            return dict(results) if all(isinstance(key, _PRIMITIVE) for key, _ in results) else UNKNOWN
+            return dict(results) if all(o.dict_key(key) for key, _ in results) else UNKNOWN
         if isinstance(node, nodes.SetComp):
             return UNKNOWN
         return results if isinstance(node, nodes.ListComp) else o.Generator(results, "a generator expression")
@@ -1789,7 +1789,7 @@ class Interpreter:
         contained = self.stubs.flag_contains(left, right) if op in ("in", "not in") else None
         if contained is not None:  # one flag's bits in another's
             return contained == (op == "in")
-        if op in ("in", "not in") and type(right) is dict and isinstance(left, _PRIMITIVE) \
+        if op in ("in", "not in") and type(right) is dict and o.dict_key(left) \
                 and id(right) not in self.poisoned:  # a key of a dict we know all of
             return (left in right) == (op == "in")
         return _compare(op, left, right)
@@ -2609,6 +2609,11 @@ def _compare(op: str, left: Any, right: Any) -> Any:
             var = o.equals_var(subject, "==", other)
             truth = op == "=="
             return o.Guarded(((frozenset({(var, True)}), truth), (frozenset({(var, False)}), not truth)))
+    if op in ("==", "!=") and isinstance(left, api.DType) != isinstance(right, api.DType):
+        dtype, name = (left, right) if isinstance(left, api.DType) else (right, left)
+        if type(name) is str:
+            same = api.dtype_equals_name(dtype, name)
+            return UNKNOWN if same is UNKNOWN else same == (op == "==")
     if isinstance(left, api.DType) and isinstance(right, api.DType) and op in ("==", "!="):
         same = api.same_dtype(left, right)
         return UNKNOWN if same is UNKNOWN else same == (op == "==")

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Hashable, Iterable, Iterator, TypeAlias
 
 from astroid import nodes
 
+from .. import api
 from ..api import ApiValue
 from ..values import UNKNOWN, Var
 
@@ -772,6 +773,20 @@ class Kernel:
 # Truthiness, one definition for the interpreter's `if`s and the rules' verdicts.
 
 _PRIMITIVE = (bool, int, float, complex, str, bytes, type(None))
+
+
+def dict_key(value: Any, depth: int = 0) -> bool:
+    """Can the trace use a value as a key of its own dicts, finding what Python would? A
+    number, string or None; a dtype under its one name (`jnp.int8` and `jnp.dtype("int8")`
+    are one key in NumPy, and are equal here; not `np.half`, whose name differs from its
+    equal's, nor a 64-bit type, which JAX may make 32-bit); a tuple of those."""
+    if isinstance(value, _PRIMITIVE):
+        return True
+    if isinstance(value, api.DType):
+        return value.bits != 64 and api.canonical_dtype_name(value.name) == value.name
+    return type(value) is tuple and depth < 3 and all(dict_key(item, depth + 1) for item in value)
+
+
 _ALWAYS_TRUE = (Alloc, Union, Member, View, Barrier, Closure, Bound, Partial, Native, ClassObj, ModuleObj,
                 Kernel, Operand, Namespace, Generator, ContextManager, ExitStack)
 

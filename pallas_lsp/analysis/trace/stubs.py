@@ -290,13 +290,15 @@ def attribute(interp: Interpreter, obj: Any, name: str) -> Any:  # noqa: C901 - 
         return dtype.as_instance() if isinstance(dtype, api.DType) else UNKNOWN
     if isinstance(obj, api.ShapeDtype) and obj.qualified == api.ARRAY and name == "astype":
         return o.Partial(o.Native("<astype>"), (obj,), ())
-    if isinstance(obj, api.ShapeDtype) and name in ("shape", "dtype", "ndim"):
+    if isinstance(obj, api.ShapeDtype) and name in ("shape", "dtype", "ndim", "size"):
         found = obj.shape if name != "dtype" else obj.dtype
         if found is None:
             return UNKNOWN
+        if name == "size":
+            return math.prod(found) if all(type(dim) is int for dim in found) else UNKNOWN
         return len(found) if name == "ndim" else found.as_instance() if name == "dtype" else found
-    if isinstance(obj, api.DType) and obj.instance and name == "itemsize":
-        return _item_size(obj)
+    if isinstance(obj, api.DType) and obj.instance and name in ("itemsize", "name", "kind"):
+        return _item_size(obj) if name == "itemsize" else api.dtype_name(obj) if name == "name" else api.numpy_kind(obj)
     if name in ("T", "transpose") and _smem_ref(obj):  # `b_smem.T`: the MMA's transposed operand
         return o.View(obj, o.Transpose(None)) if name == "T" else o.Partial(o.Native("<transpose>"), (obj,), ())
     if name == "reshape" and _smem_ref(obj):  # `o_smem.at[wg].reshape(...)`: the same memory, another shape
@@ -418,7 +420,7 @@ def item(interp: Interpreter, obj: Any, key: Any, node: nodes.NodeNG | None = No
             return obj[key]
         return UNKNOWN
     if isinstance(obj, dict):
-        if isinstance(key, (str, int, bool, float, type(None))) and key in obj and id(obj) not in interp.poisoned:
+        if o.dict_key(key) and key in obj and id(obj) not in interp.poisoned:
             return obj[key]
         if isinstance(obj, o.DefaultDict) and node is not None and isinstance(key, (str, int, bool, float, type(None))) \
                 and id(obj) not in interp.poisoned and obj.factory is not None:
@@ -427,7 +429,7 @@ def item(interp: Interpreter, obj: Any, key: Any, node: nodes.NodeNG | None = No
             obj[key] = made
             return made
         # a KeyError: a plain dict we know all the keys of lacks this one
-        interp.raised = type(obj) is dict and isinstance(key, (str, int, bool, float, type(None))) \
+        interp.raised = type(obj) is dict and o.dict_key(key) \
             and id(obj) not in interp.poisoned
         return UNKNOWN
     if isinstance(obj, o.TailTuple):
@@ -710,7 +712,7 @@ def _dict_method(interp: Interpreter, obj: dict[Any, Any], name: str, args: list
     contents unknown (`poisoned`), as a list's does: what it held before is not what it holds."""
     if id(obj) in interp.poisoned and name in ("get", "items", "keys", "values", "copy", "setdefault", "pop", "popitem"):
         return UNKNOWN
-    if name == "get" and args and isinstance(args[0], (str, int, bool)):
+    if name == "get" and args and o.dict_key(args[0]):
         return obj.get(args[0], args[1] if len(args) > 1 else None)
     if name == "items":
         return o.DictView(obj.items(), name)
@@ -1094,6 +1096,18 @@ def _b_reversed(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) ->
     return UNKNOWN if items is UNKNOWN else o.Generator(list(reversed(items)), "reversed(...)")
 
 
+def _b_str(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """`str(value)` of a number, a string, None or a NumPy dtype (its name); else unknown."""
+    if len(args) != 1 or kwargs:
+        return UNKNOWN
+
+    def text(value: Any) -> Any:
+        if isinstance(value, api.DType):
+            return api.dtype_name(value) if value.instance else UNKNOWN  # (a scalar type: `<class ...>`)
+        return str(value) if isinstance(value, (bool, int, float, str, type(None))) else UNKNOWN
+    return interp.lift(text, args[0])
+
+
 def _numeric(function: Callable[..., Any]) -> Callable[..., Any]:
     def call(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
         if function is int and not args and not kwargs:
@@ -1175,6 +1189,15 @@ def _math_prod(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[A
     for item in items:
         product = interp.binary("*", product, item)
     return product
+
+
+def _numpy_prod(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """`np.prod(shape)` of a tuple or list of ints: their product (NumPy's integer scalar, which
+    a shape takes as an int; the empty product is a float, left unknown)."""
+    items = interp.iterate(args[0]) if len(args) == 1 and not kwargs and isinstance(args[0], (tuple, list)) else UNKNOWN
+    if items is UNKNOWN or not items or not all(type(item) is int for item in items):
+        return UNKNOWN
+    return math.prod(items)
 
 
 def _b_bool(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
@@ -1569,6 +1592,8 @@ BUILTIN_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "builtins.max": _extreme(max),
     "builtins.abs": _numeric(abs),
     "builtins.int": _numeric(int),
+    "builtins.float": _numeric(float),
+    "builtins.str": _b_str,
     "builtins.bool": _b_bool,
     "builtins.getattr": _b_getattr,
     "builtins.setattr": _b_setattr,
@@ -2428,6 +2453,7 @@ NATIVE: dict[str, Callable[..., Any]] = {
     "operator.neg": lambda interp, qname, node, args, kwargs: (
         interp.unary("-", args[0]) if len(args) == 1 and not kwargs else UNKNOWN),
     "math.prod": _math_prod,
+    "numpy.prod": _numpy_prod,
 }
 
 
