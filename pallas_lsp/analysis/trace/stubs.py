@@ -72,10 +72,20 @@ def signature(qname: str) -> nodes.FunctionDef | None:
         return None
     module = _signature_module(module_name)
     for node in module.body:
-        if isinstance(node, nodes.FunctionDef) and node.name == name:
-            return node
         if isinstance(node, nodes.ClassDef) and node.name == name:
             return next((n for n in node.body if isinstance(n, nodes.FunctionDef) and n.name == "__init__"), None)
+    return _stub_function(module_name, name)
+
+
+def _stub_function(module_name: str, name: str) -> nodes.FunctionDef | None:
+    """The function a stub module binds to `name`: its `def`, or the one an alias names
+    (`named_call = checkpoint = jit`)."""
+    for node in _signature_module(module_name).body:
+        if isinstance(node, nodes.FunctionDef) and node.name == name:
+            return node
+        if isinstance(node, nodes.Assign) and isinstance(node.value, nodes.Name) and any(
+                isinstance(target, nodes.AssignName) and target.name == name for target in node.targets):
+            return _stub_function(module_name, node.value.name)
     return None
 
 
@@ -184,8 +194,7 @@ def resolve(qname: str) -> Any:
         return False  # the program as it runs, not as a type checker reads it
     module_name, _, name = qname.rpartition(".")
     if module_name in api.STUBS and api.STUBS[module_name]:
-        node = next((n for n in _signature_module(module_name).body
-                     if isinstance(n, nodes.FunctionDef) and n.name == name), None)
+        node = _stub_function(module_name, name)
         if node is not None and is_executable(node):
             return o.Native("<python>" + qname)
     dtype = api.dtype_named(qname)
