@@ -308,7 +308,7 @@ def attribute(interp: Interpreter, obj: Any, name: str) -> Any:  # noqa: C901 - 
         return len(found) if name == "ndim" else found.as_instance() if name == "dtype" else found
     if isinstance(obj, api.DType) and obj.instance and name in ("itemsize", "name", "kind"):
         return _item_size(obj) if name == "itemsize" else api.dtype_name(obj) if name == "name" else api.numpy_kind(obj)
-    if name in ("T", "transpose") and _smem_ref(obj):  # `b_smem.T`: the MMA's transposed operand
+    if name in ("T", "transpose") and _transposable(obj):  # `b_smem.T`: the MMA's transposed operand
         return o.View(obj, o.Transpose(None)) if name == "T" else o.Partial(o.Native("<transpose>"), (obj,), ())
     if name == "reshape" and _smem_ref(obj):  # `o_smem.at[wg].reshape(...)`: the same memory, another shape
         return o.Partial(o.Native("<reshape>"), (obj,), ())
@@ -356,6 +356,13 @@ def _item_size(dtype: api.DType) -> Any:
     """A NumPy dtype's `itemsize`, in bytes (4-bit types take one). 64-bit types stay unknown:
     JAX may make the arrays of one 32-bit (x64 off), as `api.same_dtype` says."""
     return UNKNOWN if dtype.bits > 32 else max(dtype.bits // 8, 1)
+
+
+def _transposable(obj: Any) -> bool:
+    """A ref whose `.T` is a view of it in its own memory space: an SMEM, TMEM or GMEM
+    allocation, or a kernel's operand (an MMA then judges the view's space as the ref's)."""
+    base = o.base_ref(obj) if isinstance(obj, (o.Alloc, o.View, o.Operand)) else None
+    return isinstance(base, o.Operand) or isinstance(base, o.Alloc) and base.space in ("SMEM", "TMEM", "GMEM")
 
 
 def _smem_ref(obj: Any) -> bool:
@@ -1718,8 +1725,8 @@ def _traced_integer(interp: Interpreter, qname: str, node: nodes.NodeNG, args: l
     if len(operands) == 2 and all(_integer(x) for x in operands):
         return o.Index()
     if len(operands) == 2 and any(isinstance(x, o.Index) for x in operands) and all(
-            x is UNKNOWN or isinstance(x, o.Free) or _integer(x) for x in operands):
-        return o.Index()
+            item is UNKNOWN or isinstance(item, o.Free) or _integer(item) for x in operands for _, item in o.split(x)):
+        return o.Index()  # (an input at its default or not, `num_stages=2`, is one of those too)
     return UNKNOWN
 
 
