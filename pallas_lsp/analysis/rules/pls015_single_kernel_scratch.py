@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from typing import Any
 
 from astroid import nodes
@@ -30,7 +32,9 @@ class SingleKernelScratch(KernelRule):
     outputs). The operands are counted where the kernel is applied, directly or later (a
     decorated body, a kernel bound to a name, `jax.jit(kernel)(x)`); a kernel never applied
     in the analysed code is not reported. The finding goes on the first application, where
-    JAX traces the body and raises; the fix edits `scratch_types=`.
+    JAX traces the body and raises (or, for a body that passes its refs on, `def
+    wrapper(*refs): return fn(*refs)`, on that call, where `fn` raises); the fix edits
+    `scratch_types=`.
 
     ## Why is this bad?
     `plgpu.kernel` passes scratch refs to the body only from a sequence (positionally) or a
@@ -71,16 +75,22 @@ class SingleKernelScratch(KernelRule):
         value = pick.pick(scratch_value(run))
         if not isinstance(value, (*ALLOCATIONS, o.NotSequence, o.Generator)):
             return None if value is not UNKNOWN else UNKNOWN
-        missing = _missing_parameters(ctx, pick, run)
-        if missing is UNKNOWN:
+        found = _missing_parameters(ctx, pick, run)
+        if found is UNKNOWN:
             return UNKNOWN
+        missing, forwarding = found
         if not missing:
             return None
         what = value.what if isinstance(value, (o.NotSequence, o.Generator)) else None
-        return (what, tuple(missing), _applications(ctx, run)[0])
+        application = _applications(ctx, run)[0]
+        if forwarding is not None and forwarding.root() is application.node.root():
+            application = dataclasses.replace(application, node=forwarding)
+        return (what, tuple(missing), application)
 
     def reported(self, run: KernelRun, detail: Any) -> Site:
-        application: Site = detail[2]  # where the kernel is applied: JAX traces the body there, and raises
+        # where JAX raises: the application, where it traces the body, or the call in a wrapper
+        # body that passes the refs on to the function missing one
+        application: Site = detail[2]
         return application
 
     def message(self, ctx: Context, run: KernelRun, detail: Any) -> str:
@@ -101,11 +111,12 @@ class SingleKernelScratch(KernelRule):
         return (Fix("Put the allocation in a list", safe, edits, preferred=len(missing) == 1),) if edits else ()
 
 
-def _missing_parameters(ctx: Context, pick: Picker, run: KernelRun) -> list[str] | Any:
+def _missing_parameters(ctx: Context, pick: Picker, run: KernelRun) -> tuple[list[str], nodes.Call | None] | Any:
     """The body's required parameters left after `plgpu.kernel(body, ...)(*operands)` binds
-    operands and outputs; UNKNOWN when any of that cannot be counted.  The operands are those
-    of every application of the kernel object the trace saw (`plgpu.kernel(...)(x)`, or the
-    kernel bound to a name, a decorator's result, `jax.jit(kernel)(x)`): all must agree."""
+    operands and outputs, and the call passing them on when the body is a `*refs` wrapper;
+    UNKNOWN when any of that cannot be counted.  The operands are those of every application
+    of the kernel object the trace saw (`plgpu.kernel(...)(x)`, or the kernel bound to a name,
+    a decorator's result, `jax.jit(kernel)(x)`): all must agree."""
     operands = _operand_count(ctx, run)
     body = pick.pick(run.site.arguments.get("body"))
     outputs = _outputs(pick, run)
@@ -117,6 +128,12 @@ def _missing_parameters(ctx: Context, pick: Picker, run: KernelRun) -> list[str]
         if method is None:
             return UNKNOWN
         body, skip = method, 1
+    forwarding = None
+    for _ in range(3 if isinstance(body, o.Closure) and not skip else 0):
+        forwarded = o.forwarded_to(body)  # (a decorator's `*refs` wrapper: what it calls binds them)
+        if forwarded is None:
+            break
+        body, forwarding = forwarded
     if not isinstance(body, o.Closure) or not isinstance(body.node, nodes.FunctionDef):
         return UNKNOWN
     arguments = body.node.args
@@ -124,7 +141,7 @@ def _missing_parameters(ctx: Context, pick: Picker, run: KernelRun) -> list[str]
         return UNKNOWN
     params = ((arguments.posonlyargs or []) + arguments.args)[skip:]
     required = [arg.name for arg in params[: len(params) - len(arguments.defaults or [])]]
-    return required[operands + outputs:]
+    return required[operands + outputs:], forwarding
 
 
 def _class_call(cls: Any) -> o.Closure | None:

@@ -506,6 +506,27 @@ class Partial:
     keywords: tuple[tuple[str, Any], ...]
 
 
+def forwarded_to(closure: Closure) -> tuple[Closure, nodes.Call] | None:
+    """The function a `*args` wrapper passes all its arguments on to, as they came, and the
+    call that does: `def wrapper(*refs): return fn(*refs)`, `lambda *refs: body(*refs)` (a
+    decorator's wrapper); None for any other function, or when the callee is not a function
+    of the analysed code the wrapper's scope binds."""
+    arguments = closure.node.args
+    if not arguments.vararg or arguments.args or arguments.posonlyargs or arguments.kwonlyargs:
+        return None
+    calls = [call for call in closure.node.nodes_of_class(nodes.Call, skip_klass=(nodes.FunctionDef, nodes.Lambda))
+             if any(isinstance(arg, nodes.Starred) for arg in call.args)]
+    if len(calls) != 1 or closure.env is None:
+        return None
+    call = calls[0]
+    forwarded = call.args[0] if len(call.args) == 1 else None
+    if not (isinstance(forwarded, nodes.Starred) and isinstance(forwarded.value, nodes.Name)
+            and forwarded.value.name == arguments.vararg and isinstance(call.func, nodes.Name)) or call.keywords:
+        return None
+    callee = closure.env.lookup(call.func.name)
+    return (callee, call) if isinstance(callee, Closure) and not callee.stub else None
+
+
 def partial_target(partial: Partial) -> Closure | None:
     """The function of the analysed code a partial (of a partial) calls, if it is one."""
     func = partial.func
