@@ -19,7 +19,8 @@ class MmaOperandMemorySpace(SiteRule):
     whose LHS is neither TMEM nor SMEM, whose RHS is not SMEM, or whose `a_scale=` /
     `b_scale=` is not TMEM, following each operand back
     to its allocation (as PLS001 does), or to the kernel's own inputs and outputs, which are
-    GMEM refs. Operands that cannot be followed are not reported, nor an MMA whose shapes
+    GMEM refs (a `pl.pallas_call`'s are where its `in_specs` and `out_specs` put them:
+    `plgpu.BlockSpec(memory_space=plgpu.SMEM)`; a default spec's are not followed). Operands that cannot be followed are not reported, nor an MMA whose shapes
     (PLS018) or scales (PLS011) JAX refuses first; a scale is checked after the operands'
     collective TMEM (PLS001) and the barrier (PLS010), as JAX does.
 
@@ -70,8 +71,9 @@ class MmaOperandMemorySpace(SiteRule):
     def message(self, ctx: Context, site: Site, detail: Any) -> str:
         name, role, where, message, ref = detail
         if isinstance(ref, o.Operand):
-            return (f"{message.rstrip('.')}: {role} '{shown(site, name)}' is the kernel's GMEM operand "
-                    f"'{ref.name}' (the kernel at {ctx.where(ref.kernel)}); copy it to SMEM first")
+            return (f"{message.rstrip('.')}: {role} '{shown(site, name)}' is the kernel's {ref.space} operand "
+                    f"'{ref.name}' (the kernel at {ctx.where(ref.kernel)})"
+                    + ("; copy it to SMEM first" if ref.space == "GMEM" else ""))
         return (f"{message.rstrip('.')}: {role} '{shown(site, name)}' is {where}, allocated at "
                 f"{ctx.where(ref.node)}")
 

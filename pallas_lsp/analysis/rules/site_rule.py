@@ -189,7 +189,7 @@ class Picker:
         if isinstance(ref, o.Alloc):
             return ref.space
         if isinstance(ref, o.Operand):
-            return "GMEM"
+            return ref.space
         if not isinstance(ref, o.Union):
             return UNKNOWN
         found = self.leaves(ref.groups)

@@ -371,11 +371,21 @@ class At:
 
 @dataclass(frozen=True)
 class Operand:
-    """An input or output ref of a `plgpu.kernel` / `pl.kernel` body: in GMEM (or None, for a
-    None operand: whether it is None is not known)."""
+    """An input or output ref of a kernel body: in GMEM for `plgpu.kernel` / `pl.kernel` (or
+    None, for a None operand: whether it is None is not known), where its spec puts it for a
+    `pallas_call`."""
 
     kernel: nodes.NodeNG  # the node of the call that ran the body
     name: str
+    space: str = "GMEM"
+
+
+@dataclass(frozen=True)
+class BlockSpec:
+    """`pl.BlockSpec(...)` / `plgpu.BlockSpec(...)`: where a `pallas_call` body's ref of that
+    operand is ("GMEM", "SMEM"; None: the default; UNKNOWN: not known)."""
+
+    space: Any
 
 
 @dataclass(frozen=True)

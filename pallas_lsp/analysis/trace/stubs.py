@@ -2101,8 +2101,37 @@ def _pallas_call(interp: Interpreter, qname: str, node: nodes.Call, args: list[A
     if bound is None:
         return UNKNOWN
     run = interp.record("kernel", node, bound)
-    _run_body(interp, node, bound["kernel"], bound.get("scratch_shapes") or (), tail=True, run=run)
+    _run_body(interp, node, bound["kernel"], bound.get("scratch_shapes") or (), tail=True, run=run,
+              spaces=_operand_spaces(bound))
     return o.Kernel(node)
+
+
+_SPACES = {f"{MGPU}.{space}": space for space in ("GMEM", "SMEM", "TMEM")}
+
+
+def _block_spec(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """`pl.BlockSpec(block_shape, index_map, memory_space, ...)` (`plgpu.BlockSpec` too): the
+    space its block is in."""
+    space = kwargs["memory_space"] if "memory_space" in kwargs else args[2] if len(args) > 2 else None
+    if space is None:
+        return o.BlockSpec(None)
+    return o.BlockSpec(_SPACES.get(space.qname, UNKNOWN) if isinstance(space, o.Native) else UNKNOWN)
+
+
+def _operand_spaces(bound: dict[str, Any]) -> tuple[Any, ...] | None:
+    """Where a `pallas_call` body's operand refs are, inputs then outputs, as its `in_specs`
+    and `out_specs` say (None for a default spec); None when they do not say for each."""
+    inputs, outputs = bound.get("in_specs"), bound.get("out_specs")
+    if not isinstance(inputs, (tuple, list)) or not all(isinstance(spec, o.BlockSpec) for spec in inputs):
+        return None
+    if outputs is None:
+        count = api.output_refs(bound.get("out_shape"))
+        outputs = [o.BlockSpec(None)] * count if count is not None else None
+    elif isinstance(outputs, o.BlockSpec):
+        outputs = [outputs]
+    if not isinstance(outputs, (tuple, list)) or not all(isinstance(spec, o.BlockSpec) for spec in outputs):
+        return None
+    return tuple(spec.space for spec in [*inputs, *outputs])
 
 
 def _core_map(interp: Interpreter, qname: str, node: nodes.Call, args: list[Any], kwargs: dict[str, Any]) -> Any:
@@ -2162,10 +2191,12 @@ def _run_scoped(interp: Interpreter, qname: str, node: nodes.Call, args: list[An
 
 
 def _run_body(interp: Interpreter, node: nodes.NodeNG, body: Any, scratch: Any, tail: bool, kernel: bool = True,
-              gmem: bool = False, leading: int | None = None, run: Any = None) -> None:
+              gmem: bool = False, leading: int | None = None, run: Any = None,
+              spaces: tuple[Any, ...] | None = None) -> None:
     """Run a kernel body: scratch given as a sequence fills the last parameters (the operands
     before them are unknown), as a mapping binds by name; anything else binds nothing. `run`:
-    the "kernel" site of this run, which the body's sites name (`Site.run`)."""
+    the "kernel" site of this run, which the body's sites name (`Site.run`); `spaces`: where
+    each operand ref is, when the specs say (a `pallas_call`'s)."""
     if kernel:
         interp.kernels.append(node)
         interp.kernel_sites.append(run)
@@ -2179,7 +2210,7 @@ def _run_body(interp: Interpreter, node: nodes.NodeNG, body: Any, scratch: Any, 
                 both = o.conjoin(outer, guard, body_guard)
                 if both is not None:
                     interp.guard = both
-                    _run_one_body(interp, node, target, item, tail, gmem, leading)
+                    _run_one_body(interp, node, target, item, tail, gmem, leading, spaces)
     finally:
         interp.stack, interp.guard = saved, outer
         if kernel:
@@ -2206,7 +2237,7 @@ def _note_repeated(interp: Interpreter, scratch: Any) -> None:
 
 
 def _run_one_body(interp: Interpreter, node: nodes.NodeNG, body: Any, scratch: Any, tail: bool, gmem: bool = False,
-                  leading: int | None = None) -> None:
+                  leading: int | None = None, spaces: tuple[Any, ...] | None = None) -> None:
     lead: list[Any]
     keywords: dict[str, Any]
     func, lead, keywords = body, [], {}
@@ -2256,7 +2287,11 @@ def _run_one_body(interp: Interpreter, node: nodes.NodeNG, body: Any, scratch: A
         if arguments.vararg or len(scratch) > len(free):
             preset.update({p: UNKNOWN for p in free})  # the refs land where we cannot tell
         elif tail:
-            preset.update({p: operand(p) for p in free[: len(free) - len(scratch)]})
+            operands = free[: len(free) - len(scratch)]
+            if spaces is not None and len(spaces) == len(operands):  # (a default spec's: not known)
+                operand = (lambda p: o.Operand(node, p, spaces[operands.index(p)])
+                           if spaces[operands.index(p)] in ("GMEM", "SMEM") else UNKNOWN)
+            preset.update({p: operand(p) for p in operands})
             preset.update(zip(free[len(free) - len(scratch):], scratch))
         else:
             preset.update(zip(free, scratch))
@@ -2388,6 +2423,8 @@ NATIVE: dict[str, Callable[..., Any]] = {
     f"{MGPU}.kernel": _kernel,
     f"{PL}.kernel": _kernel,
     f"{PL}.pallas_call": _pallas_call,
+    f"{PL}.BlockSpec": _block_spec,
+    f"{MGPU}.BlockSpec": _block_spec,
     f"{PL}.core_map": _core_map,
     f"{PL}.core_map#apply": _core_map_apply,
     f"{PL}.run_scoped": _run_scoped,
