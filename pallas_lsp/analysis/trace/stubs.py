@@ -2289,9 +2289,10 @@ def _run_one_body(interp: Interpreter, node: nodes.NodeNG, body: Any, scratch: A
         elif tail:
             operands = free[: len(free) - len(scratch)]
             if spaces is not None and len(spaces) == len(operands):  # (a default spec's: not known)
-                operand = (lambda p: o.Operand(node, p, spaces[operands.index(p)])
-                           if spaces[operands.index(p)] in ("GMEM", "SMEM") else UNKNOWN)
-            preset.update({p: operand(p) for p in operands})
+                preset.update({p: o.Operand(node, p, space) if space in ("GMEM", "SMEM") else UNKNOWN
+                               for p, space in zip(operands, spaces)})
+            else:
+                preset.update({p: operand(p) for p in operands})
             preset.update(zip(free[len(free) - len(scratch):], scratch))
         else:
             preset.update(zip(free, scratch))
