@@ -155,7 +155,8 @@ def _index(): ...
 '''
 
 _JAX_STUB = '''
-"""pallas-lsp stand-in for jax: transformations that keep the function they wrap."""
+"""pallas-lsp stand-in for jax: transformations that keep the function they wrap, and
+`eval_shape`, whose result is what the function makes of the shapes (the trace follows shapes)."""
 
 def jit(fun=None, *args, **kwargs):
     if fun is None:
@@ -165,6 +166,10 @@ def jit(fun=None, *args, **kwargs):
     return fun
 
 named_call = checkpoint = remat = jit
+
+
+def eval_shape(fun, *args, **kwargs):
+    return fun(*args, **kwargs)
 '''
 
 _JAX_UTIL_STUB = '''
