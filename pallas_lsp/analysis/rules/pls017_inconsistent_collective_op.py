@@ -11,15 +11,16 @@ from ..trace import Site
 from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
-from .kernels import (describe_refs, fails_allocating, fails_tracing_first, lowering_semantics, run_of,
-                      tmem_allocations, trace_raises)
+from .kernels import (MOSAIC_KERNEL, PALLAS_KERNEL, describe_refs, fails_allocating, fails_tracing_first,
+                      lowering_semantics, run_of, tmem_allocations, trace_raises)
 from .site_rule import Picker, SiteRule, api_function
 
 
 class InconsistentCollectiveOp(SiteRule):
     """## What it does
     Flags a `plgpu.tcgen05_mma`, `plgpu.tcgen05_commit_arrive` or `plgpu.async_copy_*_to_tmem`
-    whose `collective_axis` disagrees with the TMEM its `plgpu.kernel` allocates: an op
+    whose `collective_axis` disagrees with the TMEM its `plgpu.kernel` (or `pl.kernel` on a
+    `plgpu.Mesh`) allocates: an op
     without `collective_axis` in a kernel whose TMEM is collective, or a commit or copy with
     `collective_axis` in a kernel whose TMEM is not. An MMA with `collective_axis` on
     non-collective TMEM is PLS001, and so is a kernel where such an MMA makes JAX stop when
@@ -76,7 +77,7 @@ class InconsistentCollectiveOp(SiteRule):
     def problem(self, ctx: Context, site: Site, pick: Picker) -> Any:
         collective_op = pick.given(site.arguments.get("collective_axis"))
         run = run_of(ctx, site)
-        if collective_op is UNKNOWN or run is None or run.api != "plgpu.kernel":
+        if collective_op is UNKNOWN or run is None or run.api not in (MOSAIC_KERNEL, PALLAS_KERNEL):
             return UNKNOWN
         if trace_raises(ctx, pick, run):
             return None  # (JAX stops when tracing: the kernel is never lowered)
