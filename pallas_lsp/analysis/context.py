@@ -13,6 +13,7 @@ from .findings import Span
 from .project import Project
 from .source import Lines
 from .trace import Site, Trace, decide
+from .trace import objects as o
 from .trace.reuse import TraceMemo
 
 
@@ -73,15 +74,24 @@ class Context:
             known = self._reported[id(site)] = (site, None if replayed else decide.reported_at(site, self.module))
         return known[1]
 
-    def reportable_at(self, site: Site, lowering: bool = False) -> nodes.NodeNG | None:
-        """`reported_at`, for an error JAX raises when the call runs (not `lowering`): None for
-        a site made inside a `try` body with `except` clauses, whose handler may catch it
-        (which exception a handler catches is not matched: an autotuning sweep's `except
-        ValueError: continue` around a bad configuration is valid code). For the site rules
-        and the kernel rules (PLS003-PLS019); PLS001 and PLS002 weigh every use of an
-        allocation for their fixes, a handled one too (the call still runs when nothing
-        raises), and keep `reported_at`."""
-        return None if site.handled and not lowering else self.reported_at(site)
+    def reportable_at(self, site: Site, lowering: bool = False, raises: str | None = None) -> nodes.NodeNG | None:
+        """`reported_at`, for an error JAX raises when the call runs (not `lowering`), of the
+        builtin class `raises`: None for a site made inside a `try` body whose handlers may
+        catch it (an autotuning sweep's `except ValueError: continue` around a bad
+        configuration is valid code; `except TypeError:` does not catch JAX's ValueError),
+        or inside a `with contextlib.suppress(...)`; any handler may, for an error of a class
+        not given. For the site rules and the kernel rules (PLS003-PLS019); PLS001 and PLS002
+        weigh every use of an allocation for their fixes, a handled one too (the call still
+        runs when nothing raises), and ask `surely_caught`."""
+        if not lowering and site.handled and (raises is None or o.caught(site.handled, raises) is not False):
+            return None
+        return self.reported_at(site)
+
+    @staticmethod
+    def surely_caught(site: Site, raises: str) -> bool:
+        """Does a `try` (or `contextlib.suppress`) around the site catch JAX's error of the
+        builtin class `raises` there (the program goes on, in the handler)?"""
+        return o.caught(site.handled, raises) is True
 
     def state(self, key: State[T]) -> T:
         """The per-analysis state under `key`, made on first use (see `State`)."""

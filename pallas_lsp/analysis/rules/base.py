@@ -37,6 +37,9 @@ class Rule:
     # checked on the stdlib AST before astroid builds anything. Empty: no such filter.
     identifiers: ClassVar[frozenset[str]] = frozenset()
     lowering: ClassVar[bool] = False  # JAX reports it when lowering, not when tracing
+    # the builtin class of the exception JAX raises when tracing (asked of JAX for each rule:
+    # an `except` clause around the call catches it or not); None: not known, any may
+    jax_exception: ClassVar[str | None] = None
     VALID: ClassVar[tuple[str, ...]] = ()
     INVALID: ClassVar[tuple[Invalid, ...]] = ()
 

@@ -659,7 +659,7 @@ class KernelRule(Rule):
                 if not outcome:
                     continue
                 site = self.reported(run, outcome)
-                reported = ctx.reportable_at(site, self.lowering)
+                reported = ctx.reportable_at(site, self.lowering, self.jax_exception)
                 if reported is None:
                     continue
                 key = (reported, self.same_problem(ctx, run, outcome))

@@ -145,6 +145,7 @@ class NonCollectiveOperand(Rule):
     name = "non-collective-mma-operand"
     summary = "Collective tcgen05_mma on TMEM allocated without collective=True"
     jax_message = "Accumulator Ref must be collective if collective_axis is set."
+    jax_exception = "ValueError"
     triggers = (b"tcgen05", b"TMEM")  # the MMA may sit in an imported helper
     identifiers = frozenset({"tcgen05_mma", "TMEM"})  # an MMA here, or an allocation passed to one
     VALID = (examples.PLS001_VALID,)
@@ -172,6 +173,7 @@ class NonCollectiveOperand(Rule):
               verdicts: dict[_Key, decide.Verdicts], uses: _Uses) -> None:
         arguments = site.arguments
         written = _written_operands(site.node)
+        caught = ctx.surely_caught(site, self.jax_exception)  # (JAX raises, a handler goes on)
         for guard, axis in decide.alternatives(arguments.get("collective_axis"), site.guard):
             for op_guard, collective_op in decide.is_set(axis, guard):
                 if collective_op is UNKNOWN:
@@ -183,8 +185,8 @@ class NonCollectiveOperand(Rule):
                                                                      uses, site):
                             if problem is UNKNOWN:
                                 continue
-                            if problem is not None and problem.member_of is None and _checked_before(
-                                    ctx, site, name, problem.ref, guard_):
+                            if problem is not None and (caught or problem.member_of is None and _checked_before(
+                                    ctx, site, name, problem.ref, guard_)):
                                 problem = None  # JAX's cached check of an earlier run passes it
                             key = (site.node, role, target)
                             verdict = verdicts[key]

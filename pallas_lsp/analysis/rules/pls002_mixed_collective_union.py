@@ -82,6 +82,7 @@ class MixedCollectiveUnion(Rule):
     name = "mixed-collective-ref-union"
     summary = "RefUnion aliases collective and non-collective TMEM"
     jax_message = "Some aliased TMEM references are collective and some are not."
+    jax_exception = "ValueError"
     triggers = (b"RefUnion", b"TMEM", b"tcgen05")  # the union may be built by an imported helper
     identifiers = frozenset({"RefUnion", "TMEM", "tcgen05_mma"})
     VALID = (examples.PLS002_VALID,)
@@ -91,8 +92,8 @@ class MixedCollectiveUnion(Rule):
         found: dict[nodes.Call, tuple[list[_Run], list[_Run], nodes.NodeNG]] = {}  # RefUnion -> (bad, fine, anchor)
         for site in ctx.trace.sites("union"):
             reported = ctx.reported_at(site)
-            if reported is None:
-                continue
+            if reported is None or ctx.surely_caught(site, self.jax_exception):
+                continue  # (caught: JAX raises, and a handler goes on)
             bad, decided, _ = found.setdefault(site.node, ([], [], reported))
             for guard, sides in _mixed(site.value, site.guard):
                 if sides is UNKNOWN or sides and decide.deployed(guard):

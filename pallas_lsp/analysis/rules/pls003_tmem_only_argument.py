@@ -47,6 +47,7 @@ class TmemOnlyArgument(SiteRule):
     name = "tmem-only-argument"
     summary = "packed=, collective= or layout= on a memory space other than TMEM"
     jax_message = "packed, collective and layout arguments are only supported for TMEM."
+    jax_exception = "ValueError"
     triggers = (b"SMEM", b"GMEM", b"REGS")
     identifiers = frozenset({"SMEM", "GMEM", "REGS"})
     kinds = ("alloc",)

@@ -46,6 +46,7 @@ class PackedWithLayout(SiteRule):
     name = "tmem-packed-with-layout"
     summary = "TMEM allocation with both packed= and layout="
     jax_message = "packed cannot be specified if layout is specified."
+    jax_exception = "ValueError"
     triggers = (b"TMEM",)
     identifiers = frozenset({"TMEM"})
     kinds = ("alloc",)

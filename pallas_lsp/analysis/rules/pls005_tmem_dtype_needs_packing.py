@@ -50,6 +50,7 @@ class TmemDtypeNeedsPacking(SiteRule):
     name = "tmem-dtype-needs-packing"
     summary = "TMEM allocation of a dtype other than 32-bit without packed= or layout="
     jax_message = "dtypes narrower than 32-bit require either the packed argument or an explicit TMEM layout"
+    jax_exception = "ValueError"
     triggers = (b"TMEM",)
     identifiers = frozenset({"TMEM"})
     kinds = ("alloc",)

@@ -45,6 +45,7 @@ class TmemTransforms(SiteRule):
     name = "tmem-transforms"
     summary = "TMEM allocation with transforms="
     jax_message = "transforms are not supported for TMEM"
+    jax_exception = "ValueError"
     triggers = (b"TMEM",)
     identifiers = frozenset({"TMEM"})
     kinds = ("alloc",)

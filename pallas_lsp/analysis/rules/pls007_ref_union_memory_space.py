@@ -48,6 +48,7 @@ class RefUnionMemorySpace(SiteRule):
     name = "ref-union-memory-space"
     summary = "RefUnion of refs in different memory spaces, or of GMEM"
     jax_message = "All aliased Refs must have the same memory space (SMEM or TMEM)."
+    jax_exception = "NotImplementedError"
     triggers = (b"RefUnion",)
     identifiers = frozenset({"RefUnion"})
     kinds = ("union",)

@@ -54,6 +54,7 @@ class MmaOperandMemorySpace(SiteRule):
     name = "mma-operand-memory-space"
     summary = "tcgen05_mma operand in the wrong memory space"
     jax_message = "Accumulator must be a TMEM Ref."
+    jax_exception = "ValueError"
     triggers = (b"tcgen05",)
     identifiers = frozenset({"tcgen05_mma"})
     kinds = ("mma",)

@@ -55,6 +55,7 @@ class MmaBarrierOrdersTensorCore(SiteRule):
     name = "mma-barrier-orders-tensor-core"
     summary = "tcgen05 barrier without orders_tensor_core=True"
     jax_message = "MMA barrier must have orders_tensor_core set to True."
+    jax_exception = "ValueError"
     triggers = (b"tcgen05",)
     identifiers = frozenset({"tcgen05_mma", "tcgen05_commit_arrive"})
     kinds = ("mma", "commit")

@@ -47,6 +47,7 @@ class MmaScales(SiteRule):
     name = "mma-scales"
     summary = "tcgen05_mma with only one of a_scale= / b_scale="
     jax_message = "a_scale and b_scale must both be present or absent."
+    jax_exception = "ValueError"
     triggers = (b"_scale",)
     identifiers = frozenset({"tcgen05_mma"})
     kinds = ("mma",)

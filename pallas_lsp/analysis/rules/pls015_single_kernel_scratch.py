@@ -66,6 +66,7 @@ class SingleKernelScratch(KernelRule):
     name = "single-kernel-scratch"
     summary = "A single allocation as plgpu.kernel's scratch_types, which JAX ignores"
     jax_message = "missing 1 required positional argument"
+    jax_exception = "TypeError"
     triggers = (b"scratch_",)
     identifiers = frozenset({"scratch_types", "scratch_shapes"})
     VALID = (examples.PLS015_VALID,)

@@ -55,6 +55,7 @@ class MmaShapes(SiteRule):
     name = "mma-shapes"
     summary = "tcgen05_mma operands whose shapes do not fit together"
     jax_message = "Accumulator and RHS have incompatible shapes."
+    jax_exception = "ValueError"
     triggers = (b"tcgen05",)
     identifiers = frozenset({"tcgen05_mma"})
     kinds = ("mma",)

@@ -49,6 +49,7 @@ class TmemRows(SiteRule):
     name = "tmem-rows"
     summary = "TMEM allocation whose rows are neither 128 nor 64"
     jax_message = "TMEM references must have either 128 or 64 rows"
+    jax_exception = "ValueError"
     triggers = (b"TMEM",)
     identifiers = frozenset({"TMEM"})
     kinds = ("alloc",)

@@ -426,7 +426,7 @@ class SiteRule(Rule):
         found: dict[tuple[nodes.NodeNG, nodes.Call, Any], list[Any]] = {}  # key -> [site, detail, bad]
         decided: dict[tuple[nodes.NodeNG, nodes.Call], list[tuple[o.Guard, o.Chain]]] = defaultdict(list)
         for site in self.sites(ctx):
-            reported = ctx.reportable_at(site, self.lowering)
+            reported = ctx.reportable_at(site, self.lowering, self.jax_exception)
             if reported is None:
                 continue
             for guard, outcome in explore(functools.partial(self.problem, ctx, site), site.guard):

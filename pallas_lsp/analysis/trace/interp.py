@@ -103,7 +103,9 @@ class Site:
     kernel: nodes.NodeNG | None  # the kernel entry (`plgpu.kernel(...)`) it runs in, if known
     value: Any = None  # what the call made (allocations)
     meshes: tuple[nodes.NodeNG, ...] = ()  # the `pl.core_map(...)` calls whose bodies it runs in
-    handled: bool = False  # made while a `try` with `except` clauses ran its body: JAX's error may be caught
+    # made while `try` bodies with `except` clauses ran (or `with` bodies whose manager may
+    # swallow), innermost last: what each does with an error (`objects.Handler`)
+    handled: tuple[o.Handler, ...] = ()
     built: o.Chain | None = None  # a kernel run where it is applied: the calls that led to where it was built
     # the "kernel" site of the run of a kernel body it was recorded in (one closure run over two
     # environments, or a loop's iterations, make runs whose calls are the same)
@@ -220,7 +222,8 @@ class Interpreter:
         # Paths that raised while others went on (a test, assert or call we could not decide
         # dropped them), counted: a `try` whose body adds to it may end in a handler instead
         self.dropped_raises = 0
-        self.handling = 0  # `try` bodies with `except` clauses running now (`Site.handled`)
+        # what the `try` bodies with `except` clauses running now do with an error (`Site.handled`)
+        self.handling: list[o.Handler] = []
         # ... and paths that left a loop's body early, by kind (an undecided test whose one
         # outcome continues or breaks): the unrolled loop forgets what the others changed
         self.dropped_exits = {"Break": 0, "Continue": 0}
@@ -468,11 +471,11 @@ class Interpreter:
         elif isinstance(node, nodes.Try) and node.handlers and any(self.resolver.may_fail(s) for s in node.body):
             # `try: import <a library we do not read> except ImportError:`: either may run
             self._caught(node, frame)
-            self.handling += 1  # (the handlers' sites too: the loop runs them with the body)
+            self.handling.append((self._catches(node, frame), False))  # (the handlers' sites too: the loop runs them with the body)
             try:
                 self.opaque_loop(node, None, frame, bodies=[node.body + node.orelse, *(h.body for h in node.handlers)])
             finally:
-                self.handling -= 1
+                self.handling.pop()
             self.block(node.finalbody, frame)
         elif isinstance(node, nodes.Try):
             try:
@@ -533,7 +536,7 @@ class Interpreter:
         suppresses = self.stubs.may_suppress(manager)
         try:
             if suppresses:
-                self._suppressing(node, lambda: self.with_block(node, rest, frame), frame)
+                self._suppressing(node, lambda: self.with_block(node, rest, frame), frame, manager)
             else:
                 self.with_block(node, rest, frame)
         except _Signal as signal:
@@ -542,12 +545,12 @@ class Interpreter:
         # (after a suppressing manager the body may have raised: `__exit__` is told it does not know)
         self.stubs.exited(self, manager, expression, raised=suppresses)
 
-    def _suppressing(self, node: nodes.With, run: Callable[[], None], frame: Frame) -> None:
+    def _suppressing(self, node: nodes.With, run: Callable[[], None], frame: Frame, manager: Any) -> None:
         """The body of a `with` whose manager may swallow what it raises: `try: body except:
         pass`, whose body may have stopped at any statement (a call JAX refuses raises where
         the trace goes on), so unless it raised on every path, each name it rebound may or may
         not be after it."""
-        attempt = self._attempt(run, frame)
+        attempt = self._attempt(run, frame, (self.stubs.suppressed(manager), False))
         if attempt.ending == _RAISED:
             self._pass_log(attempt.log)
             return
@@ -598,7 +601,7 @@ class Interpreter:
         that raised only on paths the trace dropped (`dropped_raises` grew: a call, test or
         assert it could not decide) ends either way, as the two outcomes of an undecided test:
         the body's own ending (and `else`), or a handler's."""
-        attempt = self._attempt(lambda: self.block(node.body, frame), frame, catches=not _reraises(node))
+        attempt = self._attempt(lambda: self.block(node.body, frame), frame, catches=self._handles(node, frame))
         ending = attempt.ending
         if ending == _RAISED or not attempt.partly:
             self._pass_log(attempt.log)
@@ -612,21 +615,23 @@ class Interpreter:
         self._body_or_handler(node, frame, attempt, orelse=lambda: self.block(node.orelse, frame),
                               handler=lambda: self._handled(node, frame))
 
-    def _attempt(self, run: Callable[[], None], frame: Frame, catches: bool = True) -> _Attempt:
-        """Run a body whose exceptions may be caught: its sites are handled (`Site.handled`),
-        unless every handler raises again (`catches`: JAX's error still ends the program),
-        and the raises it dropped are the catcher's, not the enclosing code's."""
+    def _attempt(self, run: Callable[[], None], frame: Frame, catches: o.Handler | None) -> _Attempt:
+        """Run a body whose exceptions may be caught: its sites are handled (`Site.handled`) as
+        `catches` says, unless every handler raises the error again (None: it still ends the
+        program), and the raises it dropped are the catcher's, not the enclosing code's."""
         returns = self.calls[-1].returns if self.calls else []
         attempt = _Attempt(dict(frame.vars), self.guard, returns, len(returns))
         dropped = self.dropped_raises
         self.branch_logs.append({})
-        self.handling += catches
+        if catches is not None:
+            self.handling.append(catches)
         try:
             run()
         except _Signal as signal:
             attempt.ending = signal.args
         finally:
-            self.handling -= catches
+            if catches is not None:
+                self.handling.pop()
             attempt.log = self.branch_logs.pop()
         attempt.partly = self.dropped_raises != dropped
         self.dropped_raises = dropped
@@ -737,6 +742,28 @@ class Interpreter:
             self.block(node.handlers[0].body, frame)
             return
         self.opaque_loop(node, None, frame, bodies=[handler.body for handler in node.handlers])
+
+    def _handles(self, node: nodes.Try, frame: Frame) -> o.Handler | None:
+        """What a `try` does with its body's errors (`objects.Handler`): None when every
+        handler raises the error again (`raise`: it still ends the program); the builtin class
+        they raise in its place (`raise RuntimeError(...) from error`: None, not known, when
+        they raise other ones)."""
+        catches = self._catches(node, frame)
+        if not _reraises(node):
+            return (catches, False)
+        raised = {_raised_class(found, frame) for handler in node.handlers
+                  for found in handler.nodes_of_class(nodes.Raise, skip_klass=(nodes.FunctionDef, nodes.Lambda))}
+        if raised == {""}:
+            return None  # (bare `raise`s)
+        return (catches, raised.pop() if len(raised) == 1 else None)
+
+    def _catches(self, node: nodes.Try, frame: Frame) -> frozenset[str] | None:
+        """The builtin exception classes a `try`'s handlers catch (a bare `except:` catches
+        them all); None when one names anything else."""
+        if any(handler.type is None for handler in node.handlers):
+            return frozenset({"BaseException"})
+        return self.stubs.exception_classes([handler.type for handler in node.handlers if handler.type is not None],
+                                            lambda name: frame.lookup(name) is not _MISSING)
 
     def _caught(self, node: nodes.Try, frame: Frame) -> None:
         """`except ... as error`: the exception, whichever it is, is not known."""
@@ -2318,7 +2345,7 @@ class Interpreter:
     def record(self, kind: str, node: nodes.Call, arguments: dict[str, Any], value: Any = None,
                built: o.Chain | None = None) -> Site:
         site = Site(kind, node, arguments, self.guard, tuple(self.stack), self.kernels[-1] if self.kernels else None,
-                    value, tuple(self.meshes), self.handling > 0, built,
+                    value, tuple(self.meshes), tuple(self.handling), built,
                     self.kernel_sites[-1] if self.kernel_sites else None)
         self.sites.append(site)
         return site
@@ -2422,6 +2449,17 @@ def _format_value(value: Any, conversion: int, spec: Any) -> Any:
         return format(converted(value) if converted is not None else value, spec)
     except (TypeError, ValueError):
         return UNKNOWN
+
+
+def _raised_class(node: nodes.Raise, frame: Frame) -> str | None:
+    """The builtin exception class a `raise` raises: "" for a bare `raise` (the one being
+    handled), None when not a builtin's (or not known)."""
+    if node.exc is None:
+        return ""
+    made = node.exc.func if isinstance(node.exc, nodes.Call) else node.exc
+    if isinstance(made, nodes.Name) and made.name in o.BUILTIN_EXCEPTIONS and frame.lookup(made.name) is _MISSING:
+        return made.name
+    return None
 
 
 def _reraises(node: nodes.Try) -> bool:

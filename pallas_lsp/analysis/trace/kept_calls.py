@@ -225,7 +225,7 @@ class CallKeeper:
                 and self._trace._pristine())
 
     def _key(self, interp: Interpreter, node: nodes.NodeNG, memo_key: tuple[Any, ...]) -> tuple[Any, ...]:
-        return (memo_key, node, tuple(interp.stack), interp.handling > 0, interp.loop_depth, interp.unrolled,
+        return (memo_key, node, tuple(interp.stack), tuple(interp.handling), interp.loop_depth, interp.unrolled,
                 interp.writes is None)
 
 

@@ -9,6 +9,7 @@ of (variable, bool) pairs), so that a condition met in several places is decided
 
 from __future__ import annotations
 
+import builtins
 import math
 from collections import Counter
 from dataclasses import dataclass, field
@@ -762,6 +763,8 @@ class ContextManager:
 
     generator: Any  # a `Generator`, or UNKNOWN
     suppresses: bool = False  # may it swallow an exception the `with` body raises?
+    # the exception classes it swallows, by builtin name (None: not known), when it does
+    suppressed: frozenset[str] | None = None
 
 
 @dataclass(eq=False)
@@ -804,6 +807,40 @@ class Kernel:
 # Truthiness, one definition for the interpreter's `if`s and the rules' verdicts.
 
 _PRIMITIVE = (bool, int, float, complex, str, bytes, type(None))
+
+
+BUILTIN_EXCEPTIONS = frozenset(name for name, value in vars(builtins).items()
+                                if isinstance(value, type) and issubclass(value, BaseException))
+
+
+# What a `try` (or a `with` whose manager may swallow) does with an error its body raises: the
+# builtin exception classes its handlers catch (None: not known), and False when a handler
+# that catches it goes on, else the builtin class it raises in its place (None: not known).
+Handler: TypeAlias = "tuple[frozenset[str] | None, str | None | bool]"
+
+
+def catches(classes: frozenset[str] | None, raised: str) -> Any:
+    """Does an `except` naming these builtin exception classes (None: classes not known)
+    catch the builtin exception `raised`? True, False, or UNKNOWN."""
+    if classes is None:
+        return UNKNOWN
+    error = getattr(builtins, raised)
+    return any(issubclass(error, getattr(builtins, name)) for name in classes)
+
+
+def caught(handlers: tuple[Handler, ...], raised: str) -> Any:
+    """Is an error of the builtin class `raised`, made where these handlers run (innermost
+    last), caught before it ends the program? True, False, or UNKNOWN. A handler raising
+    another in its place (`raise RuntimeError(...) from error`) hands that one outwards."""
+    current: str | None = raised
+    for classes, becomes in reversed(handlers):
+        hit = catches(classes, current) if current is not None else UNKNOWN
+        if hit is False:
+            continue
+        if becomes is False or hit is UNKNOWN:
+            return hit
+        current = becomes if isinstance(becomes, str) else None
+    return False
 
 
 def dict_key(value: Any, depth: int = 0) -> bool:

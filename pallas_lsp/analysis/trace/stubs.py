@@ -1339,8 +1339,36 @@ def _yields_in_try(function: nodes.FunctionDef | nodes.Lambda) -> bool:
 
 def _suppress(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
     """`contextlib.suppress(*exceptions)`: entering it gives None; it swallows what the body
-    raises (which exceptions it names is not matched, as a `try`'s handlers are not)."""
-    return o.ContextManager(o.Generator([None]), suppresses=True)
+    raises of the classes it names (builtin ones, by name: `suppressed`)."""
+    named = exception_classes(node.args if isinstance(node, nodes.Call) and not node.keywords else None,
+                              lambda name: False)
+    return o.ContextManager(o.Generator([None]), suppresses=True, suppressed=named)
+
+
+def exception_classes(expressions: list[nodes.NodeNG] | None, bound: Callable[[str], bool]) -> frozenset[str] | None:
+    """The builtin exception classes these expressions name (`ValueError`, `(TypeError,
+    ValueError)`); None when one is anything else, or a name the code binds (`bound`)."""
+    if expressions is None:
+        return None
+    found: set[str] = set()
+    for expression in expressions:
+        if isinstance(expression, nodes.Tuple):
+            inner = exception_classes(list(expression.elts), bound)  # type: ignore[arg-type]  # astroid types these as inference results; parsed code holds nodes
+            if inner is None:
+                return None
+            found |= inner
+        elif isinstance(expression, nodes.Name) and expression.name in o.BUILTIN_EXCEPTIONS and not bound(expression.name):
+            found.add(expression.name)
+        else:
+            return None
+    return frozenset(found)
+
+
+def suppressed(manager: Any) -> frozenset[str] | None:
+    """The builtin exception classes leaving `with manager:` swallows (None: not known)."""
+    found = [item.suppressed if isinstance(item, o.ContextManager) and item.suppresses else None
+             for _, item in o.split(manager)]
+    return found[0] if len(found) == 1 else None
 
 
 def may_suppress(manager: Any) -> bool:
