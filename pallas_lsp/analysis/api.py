@@ -110,6 +110,14 @@ def when(condition):
         f()
     return decorator
 
+def run_state(f):
+    # `run_state(f)(values)`: `f` runs on refs holding the values, and their final values are
+    # what comes back (the trace follows the values as the refs)
+    def run(values):
+        f(values)
+        return values
+    return run
+
 def loop(lower, upper=None, *, init_carry=None, step=1, unroll=None):
     # JAX runs the body under `lax.fori_loop` with `lower + i * step`: a traced integer
     def decorator(body):
