@@ -389,6 +389,13 @@ class BlockSpec:
     space: Any
 
 
+@dataclass(frozen=True, eq=False)
+class GridSpec:
+    """`pl.GridSpec(...)`: the fields given, by name."""
+
+    fields: tuple[tuple[str, Any], ...]
+
+
 @dataclass(frozen=True)
 class Barrier:
     node: nodes.Call

@@ -2128,10 +2128,25 @@ def _pallas_call(interp: Interpreter, qname: str, node: nodes.Call, args: list[A
     bound = bind_api(interp, qname, args, kwargs)
     if bound is None:
         return UNKNOWN
+    spec = bound.get("grid_spec")
+    if isinstance(spec, o.GridSpec):  # (its specs and scratch in place of the call's own)
+        bound.update((name, value) for name, value in spec.fields if not bound.get(name))
     run = interp.record("kernel", node, bound)
     _run_body(interp, node, bound["kernel"], bound.get("scratch_shapes") or (), tail=True, run=run,
               spaces=_operand_spaces(bound))
     return o.Kernel(node)
+
+
+_GRID_SPEC_FIELDS = ("grid", "in_specs", "out_specs", "scratch_shapes")
+
+
+def _grid_spec(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """`pl.GridSpec(grid, in_specs, out_specs, scratch_shapes)`: what a `pallas_call` given it
+    as `grid_spec=` takes from it."""
+    if len(args) > len(_GRID_SPEC_FIELDS) or set(kwargs) - set(_GRID_SPEC_FIELDS) \
+            or set(kwargs) & set(_GRID_SPEC_FIELDS[:len(args)]):
+        return UNKNOWN
+    return o.GridSpec(tuple({**dict(zip(_GRID_SPEC_FIELDS, args)), **kwargs}.items()))
 
 
 _SPACES = {f"{MGPU}.{space}": space for space in ("GMEM", "SMEM", "TMEM")}
@@ -2453,6 +2468,7 @@ NATIVE: dict[str, Callable[..., Any]] = {
     f"{PL}.kernel": _kernel,
     f"{PL}.pallas_call": _pallas_call,
     f"{PL}.BlockSpec": _block_spec,
+    f"{PL}.GridSpec": _grid_spec,
     f"{MGPU}.BlockSpec": _block_spec,
     f"{PL}.core_map": _core_map,
     f"{PL}.core_map#apply": _core_map_apply,
