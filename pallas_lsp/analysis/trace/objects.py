@@ -451,6 +451,9 @@ def view_shape(shape: tuple[int, ...], index: Any) -> tuple[int, ...] | None:
     if isinstance(index, Reshape):
         return _reshaped(shape, index.shape)
     parts = index if isinstance(index, tuple) else (index,)
+    if parts.count(Ellipsis) == 1:  # `...`: as many whole dimensions as the others leave
+        at = parts.index(Ellipsis)
+        parts = (*parts[:at], *(slice(None),) * (len(shape) - len(parts) + 1), *parts[at + 1:])
     if len(parts) > len(shape):
         return None
     found: list[int] = []

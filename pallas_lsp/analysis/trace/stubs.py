@@ -1637,6 +1637,8 @@ BUILTIN_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "builtins.abs": _numeric(abs),
     "builtins.int": _numeric(int),
     "builtins.float": _numeric(float),
+    "builtins.slice": lambda interp, args, kwargs: slice(*args) if 1 <= len(args) <= 3 and not kwargs and all(
+        arg is None or type(arg) is int for arg in args) else UNKNOWN,
     "builtins.str": _b_str,
     "builtins.bool": _b_bool,
     "builtins.getattr": _b_getattr,
@@ -1661,7 +1663,7 @@ BUILTINS: dict[str, Any] = {
     for name in [*BUILTIN_FUNCTIONS, *METHOD_DECORATORS, "builtins.str", "builtins.float", "builtins.object",
                  "builtins.map"]
 }
-BUILTINS["True"], BUILTINS["False"], BUILTINS["None"] = True, False, None
+BUILTINS["True"], BUILTINS["False"], BUILTINS["None"], BUILTINS["Ellipsis"] = True, False, None, Ellipsis
 
 
 # ---------------------------------------------------------------------------
