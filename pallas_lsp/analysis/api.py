@@ -79,13 +79,16 @@ def warp_map(f):
 
 def emit_pipeline(body, *, grid=(), in_specs=(), out_specs=(), max_concurrent_steps=1, init_carry=None,
                   **kwargs):
+    # the body gets the step's indices, then a block of each operand: in SMEM unless its spec
+    # says otherwise, of the spec's block shape
     def pipeline(*gmem_refs):
         if init_carry is None:
-            return body(_traced(), *_traced())
-        return body(_traced(), *_traced(), init_carry)
+            return body(_traced(), *_blocks(in_specs, out_specs))
+        return body(_traced(), *_blocks(in_specs, out_specs), init_carry)
     return pipeline
 
 def _traced(): ...
+def _blocks(in_specs, out_specs): ...
 '''
 
 _PALLAS_STUB = '''

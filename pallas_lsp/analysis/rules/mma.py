@@ -144,13 +144,17 @@ def operand_shape(pick: Picker, operand: Any) -> tuple[int, int] | Any:
         if isinstance(ref, o.View):
             indices.append(ref.index)
         ref = pick.pick(ref.ref)
-    if not isinstance(ref, o.Alloc):
+    if isinstance(ref, o.Operand) and ref.shape is not None:  # a pipeline's block
+        dims = pick.sequence(ref.shape)
+    elif not isinstance(ref, o.Alloc):
         return UNKNOWN
-    dims = pick.sequence(ref.argument("shape", UNKNOWN))
+    else:
+        dims = pick.sequence(ref.argument("shape", UNKNOWN))
     if dims is UNKNOWN or len(dims) < 2:
         return UNKNOWN
     shape = tuple(pick.integer(dim) for dim in dims)  # (UNKNOWN where not known)
-    if ref.space == "TMEM" and ref.argument("layout") is None and shape[-2] not in TMEM_ROWS:
+    if isinstance(ref, o.Alloc) and ref.space == "TMEM" and ref.argument("layout") is None \
+            and shape[-2] not in TMEM_ROWS:
         return UNKNOWN  # JAX refuses to build it (PLS019) and never reaches the MMA
     found: tuple[int, ...] | None = shape
     for index in reversed(indices):  # (the innermost view first)

@@ -20,7 +20,8 @@ class MmaOperandMemorySpace(SiteRule):
     `b_scale=` is not TMEM, following each operand back
     to its allocation (as PLS001 does), or to the kernel's own inputs and outputs, which are
     GMEM refs (a `pl.pallas_call`'s are where its `in_specs` and `out_specs` put them:
-    `plgpu.BlockSpec(memory_space=plgpu.SMEM)`; a default spec's are not followed). Operands that cannot be followed are not reported, nor an MMA whose shapes
+    `plgpu.BlockSpec(memory_space=plgpu.SMEM)`; a default spec's are not followed), and the
+    blocks a `plgpu.emit_pipeline` body gets (SMEM, unless their spec says otherwise). Operands that cannot be followed are not reported, nor an MMA whose shapes
     (PLS018) or scales (PLS011) JAX refuses first; a scale is checked after the operands'
     collective TMEM (PLS001) and the barrier (PLS010), as JAX does.
 
@@ -72,8 +73,10 @@ class MmaOperandMemorySpace(SiteRule):
     def message(self, ctx: Context, site: Site, detail: Any) -> str:
         name, role, where, message, ref = detail
         if isinstance(ref, o.Operand):
-            return (f"{message.rstrip('.')}: {role} '{shown(site, name)}' is the kernel's {ref.space} operand "
-                    f"'{ref.name}' (the kernel at {ctx.where(ref.kernel)})"
+            what = (f"the pipeline's {ref.space} block of {ref.name} (the pipeline at {ctx.where(ref.kernel)})"
+                    if ref.block else
+                    f"the kernel's {ref.space} operand '{ref.name}' (the kernel at {ctx.where(ref.kernel)})")
+            return (f"{message.rstrip('.')}: {role} '{shown(site, name)}' is {what}"
                     + ("; copy it to SMEM first" if ref.space == "GMEM" else ""))
         return (f"{message.rstrip('.')}: {role} '{shown(site, name)}' is {where}, allocated at "
                 f"{ctx.where(ref.node)}")

@@ -17,7 +17,9 @@ class MmaShapes(SiteRule):
     Flags a `plgpu.tcgen05_mma(acc, a, b, ...)` whose operands, each an allocation with a
     literal or foldable shape, used whole or through `.at[...]` with known indices (integers,
     slices, `pl.ds(start, size)`: a stage of a multi-buffered allocation), or a member of a
-    `plgpu.RefUnion` that is one such allocation (`b_smem, other = union`), do not fit: the
+    `plgpu.RefUnion` that is one such allocation (`b_smem, other = union`), or a block of an
+    operand whose spec gives its shape (`plgpu.BlockSpec((64, 128), ...)`: a
+    `plgpu.emit_pipeline` body's, a `pl.pallas_call` body's), do not fit: the
     accumulator's rows differ from the LHS's, its columns from the RHS's (twice the RHS's in
     collective mode, with `collective_axis`), or the LHS's columns from the RHS's rows. A
     dimension that cannot be told (`k` from `m, k = x.shape`) decides none of these checks;

@@ -374,19 +374,23 @@ class At:
 class Operand:
     """An input or output ref of a kernel body: in GMEM for `plgpu.kernel` / `pl.kernel` (or
     None, for a None operand: whether it is None is not known), where its spec puts it for a
-    `pallas_call`."""
+    `pallas_call`; or a block of one a pipeline's body gets (`block`: `plgpu.emit_pipeline`)."""
 
     kernel: nodes.NodeNG  # the node of the call that ran the body
     name: str
     space: str = "GMEM"
+    shape: tuple[Any, ...] | None = None  # (a block's, when its spec says)
+    block: bool = False
 
 
 @dataclass(frozen=True)
 class BlockSpec:
     """`pl.BlockSpec(...)` / `plgpu.BlockSpec(...)`: where a `pallas_call` body's ref of that
-    operand is ("GMEM", "SMEM"; None: the default; UNKNOWN: not known)."""
+    operand is ("GMEM", "SMEM"; None: the default; UNKNOWN: not known), and its block shape
+    (None: not given)."""
 
     space: Any
+    shape: Any = None
 
 
 @dataclass(frozen=True, eq=False)

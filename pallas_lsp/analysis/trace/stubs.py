@@ -2135,7 +2135,7 @@ def _pallas_call(interp: Interpreter, qname: str, node: nodes.Call, args: list[A
         bound.update((name, value) for name, value in spec.fields if not bound.get(name))
     run = interp.record("kernel", node, bound)
     _run_body(interp, node, bound["kernel"], bound.get("scratch_shapes") or (), tail=True, run=run,
-              spaces=_operand_spaces(bound))
+              specs=_operand_specs(bound))
     return o.Kernel(node)
 
 
@@ -2158,14 +2158,35 @@ def _block_spec(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[
     """`pl.BlockSpec(block_shape, index_map, memory_space, ...)` (`plgpu.BlockSpec` too): the
     space its block is in."""
     space = kwargs["memory_space"] if "memory_space" in kwargs else args[2] if len(args) > 2 else None
-    if space is None:
-        return o.BlockSpec(None)
-    return o.BlockSpec(_SPACES.get(space.qname, UNKNOWN) if isinstance(space, o.Native) else UNKNOWN)
+    shape = kwargs["block_shape"] if "block_shape" in kwargs else args[0] if args else None
+    if space is not None:
+        space = _SPACES.get(space.qname, UNKNOWN) if isinstance(space, o.Native) else UNKNOWN
+    return o.BlockSpec(space, tuple(shape) if isinstance(shape, (tuple, list)) else None if shape is None else UNKNOWN)
 
 
-def _operand_spaces(bound: dict[str, Any]) -> tuple[Any, ...] | None:
-    """Where a `pallas_call` body's operand refs are, inputs then outputs, as its `in_specs`
-    and `out_specs` say (None for a default spec); None when they do not say for each."""
+def _blocks(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """The blocks `plgpu.emit_pipeline`'s body gets, one per spec of `in_specs` then
+    `out_specs`: in SMEM unless the spec says otherwise, of its block shape (UNKNOWN when a
+    spec is not known)."""
+    if len(args) != 2:
+        return UNKNOWN
+    specs: list[Any] = []
+    for group in args:
+        group = [group] if isinstance(group, o.BlockSpec) else group
+        if not isinstance(group, (tuple, list)) or not all(isinstance(spec, o.BlockSpec) for spec in group):
+            return UNKNOWN
+        specs.extend(group)
+    call = next((n for n in reversed(interp.stack) if not hasattr(n.root(), "pallas_trace_stub")), node)
+    names = [f"in_specs[{i}]" for i in range(len(args[0]) if isinstance(args[0], (tuple, list)) else 1)]
+    names += [f"out_specs[{i}]" for i in range(len(specs) - len(names))]
+    return tuple(o.Operand(call, name, spec.space or "SMEM", spec.shape if isinstance(spec.shape, tuple) else None, True)
+                 if spec.space in (None, "SMEM", "GMEM") else UNKNOWN for name, spec in zip(names, specs))
+
+
+def _operand_specs(bound: dict[str, Any]) -> tuple[o.BlockSpec, ...] | None:
+    """The specs of a `pallas_call` body's operand refs, inputs then outputs, as its
+    `in_specs` and `out_specs` give them (a default one where they give none); None when they
+    do not say for each."""
     inputs, outputs = bound.get("in_specs"), bound.get("out_specs")
     if not isinstance(inputs, (tuple, list)) or not all(isinstance(spec, o.BlockSpec) for spec in inputs):
         return None
@@ -2176,7 +2197,7 @@ def _operand_spaces(bound: dict[str, Any]) -> tuple[Any, ...] | None:
         outputs = [outputs]
     if not isinstance(outputs, (tuple, list)) or not all(isinstance(spec, o.BlockSpec) for spec in outputs):
         return None
-    return tuple(spec.space for spec in [*inputs, *outputs])
+    return (*inputs, *outputs)
 
 
 def _core_map(interp: Interpreter, qname: str, node: nodes.Call, args: list[Any], kwargs: dict[str, Any]) -> Any:
@@ -2237,11 +2258,11 @@ def _run_scoped(interp: Interpreter, qname: str, node: nodes.Call, args: list[An
 
 def _run_body(interp: Interpreter, node: nodes.NodeNG, body: Any, scratch: Any, tail: bool, kernel: bool = True,
               gmem: bool = False, leading: int | None = None, run: Any = None,
-              spaces: tuple[Any, ...] | None = None) -> None:
+              specs: tuple[o.BlockSpec, ...] | None = None) -> None:
     """Run a kernel body: scratch given as a sequence fills the last parameters (the operands
     before them are unknown), as a mapping binds by name; anything else binds nothing. `run`:
-    the "kernel" site of this run, which the body's sites name (`Site.run`); `spaces`: where
-    each operand ref is, when the specs say (a `pallas_call`'s)."""
+    the "kernel" site of this run, which the body's sites name (`Site.run`); `specs`: where
+    each operand ref is and its block's shape, when the specs say (a `pallas_call`'s)."""
     if kernel:
         interp.kernels.append(node)
         interp.kernel_sites.append(run)
@@ -2255,7 +2276,7 @@ def _run_body(interp: Interpreter, node: nodes.NodeNG, body: Any, scratch: Any, 
                 both = o.conjoin(outer, guard, body_guard)
                 if both is not None:
                     interp.guard = both
-                    _run_one_body(interp, node, target, item, tail, gmem, leading, spaces)
+                    _run_one_body(interp, node, target, item, tail, gmem, leading, specs)
     finally:
         interp.stack, interp.guard = saved, outer
         if kernel:
@@ -2282,7 +2303,7 @@ def _note_repeated(interp: Interpreter, scratch: Any) -> None:
 
 
 def _run_one_body(interp: Interpreter, node: nodes.NodeNG, body: Any, scratch: Any, tail: bool, gmem: bool = False,
-                  leading: int | None = None, spaces: tuple[Any, ...] | None = None) -> None:
+                  leading: int | None = None, specs: tuple[o.BlockSpec, ...] | None = None) -> None:
     lead: list[Any]
     keywords: dict[str, Any]
     func, lead, keywords = body, [], {}
@@ -2333,9 +2354,9 @@ def _run_one_body(interp: Interpreter, node: nodes.NodeNG, body: Any, scratch: A
             preset.update({p: UNKNOWN for p in free})  # the refs land where we cannot tell
         elif tail:
             operands = free[: len(free) - len(scratch)]
-            if spaces is not None and len(spaces) == len(operands):  # (a default spec's: not known)
-                preset.update({p: o.Operand(node, p, space) if space in ("GMEM", "SMEM") else UNKNOWN
-                               for p, space in zip(operands, spaces)})
+            if specs is not None and len(specs) == len(operands):  # (a default spec's: not known)
+                preset.update({p: o.Operand(node, p, spec.space, spec.shape if isinstance(spec.shape, tuple) else None)
+                               if spec.space in ("GMEM", "SMEM") else UNKNOWN for p, spec in zip(operands, specs)})
             else:
                 preset.update({p: operand(p) for p in operands})
             preset.update(zip(free[len(free) - len(scratch):], scratch))
@@ -2471,6 +2492,7 @@ NATIVE: dict[str, Callable[..., Any]] = {
     f"{PL}.pallas_call": _pallas_call,
     f"{PL}.BlockSpec": _block_spec,
     f"{PL}.GridSpec": _grid_spec,
+    f"{MGPU}._blocks": _blocks,
     f"{MGPU}.BlockSpec": _block_spec,
     f"{PL}.core_map": _core_map,
     f"{PL}.core_map#apply": _core_map_apply,
