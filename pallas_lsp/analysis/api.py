@@ -243,20 +243,16 @@ TMEM_ONLY_KEYWORDS = ("packed", "collective", "layout")  # JAX refuses any non-N
 class DType:
     """A dtype named in the source (`jnp.float16`); `bits` is its item size. `instance`: a
     NumPy dtype object (`jnp.dtype(jnp.float16)`, `x.dtype`), which has an `itemsize`, rather
-    than JAX's scalar type (`jnp.float16`), which has none; the two compare equal. `module`:
-    where a scalar type is from (`jax.numpy`, `numpy`).
-
-    Equal dtypes of different kinds hash apart, as in NumPy and JAX: a dtype object, `jnp`'s
-    scalar type and `np`'s are equal but three keys of a dict (`{jnp.int8: 96}[x.dtype]` is a
-    KeyError)."""
+    than JAX's scalar type (`jnp.float16`), which has none; the two compare equal, but hash
+    apart, as in NumPy and JAX: a dtype object and a scalar type are two keys of a dict
+    (`{jnp.int8: 96}[x.dtype]` is a KeyError; `jnp.int8` and `np.int8` are one key)."""
 
     name: str
     bits: int
     instance: bool = field(default=False, compare=False)
-    module: str = field(default="", compare=False)
 
     def __hash__(self) -> int:
-        return hash((self.name, self.bits, self.instance, self.module))
+        return hash((self.name, self.bits, self.instance))
 
     def as_instance(self) -> DType:
         return DType(self.name, self.bits, True)
@@ -336,7 +332,7 @@ def dtype_named(qualified: str | None) -> DType | None:
     module, name = qualified.rsplit(".", 1)
     if module not in DTYPE_MODULES or name not in DTYPE_BITS:
         return None
-    return DType(name, DTYPE_BITS[name], module=module)
+    return DType(name, DTYPE_BITS[name])
 
 
 SHAPE_DTYPE_STRUCT = "jax.ShapeDtypeStruct"  # one output ref when given as out_type

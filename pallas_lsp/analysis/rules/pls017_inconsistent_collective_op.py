@@ -12,7 +12,7 @@ from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
 from .kernels import (MOSAIC_KERNEL, PALLAS_KERNEL, describe_refs, fails_allocating, fails_tracing_first,
-                      lowering_semantics, run_of, tmem_allocations, trace_raises)
+                      lowering_semantics, run_of, scratch_value, tmem_allocations, trace_raises)
 from .site_rule import Picker, SiteRule, api_function
 
 
@@ -20,7 +20,7 @@ class InconsistentCollectiveOp(SiteRule):
     """## What it does
     Flags a `plgpu.tcgen05_mma`, `plgpu.tcgen05_commit_arrive` or `plgpu.async_copy_*_to_tmem`
     whose `collective_axis` disagrees with the TMEM its `plgpu.kernel` (or `pl.kernel` on a
-    `plgpu.Mesh`) allocates: an op
+    `plgpu.Mesh` without scratch operands, which jax 0.12 does not lower) allocates: an op
     without `collective_axis` in a kernel whose TMEM is collective, or a commit or copy with
     `collective_axis` in a kernel whose TMEM is not. An MMA with `collective_axis` on
     non-collective TMEM is PLS001, and so is a kernel where such an MMA makes JAX stop when
@@ -79,6 +79,8 @@ class InconsistentCollectiveOp(SiteRule):
         run = run_of(ctx, site)
         if collective_op is UNKNOWN or run is None or run.api not in (MOSAIC_KERNEL, PALLAS_KERNEL):
             return UNKNOWN
+        if run.api == PALLAS_KERNEL and scratch_value(run) is not None:
+            return UNKNOWN  # (jax 0.12 lowers no `pl.kernel` with scratch operands, whatever they are)
         if trace_raises(ctx, pick, run):
             return None  # (JAX stops when tracing: the kernel is never lowered)
         if collective_op and site.kind == "mma":

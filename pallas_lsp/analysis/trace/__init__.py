@@ -111,6 +111,8 @@ class Trace:
         self._partials_of: dict[nodes.NodeNG, list[objects.Partial]] = {}  # ... run, by function
         self._partials_skipped: set[nodes.NodeNG] = set()  # ... functions of partials not run (`_informative`)
         self._functions_seen = 0
+        self._names_called: set[str] | None = None  # `_called_here`
+        self._handed_back: set[int] = set()  # the partials `_calls_handed_back` made
         interp = Interpreter(self.module, Resolver(flow), flow.deadline, flow.cancelled)
         interp.world = world.World(self._kept_modules)
         self.keeper = interp.keeper = kept_calls.CallKeeper(self)
@@ -337,7 +339,9 @@ class Trace:
 
     def _call_partial(self, partial: objects.Partial, target: objects.Closure, free: bool) -> None:
         """Call the partial with the parameters it leaves as an entry point's are (inputs,
-        at their defaults or not, with `free`; else unknown)."""
+        at their defaults or not, with `free`; else unknown). A lambda handed back with its
+        arguments (`(lambda q, causal=True: f(q, causal)), (q,)`) is called with them alone:
+        nobody else can call it, so its other parameters are their defaults."""
         args, keywords = _bindings(partial)
         arguments = target.node.args
         if arguments.args is None:
@@ -345,6 +349,8 @@ class Trace:
         positional = [arg.name for arg in (arguments.posonlyargs or []) + arguments.args]
         names = positional + [arg.name for arg in arguments.kwonlyargs]
         bound = set(positional[:len(args)]) | set(keywords)
+        if isinstance(target.node, nodes.Lambda) and id(partial) in self._handed_back:
+            bound |= set(_default_nodes(target.node))  # (left to their defaults)
         interp, node = self.interp, target.node
         preset = self._inputs(node, None, names, interp.modules[self.module], free=free, bound={},
                               defaults=getattr(target, "defaults", {}))
@@ -668,7 +674,9 @@ class Trace:
         for item in _handed_on(result):  # (to its caller: code we do not read, which may call it)
             if isinstance(item, (objects.Bound, objects.Instance)):
                 interp.escape(item)
-        interp.partials.extend(_calls_handed_back(result))
+        handed = list(_calls_handed_back(result))
+        self._handed_back.update(id(partial) for partial in handed)
+        interp.partials.extend(handed)
 
     def _initialise(self, instance: objects.Instance, module: objects.ModuleObj) -> None:
         """An entry's `self` is an instance its class's `__init__` made, with that `__init__`'s
@@ -676,7 +684,10 @@ class Trace:
         else None` beside `self.collective = collective` are one input, not two; `self.collective
         = True` is True). Not when a subclass the trace knows has its own `__init__` (`self` may
         be one of those), nor for classes Python makes otherwise (dataclasses, named tuples,
-        enums, a `__new__`): their attributes stay inputs, as do those `__init__` leaves unset."""
+        enums, a `__new__`): their attributes stay inputs, as do those `__init__` leaves unset.
+        Where the analysed module makes instances of the class, those decide `__init__`'s
+        arguments, as a function's callers do: its parameters are unknown, not inputs a
+        finding could be "when" about."""
         cls, interp = instance.cls, self.interp
         init = stubs.class_attribute(cls, "__init__")
         if not isinstance(init, objects.Closure) or not isinstance(init.node, nodes.FunctionDef) \
@@ -686,10 +697,20 @@ class Trace:
         if arguments.args is None or not arguments.args or arguments.vararg or arguments.kwarg:
             return
         names = [arg.name for arg in (arguments.posonlyargs or []) + arguments.args + arguments.kwonlyargs]
-        preset = self._inputs(init.node, None, names, module, free=True, bound={},
+        made_here = self._called_here({klass.node.name for klass in [cls, *stubs.subclasses(interp, cls)]})
+        preset = self._inputs(init.node, None, names, module, free=not made_here, bound={},
                               defaults=getattr(init, "defaults", {}))
         preset[names[0]] = instance
         interp.run(init, [], {}, init.node, preset=preset)
+
+    def _called_here(self, names: set[str]) -> bool:
+        """Does the analysed module call a name of these (`Builder(True)`)?"""
+        called = self._names_called
+        if called is None:
+            root = self.interp.modules[self.module].node
+            called = self._names_called = {call.func.name for call in root.nodes_of_class(nodes.Call)
+                                           if isinstance(call.func, nodes.Name)}
+        return not called.isdisjoint(names)
 
     @staticmethod
     def _inputs(func: nodes.FunctionDef | nodes.Lambda, owner: nodes.ClassDef | None, names: list[str],

@@ -306,6 +306,8 @@ def attribute(interp: Interpreter, obj: Any, name: str) -> Any:  # noqa: C901 - 
         if name == "size":
             return math.prod(found) if all(type(dim) is int for dim in found) else UNKNOWN
         return len(found) if name == "ndim" else found.as_instance() if name == "dtype" else found
+    if isinstance(obj, api.DType) and obj.instance and name == "type":
+        return api.DType(obj.name, obj.bits)  # NumPy's scalar type, which `jnp.int8` hashes as
     if isinstance(obj, api.DType) and obj.instance and name in ("itemsize", "name", "kind"):
         return _item_size(obj) if name == "itemsize" else api.dtype_name(obj) if name == "name" else api.numpy_kind(obj)
     if name in ("T", "transpose") and _transposable(obj):  # `b_smem.T`: the MMA's transposed operand
@@ -551,13 +553,18 @@ def _overridden(interp: Interpreter, cls: o.ClassObj, name: str) -> bool:
     """Does a subclass of `cls` that a loaded module's top level defines bind `name` itself? (A
     value, such as a test class's `LOWERING_SEMANTICS`: its methods keep the base's, which
     an entry's run follows.)"""
+    return any(name in klass.env.vars for klass in subclasses(interp, cls))
+
+
+def subclasses(interp: Interpreter, cls: o.ClassObj) -> list[o.ClassObj]:
+    """The subclasses of `cls` that the top levels of the loaded modules define."""
     key = ("subclasses", cls.node)
     found = interp._opaque.get(key)
     if found is None:
         found = interp._opaque[key] = [
             klass for module in list(interp.modules.values()) for klass in module.env.vars.values()
             if isinstance(klass, o.ClassObj) and klass is not cls and cls in klass.mro()]
-    return any(name in klass.env.vars for klass in found)
+    return found
 
 
 def instance_attribute(interp: Interpreter, instance: o.Instance, name: str) -> Any:
