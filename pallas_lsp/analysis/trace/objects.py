@@ -383,6 +383,11 @@ class Operand:
     block: bool = False
 
 
+# Where a `pallas_call` body's operand is when its spec names no memory space: in none, when
+# traced (JAX's MMA refuses it as any operand)
+DEFAULT_SPACE = "no memory space"
+
+
 @dataclass(frozen=True)
 class BlockSpec:
     """`pl.BlockSpec(...)` / `plgpu.BlockSpec(...)`: where a `pallas_call` body's ref of that

@@ -2147,6 +2147,7 @@ def _pallas_call(interp: Interpreter, qname: str, node: nodes.Call, args: list[A
 
 
 _GRID_SPEC_FIELDS = ("grid", "in_specs", "out_specs", "scratch_shapes")
+DEFAULT_SPECS: tuple[o.BlockSpec, ...] = ()  # a `pallas_call` given no specs: every operand's default
 
 
 def _grid_spec(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
@@ -2195,6 +2196,8 @@ def _operand_specs(bound: dict[str, Any]) -> tuple[o.BlockSpec, ...] | None:
     `in_specs` and `out_specs` give them (a default one where they give none); None when they
     do not say for each."""
     inputs, outputs = bound.get("in_specs"), bound.get("out_specs")
+    if inputs is None and outputs is None:
+        return DEFAULT_SPECS  # (every operand's: one for each operand parameter of the body)
     if not isinstance(inputs, (tuple, list)) or not all(isinstance(spec, o.BlockSpec) for spec in inputs):
         return None
     if outputs is None:
@@ -2361,9 +2364,12 @@ def _run_one_body(interp: Interpreter, node: nodes.NodeNG, body: Any, scratch: A
             preset.update({p: UNKNOWN for p in free})  # the refs land where we cannot tell
         elif tail:
             operands = free[: len(free) - len(scratch)]
-            if specs is not None and len(specs) == len(operands):  # (a default spec's: not known)
-                preset.update({p: o.Operand(node, p, spec.space, spec.shape if isinstance(spec.shape, tuple) else None)
-                               if spec.space in ("GMEM", "SMEM") else UNKNOWN for p, spec in zip(operands, specs)})
+            if specs is DEFAULT_SPECS:
+                specs = (o.BlockSpec(None),) * len(operands)
+            if specs is not None and len(specs) == len(operands):  # (a default spec's: in no memory space)
+                preset.update({p: o.Operand(node, p, spec.space or o.DEFAULT_SPACE,
+                                            spec.shape if isinstance(spec.shape, tuple) else None)
+                               if spec.space in (None, "GMEM", "SMEM") else UNKNOWN for p, spec in zip(operands, specs)})
             else:
                 preset.update({p: operand(p) for p in operands})
             preset.update(zip(free[len(free) - len(scratch):], scratch))
