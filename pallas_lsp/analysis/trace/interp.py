@@ -1517,7 +1517,7 @@ class Interpreter:
         if isinstance(node, nodes.Call):
             return self.call(node, frame)
         if isinstance(node, nodes.Subscript):
-            return self.item(self.ev(node.value, frame), self.ev(node.slice, frame), node)
+            return self.subscript(node, frame)
         if isinstance(node, (nodes.Tuple, nodes.List, nodes.Set)):
             ways = self.elements(node.elts, frame)  # type: ignore[arg-type]  # astroid types these as inference results; parsed code holds nodes
             if ways is UNKNOWN or isinstance(node, nodes.Set):
@@ -1543,9 +1543,9 @@ class Interpreter:
             scope, lazy = _walrus_scope(node, frame)
             self.assign(node.target, UNKNOWN if lazy else value, scope)
             return value
-        if isinstance(node, nodes.Slice):
+        if isinstance(node, nodes.Slice):  # (a bound at its default or not: a slice for each)
             parts = [self.ev(part, frame) for part in (node.lower, node.upper, node.step)]
-            return slice(*parts) if all(isinstance(p, (int, type(None), o.TailLength)) for p in parts) else UNKNOWN
+            return self.lift(_slice, *parts)
         if isinstance(node, (nodes.ListComp, nodes.GeneratorExp, nodes.DictComp, nodes.SetComp)):
             return self.comprehension(node, frame)
         if isinstance(node, nodes.Starred):
@@ -1863,6 +1863,14 @@ class Interpreter:
             self.dropped_raises += 1
             return UNKNOWN
         return found
+
+    def subscript(self, node: nodes.Subscript, frame: Frame) -> Any:
+        """`value[index]`; an index tuple whose parts depend on the path (`[:, :block_n]`, a
+        parameter at its default or not) is one index per path."""
+        value, index = self.ev(node.value, frame), self.ev(node.slice, frame)
+        if type(index) is tuple and any(type(part) is o.Guarded for part in index):
+            index = self.lift(lambda *parts: parts, *index)
+        return self.item(value, index, node)
 
     def item(self, value: Any, index: Any, node: nodes.NodeNG | None = None) -> Any:
         """`value[index]`; `node`, the subscript, lets a read run code (a `defaultdict`'s factory):
@@ -2421,7 +2429,7 @@ _EXPRESSIONS: dict[type, Callable[[Interpreter, Any, Frame], Any]] = {
     nodes.Name: lambda self, node, frame: self.name(_identifier(node, node.name), frame),
     nodes.Attribute: lambda self, node, frame: self.attribute(self.ev(node.expr, frame), _attribute_name(node)),
     nodes.Call: Interpreter.call,
-    nodes.Subscript: lambda self, node, frame: self.item(self.ev(node.value, frame), self.ev(node.slice, frame), node),
+    nodes.Subscript: lambda self, node, frame: self.subscript(node, frame),
     nodes.Compare: Interpreter.compare,
     nodes.BinOp: lambda self, node, frame: self.binary(node.op, self.ev(node.left, frame), self.ev(node.right, frame)),
     nodes.JoinedStr: lambda self, node, frame: self.lift(
@@ -2449,6 +2457,10 @@ def _format_value(value: Any, conversion: int, spec: Any) -> Any:
         return format(converted(value) if converted is not None else value, spec)
     except (TypeError, ValueError):
         return UNKNOWN
+
+
+def _slice(*parts: Any) -> Any:
+    return slice(*parts) if all(isinstance(p, (int, type(None), o.TailLength)) for p in parts) else UNKNOWN
 
 
 def _raised_class(node: nodes.Raise, frame: Frame) -> str | None:
