@@ -5,11 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from ..context import Context
+from ..findings import Severity
 from ..trace import Site
 from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
-from .kernels import (MOSAIC_KERNEL, PALLAS_KERNEL, Allocation, KernelRule, KernelRun, allocation_site,
+from .kernels import (MOSAIC_KERNEL, PALLAS_CALL, PALLAS_KERNEL, Allocation, KernelRule, KernelRun, allocation_site,
                       describe_refs, fails_tracing_first, tmem_allocations, unknown_barrier_axis, trace_raises)
 from .site_rule import Picker
 
@@ -24,6 +25,9 @@ class MixedCollectiveTmem(KernelRule):
     non-collective instance is not mixing anything. A kernel whose collective MMA uses one
     of the non-collective allocations is left to PLS001: JAX stops there when tracing, and
     making that allocation collective resolves both.
+
+    Also in a `pl.pallas_call`'s `scratch_shapes` (a warning there, as PLS013's: jax 0.12
+    cannot lower `pallas_call` without a GPU, so only jax 0.10.2 confirms it).
 
     JAX gives no source line for this error. The finding goes on the minority side (on a
     tie, the side that disagrees with the first allocation): its first TMEM allocation in
@@ -73,7 +77,7 @@ class MixedCollectiveTmem(KernelRule):
     identifiers = frozenset({"TMEM"})
     lowering = True
     in_own_file = True
-    apis = (MOSAIC_KERNEL, PALLAS_KERNEL)  # (Mosaic GPU's lowering checks both alike)
+    apis = (MOSAIC_KERNEL, PALLAS_KERNEL, PALLAS_CALL)  # (Mosaic GPU's lowering checks them alike)
     VALID = (examples.PLS014_VALID,)
     INVALID = (Invalid(examples.PLS014_INVALID),)
 
@@ -111,6 +115,11 @@ class MixedCollectiveTmem(KernelRule):
     def message(self, ctx: Context, run: KernelRun, detail: Any) -> str:
         collective, plain, _ = detail
         where = "" if self.reported(run, detail).node is run.node else f" (the {run.api} at {ctx.where(run.node)})"
+        confirmed = (" (confirmed with jax 0.10.2; jax 0.12 cannot lower pallas_call without a GPU)"
+                     if run.api == PALLAS_CALL else "")
         return ("Can't mix collective and non-collective TMEM allocations within the same kernel"
                 f"{where}: collective: {describe_refs(ctx, list(collective))}; "
-                f"not collective: {describe_refs(ctx, list(plain))}")
+                f"not collective: {describe_refs(ctx, list(plain))}{confirmed}")
+
+    def severity_of(self, run: KernelRun, detail: Any) -> Severity:
+        return Severity.WARNING if run.api == PALLAS_CALL else self.severity  # (as PLS013 there)
