@@ -33,8 +33,8 @@ class SingleKernelScratch(KernelRule):
     decorated body, a kernel bound to a name, `jax.jit(kernel)(x)`); a kernel never applied
     in the analysed code is not reported. The finding goes on the first application, where
     JAX traces the body and raises (or, for a body that passes its refs on, `def
-    wrapper(*refs): return fn(*refs)`, on that call, where `fn` raises); the fix edits
-    `scratch_types=`.
+    wrapper(*refs, **kwargs): return fn(*refs, **kwargs)`, on that call, where `fn` raises;
+    a bound method's parameters are counted after its `self`); the fix edits `scratch_types=`.
 
     ## Why is this bad?
     `plgpu.kernel` passes scratch refs to the body only from a sequence (positionally) or a
@@ -129,12 +129,16 @@ def _missing_parameters(ctx: Context, pick: Picker, run: KernelRun) -> tuple[lis
         if method is None:
             return UNKNOWN
         body, skip = method, 1
-    forwarding = None
+    elif isinstance(body, o.Bound) and isinstance(body.func, o.Closure):  # a bound method: after `self`
+        body, skip = body.func, 1
+    forwarding: nodes.Call | None = None
+    named: frozenset[str] = frozenset()
     for _ in range(3 if isinstance(body, o.Closure) and not skip else 0):
         forwarded = o.forwarded_to(body)  # (a decorator's `*refs` wrapper: what it calls binds them)
         if forwarded is None:
             break
-        body, forwarding = forwarded
+        body, forwarding, more = forwarded
+        named |= more
     if not isinstance(body, o.Closure) or not isinstance(body.node, nodes.FunctionDef):
         return UNKNOWN
     arguments = body.node.args
@@ -142,7 +146,7 @@ def _missing_parameters(ctx: Context, pick: Picker, run: KernelRun) -> tuple[lis
         return UNKNOWN
     params = ((arguments.posonlyargs or []) + arguments.args)[skip:]
     required = [arg.name for arg in params[: len(params) - len(arguments.defaults or [])]]
-    return required[operands + outputs:], forwarding
+    return [name for name in required[operands + outputs:] if name not in named], forwarding
 
 
 def _class_call(cls: Any) -> o.Closure | None:

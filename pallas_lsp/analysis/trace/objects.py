@@ -536,9 +536,10 @@ class Partial:
     keywords: tuple[tuple[str, Any], ...]
 
 
-def forwarded_to(closure: Closure) -> tuple[Closure, nodes.Call] | None:
-    """The function a `*args` wrapper passes all its arguments on to, as they came, and the
-    call that does: `def wrapper(*refs): return fn(*refs)`, `lambda *refs: body(*refs)` (a
+def forwarded_to(closure: Closure) -> tuple[Closure, nodes.Call, frozenset[str]] | None:
+    """The function a `*args` wrapper passes all its arguments on to, as they came, the call
+    that does, and the names that call passes by keyword besides (`def wrapper(*refs,
+    **kwargs): return fn(*refs, **kwargs)`, `lambda *refs: body(*refs, block=64)`: a
     decorator's wrapper); None for any other function, or when the callee is not a function
     of the analysed code the wrapper's scope binds."""
     arguments = closure.node.args
@@ -551,10 +552,16 @@ def forwarded_to(closure: Closure) -> tuple[Closure, nodes.Call] | None:
     call = calls[0]
     forwarded = call.args[0] if len(call.args) == 1 else None
     if not (isinstance(forwarded, nodes.Starred) and isinstance(forwarded.value, nodes.Name)
-            and forwarded.value.name == arguments.vararg and isinstance(call.func, nodes.Name)) or call.keywords:
+            and forwarded.value.name == arguments.vararg and isinstance(call.func, nodes.Name)):
         return None
+    named = set()
+    for keyword in call.keywords or ():
+        if keyword.arg is not None:
+            named.add(keyword.arg)
+        elif not (arguments.kwarg and isinstance(keyword.value, nodes.Name) and keyword.value.name == arguments.kwarg):
+            return None  # (a mapping of its own: which names it passes is not known)
     callee = closure.env.lookup(call.func.name)
-    return (callee, call) if isinstance(callee, Closure) and not callee.stub else None
+    return (callee, call, frozenset(named)) if isinstance(callee, Closure) and not callee.stub else None
 
 
 def partial_target(partial: Partial) -> Closure | None:
