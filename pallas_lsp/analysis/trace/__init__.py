@@ -112,7 +112,6 @@ class Trace:
         self._partials_skipped: set[nodes.NodeNG] = set()  # ... functions of partials not run (`_informative`)
         self._functions_seen = 0
         self._names_called: set[str] | None = None  # `_called_here`
-        self._handed_back: set[int] = set()  # the partials `_calls_handed_back` made
         interp = Interpreter(self.module, Resolver(flow), flow.deadline, flow.cancelled)
         interp.world = world.World(self._kept_modules)
         self.keeper = interp.keeper = kept_calls.CallKeeper(self)
@@ -349,7 +348,7 @@ class Trace:
         positional = [arg.name for arg in (arguments.posonlyargs or []) + arguments.args]
         names = positional + [arg.name for arg in arguments.kwonlyargs]
         bound = set(positional[:len(args)]) | set(keywords)
-        if isinstance(target.node, nodes.Lambda) and id(partial) in self._handed_back:
+        if isinstance(target.node, nodes.Lambda) and partial.handed_back:
             bound |= set(_default_nodes(target.node))  # (left to their defaults)
         interp, node = self.interp, target.node
         preset = self._inputs(node, None, names, interp.modules[self.module], free=free, bound={},
@@ -674,9 +673,7 @@ class Trace:
         for item in _handed_on(result):  # (to its caller: code we do not read, which may call it)
             if isinstance(item, (objects.Bound, objects.Instance)):
                 interp.escape(item)
-        handed = list(_calls_handed_back(result))
-        self._handed_back.update(id(partial) for partial in handed)
-        interp.partials.extend(handed)
+        interp.partials.extend(_calls_handed_back(result))
 
     def _initialise(self, instance: objects.Instance, module: objects.ModuleObj) -> None:
         """An entry's `self` is an instance its class's `__init__` made, with that `__init__`'s
@@ -913,7 +910,7 @@ def _calls_handed_back(result: Any) -> Iterator[objects.Partial]:
     for _, value in objects.split(result):
         if type(value) is tuple and len(value) == 2 and type(value[1]) in (tuple, list):
             for _, func in objects.split(value[0]):
-                partial = objects.Partial(func, tuple(value[1]), ())
+                partial = objects.Partial(func, tuple(value[1]), (), handed_back=True)
                 if objects.partial_target(partial) is not None:
                     yield partial
 

@@ -529,11 +529,13 @@ class Super:
 
 @dataclass(frozen=True)
 class Partial:
-    """`functools.partial(func, *args, **keywords)`."""
+    """`functools.partial(func, *args, **keywords)`; `handed_back`: the call a function
+    returned beside its arguments amounts to (`Trace._calls_handed_back`)."""
 
     func: Any
     args: tuple[Any, ...]
     keywords: tuple[tuple[str, Any], ...]
+    handed_back: bool = field(default=False, compare=False)
 
 
 def forwarded_to(closure: Closure) -> tuple[Closure, nodes.Call, frozenset[str]] | None:
