@@ -751,11 +751,21 @@ class Interpreter:
         catches = self._catches(node, frame)
         if not _reraises(node):
             return (catches, False)
-        raised = {_raised_class(found, frame) for handler in node.handlers
+        raised = {self._raised_class(found, frame) for handler in node.handlers
                   for found in handler.nodes_of_class(nodes.Raise, skip_klass=(nodes.FunctionDef, nodes.Lambda))}
         if raised == {""}:
             return None  # (bare `raise`s)
         return (catches, raised.pop() if len(raised) == 1 else None)
+
+    def _raised_class(self, node: nodes.Raise, frame: Frame) -> str | None:
+        """The builtin exception class a `raise` raises: "" for a bare `raise` (the one being
+        handled), None when not a builtin's (or not known)."""
+        if node.exc is None:
+            return ""
+        made = node.exc.func if isinstance(node.exc, nodes.Call) else node.exc
+        found = None if isinstance(made, nodes.Tuple) else self.stubs.exception_classes(
+            [made], lambda name: frame.lookup(name) is not _MISSING)
+        return next(iter(found)) if found else None
 
     def _catches(self, node: nodes.Try, frame: Frame) -> frozenset[str] | None:
         """The builtin exception classes a `try`'s handlers catch (a bare `except:` catches
@@ -2461,17 +2471,6 @@ def _format_value(value: Any, conversion: int, spec: Any) -> Any:
 
 def _slice(*parts: Any) -> Any:
     return slice(*parts) if all(isinstance(p, (int, type(None), o.TailLength)) for p in parts) else UNKNOWN
-
-
-def _raised_class(node: nodes.Raise, frame: Frame) -> str | None:
-    """The builtin exception class a `raise` raises: "" for a bare `raise` (the one being
-    handled), None when not a builtin's (or not known)."""
-    if node.exc is None:
-        return ""
-    made = node.exc.func if isinstance(node.exc, nodes.Call) else node.exc
-    if isinstance(made, nodes.Name) and made.name in o.BUILTIN_EXCEPTIONS and frame.lookup(made.name) is _MISSING:
-        return made.name
-    return None
 
 
 def _reraises(node: nodes.Try) -> bool:
