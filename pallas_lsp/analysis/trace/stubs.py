@@ -1970,12 +1970,13 @@ def _get_attributes(interp: Interpreter, qname: str, node: nodes.NodeNG, args: l
 
 
 def _ds(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
-    """`pl.ds(start, size)` (`pl.ds(size)` starts at 0); a size at its default or not, one
-    slice per path."""
+    """`pl.ds(start, size)` (`pl.ds(size)` starts at 0). One slice, even where its size
+    depends on the path: split per path, it gave a shape of one setting beside an operand's
+    of another (tokamax's `cluster_block_m`, made in two places)."""
     given = [*args, *(kwargs[k] for k in ("start", "size") if k in kwargs)]
     if len(given) == 1:
-        given = [0, given[0]]
-    return interp.lift(o.DSlice, *given) if len(given) == 2 else UNKNOWN
+        return o.DSlice(0, given[0])
+    return o.DSlice(given[0], given[1]) if len(given) == 2 else UNKNOWN
 
 
 def _ref_union(interp: Interpreter, qname: str, node: nodes.Call, args: list[Any], kwargs: dict[str, Any]) -> Any:
