@@ -266,9 +266,14 @@ def _str_method(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) ->
         return UNKNOWN
 
 
+_INT_METHODS = frozenset({"bit_length", "bit_count"})  # (`1 << (n - 1).bit_length()`: the next power of two)
+
+
 def attribute(interp: Interpreter, obj: Any, name: str) -> Any:  # noqa: C901 - one branch per object kind
     if type(obj) is str and name in _STR_METHODS:
         return o.Partial(o.Native("<str method>"), (obj, name), ())
+    if type(obj) is int and name in _INT_METHODS:
+        return o.Partial(o.Native("<int method>"), (obj, name), ())
     if isinstance(obj, o.ModuleObj):
         interp.read_names_of(obj)
     if name == "__dict__" and isinstance(obj, (o.Namespace, o.Library, o.ModuleObj, o.Instance)):
@@ -2562,6 +2567,8 @@ NATIVE: dict[str, Callable[..., Any]] = {
     "itertools.islice": _i_islice,
     "itertools.pairwise": _i_pairwise,
     "<str method>": lambda interp, qname, node, args, kwargs: _str_method(interp, args, kwargs),
+    "<int method>": lambda interp, qname, node, args, kwargs: (
+        getattr(int, args[1])(args[0]) if len(args) == 2 and not kwargs else UNKNOWN),
     "itertools.chain.from_iterable": _i_chain,
     "functools.wraps": lambda interp, qname, node, args, kwargs: o.Native("<identity>"),
     "importlib.import_module": _import_module,
