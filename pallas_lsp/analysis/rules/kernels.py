@@ -32,6 +32,8 @@ from .site_rule import Picker, api_function, explore, finding
 MOSAIC_KERNEL = "plgpu.kernel"
 PALLAS_CALL = "pl.pallas_call"
 PALLAS_KERNEL = "pl.kernel"
+# What a lowering finding on a `pallas_call` adds: only one JAX version could judge it
+PALLAS_CALL_CONFIRMED = "confirmed with jax 0.10.2; jax 0.12 cannot lower pallas_call without a GPU"
 
 
 @dataclass

@@ -144,7 +144,7 @@ def operand_shape(pick: Picker, operand: Any) -> tuple[int, int] | Any:
         if isinstance(ref, o.View):
             indices.append(ref.index)
         ref = pick.pick(ref.ref)
-    if isinstance(ref, o.Operand) and ref.shape is not None:  # a pipeline's block
+    if isinstance(ref, o.Operand) and ref.shape is not None:  # a block its spec shapes
         dims = pick.sequence(ref.shape)
     elif not isinstance(ref, o.Alloc):
         return UNKNOWN

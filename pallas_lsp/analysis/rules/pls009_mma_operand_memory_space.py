@@ -21,10 +21,11 @@ class MmaOperandMemorySpace(SiteRule):
     to its allocation (as PLS001 does), or to the kernel's own inputs and outputs, which are
     GMEM refs (a `pl.pallas_call`'s are where its `in_specs` and `out_specs` put them:
     `plgpu.BlockSpec(memory_space=plgpu.SMEM)`; in no memory space, when traced, where no spec
-    names one, which JAX's MMA refuses as any operand), and the
-    blocks a `plgpu.emit_pipeline` body gets (SMEM, unless their spec says otherwise). Operands that cannot be followed are not reported, nor an MMA whose shapes
-    (PLS018) or scales (PLS011) JAX refuses first; a scale is checked after the operands'
-    collective TMEM (PLS001) and the barrier (PLS010), as JAX does.
+    names one, which JAX's MMA refuses as any operand), and the blocks a
+    `plgpu.emit_pipeline` body gets (SMEM, unless their spec says otherwise). Operands that
+    cannot be followed are not reported, nor an MMA whose shapes (PLS018) or scales (PLS011)
+    JAX refuses first; a scale is checked after the operands' collective TMEM (PLS001) and the
+    barrier (PLS010), as JAX does.
 
     ## Why is this bad?
     The tensor core reads its operands from shared memory (and the LHS optionally from Tensor
@@ -74,14 +75,17 @@ class MmaOperandMemorySpace(SiteRule):
     def message(self, ctx: Context, site: Site, detail: Any) -> str:
         name, role, where, message, ref = detail
         if isinstance(ref, o.Operand):
-            what = (f"the pipeline's {ref.space} block of {ref.name} (the pipeline at {ctx.where(ref.kernel)})"
-                    if ref.block else
-                    f"the kernel's operand '{ref.name}', whose spec names no memory space (the kernel at "
-                    f"{ctx.where(ref.kernel)}: give it `plgpu.BlockSpec(memory_space=plgpu.SMEM)`)"
-                    if ref.space == o.DEFAULT_SPACE else
-                    f"the kernel's {ref.space} operand '{ref.name}' (the kernel at {ctx.where(ref.kernel)})")
             advice = "; copy it to SMEM first" if ref.space == "GMEM" and role != "Accumulator" else ""
-            return f"{message.rstrip('.')}: {role} '{shown(site, name)}' is {what}{advice}"
+            return f"{message.rstrip('.')}: {role} '{shown(site, name)}' is {_operand(ctx, ref)}{advice}"
         return (f"{message.rstrip('.')}: {role} '{shown(site, name)}' is {where}, allocated at "
                 f"{ctx.where(ref.node)}")
 
+
+def _operand(ctx: Context, ref: o.Operand) -> str:
+    """What a kernel's operand (or a pipeline's block of one) is, and where it comes from."""
+    if ref.block:
+        return f"the pipeline's {ref.space} block of {ref.name} (the pipeline at {ctx.where(ref.kernel)})"
+    if ref.space == o.DEFAULT_SPACE:
+        return (f"the kernel's operand '{ref.name}', whose spec names no memory space (the kernel at "
+                f"{ctx.where(ref.kernel)}: give it `plgpu.BlockSpec(memory_space=plgpu.SMEM)`)")
+    return f"the kernel's {ref.space} operand '{ref.name}' (the kernel at {ctx.where(ref.kernel)})"

@@ -10,7 +10,7 @@ from ..trace import Site
 from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
-from .kernels import (MOSAIC_KERNEL, PALLAS_CALL, PALLAS_KERNEL, KernelRule, KernelRun, Allocation, allocation_site, cluster_of,
+from .kernels import (MOSAIC_KERNEL, PALLAS_CALL, PALLAS_CALL_CONFIRMED, PALLAS_KERNEL, KernelRule, KernelRun, Allocation, allocation_site, cluster_of,
                       describe_refs, fails_tracing_first, tmem_allocations, unknown_barrier_axis, trace_raises)
 from .site_rule import Picker
 
@@ -121,8 +121,7 @@ class CollectiveTmemCluster(KernelRule):
         if cluster is None:
             return ("Collective TMEM allocations are only supported for clusters with an even number of "
                     f"blocks in them: this pl.pallas_call allocates collective TMEM ({refs}) "
-                    "and a pallas_call has no cluster; use plgpu.kernel with cluster=(2,) (confirmed with "
-                    "jax 0.10.2; jax 0.12 cannot lower pallas_call without a GPU)")
+                    f"and a pallas_call has no cluster; use plgpu.kernel with cluster=(2,) ({PALLAS_CALL_CONFIRMED})")
         given = f"cluster={cluster.dims}" if cluster.dims else "no cluster"
         where = "the kernel" if self.reported(run, detail).node is run.node else (
             f"the {run.api} at {ctx.where(run.node)}")

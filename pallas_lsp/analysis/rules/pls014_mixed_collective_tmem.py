@@ -10,7 +10,7 @@ from ..trace import Site
 from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
-from .kernels import (MOSAIC_KERNEL, PALLAS_CALL, PALLAS_KERNEL, Allocation, KernelRule, KernelRun, allocation_site,
+from .kernels import (MOSAIC_KERNEL, PALLAS_CALL, PALLAS_CALL_CONFIRMED, PALLAS_KERNEL, Allocation, KernelRule, KernelRun, allocation_site,
                       describe_refs, fails_tracing_first, tmem_allocations, unknown_barrier_axis, trace_raises)
 from .site_rule import Picker
 
@@ -115,8 +115,7 @@ class MixedCollectiveTmem(KernelRule):
     def message(self, ctx: Context, run: KernelRun, detail: Any) -> str:
         collective, plain, _ = detail
         where = "" if self.reported(run, detail).node is run.node else f" (the {run.api} at {ctx.where(run.node)})"
-        confirmed = (" (confirmed with jax 0.10.2; jax 0.12 cannot lower pallas_call without a GPU)"
-                     if run.api == PALLAS_CALL else "")
+        confirmed = f" ({PALLAS_CALL_CONFIRMED})" if run.api == PALLAS_CALL else ""
         return ("Can't mix collective and non-collective TMEM allocations within the same kernel"
                 f"{where}: collective: {describe_refs(ctx, list(collective))}; "
                 f"not collective: {describe_refs(ctx, list(plain))}{confirmed}")

@@ -763,8 +763,7 @@ class Interpreter:
         if node.exc is None:
             return ""
         made = node.exc.func if isinstance(node.exc, nodes.Call) else node.exc
-        found = None if isinstance(made, nodes.Tuple) else self.stubs.exception_classes(
-            [made], lambda name: frame.lookup(name) is not _MISSING)
+        found = None if isinstance(made, nodes.Tuple) else self.stubs.exception_classes([made], _binds(frame))
         return next(iter(found)) if found else None
 
     def _catches(self, node: nodes.Try, frame: Frame) -> frozenset[str] | None:
@@ -773,7 +772,7 @@ class Interpreter:
         if any(handler.type is None for handler in node.handlers):
             return frozenset({"BaseException"})
         return self.stubs.exception_classes([handler.type for handler in node.handlers if handler.type is not None],
-                                            lambda name: frame.lookup(name) is not _MISSING)
+                                            _binds(frame))
 
     def _caught(self, node: nodes.Try, frame: Frame) -> None:
         """`except ... as error`: the exception, whichever it is, is not known."""
@@ -2467,6 +2466,11 @@ def _format_value(value: Any, conversion: int, spec: Any) -> Any:
         return format(converted(value) if converted is not None else value, spec)
     except (TypeError, ValueError):
         return UNKNOWN
+
+
+def _binds(frame: Frame) -> Callable[[str], bool]:
+    """Does the code bind this name where `frame` looks (shadowing a builtin)?"""
+    return lambda name: frame.lookup(name) is not _MISSING
 
 
 def _slice(*parts: Any) -> Any:

@@ -392,10 +392,10 @@ DEFAULT_SPACE = "no memory space"
 class BlockSpec:
     """`pl.BlockSpec(...)` / `plgpu.BlockSpec(...)`: where a `pallas_call` body's ref of that
     operand is ("GMEM", "SMEM"; None: the default; UNKNOWN: not known), and its block shape
-    (None: not given)."""
+    (None: not given, or not a sequence we know)."""
 
     space: Any
-    shape: Any = None
+    shape: tuple[Any, ...] | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -832,10 +832,7 @@ class Kernel:
 
 
 # ---------------------------------------------------------------------------
-# Truthiness, one definition for the interpreter's `if`s and the rules' verdicts.
-
-_PRIMITIVE = (bool, int, float, complex, str, bytes, type(None))
-
+# Exceptions caught, and keys of dicts: Python's own rules, for the interpreter and the rules.
 
 BUILTIN_EXCEPTIONS = frozenset(name for name, value in vars(builtins).items()
                                 if isinstance(value, type) and issubclass(value, BaseException))
@@ -847,7 +844,7 @@ BUILTIN_EXCEPTIONS = frozenset(name for name, value in vars(builtins).items()
 Handler: TypeAlias = "tuple[frozenset[str] | None, str | None | bool]"
 
 
-def catches(classes: frozenset[str] | None, raised: str) -> Any:
+def _catches(classes: frozenset[str] | None, raised: str) -> Any:
     """Does an `except` naming these builtin exception classes (None: classes not known)
     catch the builtin exception `raised`? True, False, or UNKNOWN."""
     if classes is None:
@@ -862,7 +859,7 @@ def caught(handlers: tuple[Handler, ...], raised: str) -> Any:
     another in its place (`raise RuntimeError(...) from error`) hands that one outwards."""
     current: str | None = raised
     for classes, becomes in reversed(handlers):
-        hit = catches(classes, current) if current is not None else UNKNOWN
+        hit = _catches(classes, current) if current is not None else UNKNOWN
         if hit is False:
             continue
         if becomes is False or hit is UNKNOWN:
@@ -873,9 +870,9 @@ def caught(handlers: tuple[Handler, ...], raised: str) -> Any:
 
 def dict_key(value: Any, depth: int = 0) -> bool:
     """Can the trace use a value as a key of its own dicts, finding what Python would? A
-    number, string or None; a dtype under its one name (`jnp.int8` and `jnp.dtype("int8")`
-    are one key in NumPy, and are equal here; not `np.half`, whose name differs from its
-    equal's, nor a 64-bit type, which JAX may make 32-bit); a tuple of those."""
+    number, string or None; a dtype under its one name (`DType` hashes as NumPy's and JAX's
+    do; not `np.half`, whose name differs from its equal's, nor a 64-bit type, which JAX may
+    make 32-bit); a tuple of those."""
     if isinstance(value, _PRIMITIVE):
         return True
     if isinstance(value, api.DType):
@@ -883,6 +880,10 @@ def dict_key(value: Any, depth: int = 0) -> bool:
     return type(value) is tuple and depth < 3 and all(dict_key(item, depth + 1) for item in value)
 
 
+# ---------------------------------------------------------------------------
+# Truthiness, one definition for the interpreter's `if`s and the rules' verdicts.
+
+_PRIMITIVE = (bool, int, float, complex, str, bytes, type(None))
 _ALWAYS_TRUE = (Alloc, Union, Member, View, Barrier, Closure, Bound, Partial, Native, ClassObj, ModuleObj,
                 Kernel, Operand, Namespace, Generator, ContextManager, ExitStack)
 

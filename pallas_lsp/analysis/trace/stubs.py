@@ -445,7 +445,7 @@ def item(interp: Interpreter, obj: Any, key: Any, node: nodes.NodeNG | None = No
     if isinstance(obj, dict):
         if o.dict_key(key) and key in obj and id(obj) not in interp.poisoned:
             return obj[key]
-        if isinstance(obj, o.DefaultDict) and node is not None and isinstance(key, (str, int, bool, float, type(None))) \
+        if isinstance(obj, o.DefaultDict) and node is not None and o.dict_key(key) \
                 and id(obj) not in interp.poisoned and obj.factory is not None:
             made = interp.invoke(obj.factory, [], {}, node)  # `__missing__`: the factory's value, stored
             interp.changing(obj)
@@ -2154,7 +2154,6 @@ def _pallas_call(interp: Interpreter, qname: str, node: nodes.Call, args: list[A
 
 
 _GRID_SPEC_FIELDS = ("grid", "in_specs", "out_specs", "scratch_shapes")
-DEFAULT_SPECS: tuple[o.BlockSpec, ...] = ()  # a `pallas_call` given no specs: every operand's default
 
 
 def _grid_spec(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
@@ -2171,12 +2170,12 @@ _SPACES = {f"{MGPU}.{space}": space for space in ("GMEM", "SMEM", "TMEM")}
 
 def _block_spec(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
     """`pl.BlockSpec(block_shape, index_map, memory_space, ...)` (`plgpu.BlockSpec` too): the
-    space its block is in."""
+    space its block is in, and the block's shape when it is given as a sequence."""
     space = kwargs["memory_space"] if "memory_space" in kwargs else args[2] if len(args) > 2 else None
     shape = kwargs["block_shape"] if "block_shape" in kwargs else args[0] if args else None
     if space is not None:
         space = _SPACES.get(space.qname, UNKNOWN) if isinstance(space, o.Native) else UNKNOWN
-    return o.BlockSpec(space, tuple(shape) if isinstance(shape, (tuple, list)) else None if shape is None else UNKNOWN)
+    return o.BlockSpec(space, tuple(shape) if isinstance(shape, (tuple, list)) else None)
 
 
 def _blocks(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
@@ -2194,17 +2193,17 @@ def _blocks(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any]
     call = next((n for n in reversed(interp.stack) if not hasattr(n.root(), "pallas_trace_stub")), node)
     names = [f"in_specs[{i}]" for i in range(len(args[0]) if isinstance(args[0], (tuple, list)) else 1)]
     names += [f"out_specs[{i}]" for i in range(len(specs) - len(names))]
-    return tuple(o.Operand(call, name, spec.space or "SMEM", spec.shape if isinstance(spec.shape, tuple) else None, True)
+    return tuple(o.Operand(call, name, spec.space or "SMEM", spec.shape, True)
                  if spec.space in (None, "SMEM", "GMEM") else UNKNOWN for name, spec in zip(names, specs))
 
 
-def _operand_specs(bound: dict[str, Any]) -> tuple[o.BlockSpec, ...] | None:
+def _operand_specs(bound: dict[str, Any]) -> tuple[o.BlockSpec, ...] | o.BlockSpec | None:
     """The specs of a `pallas_call` body's operand refs, inputs then outputs, as its
-    `in_specs` and `out_specs` give them (a default one where they give none); None when they
-    do not say for each."""
+    `in_specs` and `out_specs` give them (a default one where they give none; one spec alone:
+    every operand's, when neither is given); None when they do not say for each."""
     inputs, outputs = bound.get("in_specs"), bound.get("out_specs")
     if inputs is None and outputs is None:
-        return DEFAULT_SPECS  # (every operand's: one for each operand parameter of the body)
+        return o.BlockSpec(None)
     if not isinstance(inputs, (tuple, list)) or not all(isinstance(spec, o.BlockSpec) for spec in inputs):
         return None
     if outputs is None:
@@ -2275,7 +2274,7 @@ def _run_scoped(interp: Interpreter, qname: str, node: nodes.Call, args: list[An
 
 def _run_body(interp: Interpreter, node: nodes.NodeNG, body: Any, scratch: Any, tail: bool, kernel: bool = True,
               gmem: bool = False, leading: int | None = None, run: Any = None,
-              specs: tuple[o.BlockSpec, ...] | None = None) -> None:
+              specs: tuple[o.BlockSpec, ...] | o.BlockSpec | None = None) -> None:
     """Run a kernel body: scratch given as a sequence fills the last parameters (the operands
     before them are unknown), as a mapping binds by name; anything else binds nothing. `run`:
     the "kernel" site of this run, which the body's sites name (`Site.run`); `specs`: where
@@ -2320,7 +2319,7 @@ def _note_repeated(interp: Interpreter, scratch: Any) -> None:
 
 
 def _run_one_body(interp: Interpreter, node: nodes.NodeNG, body: Any, scratch: Any, tail: bool, gmem: bool = False,
-                  leading: int | None = None, specs: tuple[o.BlockSpec, ...] | None = None) -> None:
+                  leading: int | None = None, specs: tuple[o.BlockSpec, ...] | o.BlockSpec | None = None) -> None:
     lead: list[Any]
     keywords: dict[str, Any]
     func, lead, keywords = body, [], {}
@@ -2371,11 +2370,10 @@ def _run_one_body(interp: Interpreter, node: nodes.NodeNG, body: Any, scratch: A
             preset.update({p: UNKNOWN for p in free})  # the refs land where we cannot tell
         elif tail:
             operands = free[: len(free) - len(scratch)]
-            if specs is DEFAULT_SPECS:
-                specs = (o.BlockSpec(None),) * len(operands)
+            if isinstance(specs, o.BlockSpec):
+                specs = (specs,) * len(operands)
             if specs is not None and len(specs) == len(operands):  # (a default spec's: in no memory space)
-                preset.update({p: o.Operand(node, p, spec.space or o.DEFAULT_SPACE,
-                                            spec.shape if isinstance(spec.shape, tuple) else None)
+                preset.update({p: o.Operand(node, p, spec.space or o.DEFAULT_SPACE, spec.shape)
                                if spec.space in (None, "GMEM", "SMEM") else UNKNOWN for p, spec in zip(operands, specs)})
             else:
                 preset.update({p: operand(p) for p in operands})
