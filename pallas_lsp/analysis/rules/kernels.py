@@ -23,6 +23,7 @@ from ..context import Context, State
 from ..findings import Finding, Fix, Severity
 from ..trace import Site, decide
 from ..trace import objects as o
+from ..trace.stubs import tree_children
 from ..values import UNKNOWN
 from .base import Rule
 from .mma import barrier_error, fails_first, scales_error, shape_error, space_error
@@ -259,10 +260,9 @@ def _collect(pick: Picker, value: Any, by: Site | None, found: list[Allocation],
     item = pick.pick(value)
     if item is None or isinstance(item, (o.Barrier, str, int, float)):
         return True
-    if isinstance(item, dict):
-        return all(_collect(pick, element, by, found, accounted) for element in item.values())
-    if isinstance(item, (tuple, list)):
-        return all(_collect(pick, element, by, found, accounted) for element in item)
+    children = tree_children(item)
+    if children is not None:
+        return all(_collect(pick, element, by, found, accounted) for element in children)
     ref = o.base_ref(item)
     if isinstance(ref, o.Member):
         ref = ref.ref
@@ -319,11 +319,8 @@ def _alloc_nodes(value: Any, found: set[nodes.Call], depth: int) -> None:
             found.add(item.node)
         elif isinstance(item, o.Union):
             _alloc_nodes(item.groups, found, depth + 1)
-        elif isinstance(item, (tuple, list)):
-            for element in item:
-                _alloc_nodes(element, found, depth + 1)
-        elif isinstance(item, dict):
-            for element in item.values():
+        else:
+            for element in tree_children(item) or ():
                 _alloc_nodes(element, found, depth + 1)
 
 
@@ -741,10 +738,9 @@ def _walk_tmem(pick: Picker, value: Any, union: nodes.NodeNG, held: list[o.Union
     item = pick.pick(value)
     if item is None or isinstance(item, (o.Barrier, str, int, float)):
         return True
-    if isinstance(item, dict):
-        return all(_walk_tmem(pick, element, union, held, leaves, depth + 1) for element in item.values())
-    if isinstance(item, (tuple, list)):
-        return all(_walk_tmem(pick, element, union, held, leaves, depth + 1) for element in item)
+    children = tree_children(item)
+    if children is not None:
+        return all(_walk_tmem(pick, element, union, held, leaves, depth + 1) for element in children)
     ref = o.base_ref(item)
     if isinstance(ref, o.Member):
         ref = ref.ref

@@ -13,6 +13,7 @@ from ..context import Context
 from ..findings import Applicability, Fix
 from ..trace import Site
 from ..trace import objects as o
+from ..trace.stubs import plain_instance
 from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
@@ -26,7 +27,9 @@ class SingleKernelScratch(KernelRule):
     """## What it does
     Flags `plgpu.kernel(body, ..., scratch_types=plgpu.TMEM(...))(*operands)`: a single
     allocation (TMEM, SMEM, a RefUnion, a barrier), a dict's `keys()`, `values()` or
-    `items()`, or an iterator (`map(...)`, a generator expression, `reversed(...)`), where a
+    `items()`, an iterator (`map(...)`, a generator expression, `reversed(...)`,
+    `itertools.chain(...)`, `filter(...)`), or an instance of a class that is neither (a
+    dataclass, registered as a pytree or not), where a
     sequence or a mapping is expected, when the body has a parameter left
     for it (more required parameters than operands and
     outputs). The operands are counted where the kernel is applied, directly or later (a
@@ -55,7 +58,8 @@ class SingleKernelScratch(KernelRule):
     Putting the allocation in a list is safe when the body misses exactly one parameter: that
     parameter then receives it. A dict's view gets no fix: the dict itself binds its refs by
     name, a list of its values by position, and which one the body wants is not told; nor does
-    an iterator (a list of what it yields is a different program: its items may be any count).
+    an iterator (a list of what it yields is a different program: its items may be any count),
+    nor an object (a list holding it gives the body the object, flattened as JAX flattens it).
 
     ## JAX message
     `kernel() missing 1 required positional argument: 'acc_tmem'` (TypeError when the kernel
@@ -74,7 +78,7 @@ class SingleKernelScratch(KernelRule):
 
     def problem(self, ctx: Context, run: KernelRun, pick: Picker) -> Any:
         value = pick.pick(scratch_value(run))
-        if not isinstance(value, (*ALLOCATIONS, o.NotSequence, o.Generator)):
+        if not isinstance(value, (*ALLOCATIONS, o.NotSequence, o.Generator)) and not plain_instance(value):
             return None if value is not UNKNOWN else UNKNOWN
         found = _missing_parameters(ctx, pick, run)
         if found is UNKNOWN:
@@ -82,7 +86,8 @@ class SingleKernelScratch(KernelRule):
         missing, forwarding = found
         if not missing:
             return None
-        what = value.what if isinstance(value, (o.NotSequence, o.Generator)) else None
+        what = value.what if isinstance(value, (o.NotSequence, o.Generator)) else (
+            f"an instance of {value.cls.node.name}" if isinstance(value, o.Instance) else None)
         application = _applications(ctx, run)[0]
         if forwarding is not None and forwarding.root() is application.node.root():
             application = dataclasses.replace(application, node=forwarding)

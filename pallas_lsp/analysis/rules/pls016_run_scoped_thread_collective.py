@@ -11,6 +11,7 @@ from ..context import Context
 from ..findings import Applicability, Fix
 from ..trace import Site
 from ..trace import objects as o
+from ..trace.stubs import tree_children
 from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
@@ -112,8 +113,9 @@ def _allocates(pick: Picker, value: Any) -> Any:
     """An SMEM / TMEM allocation or a barrier, also inside a pytree (not semaphores, WGMMA
     accumulators or anything we do not model): True, False or UNKNOWN."""
     item = pick.pick(value)
-    if isinstance(item, (tuple, list, dict)):
-        results = [_allocates(pick, element) for element in (item.values() if isinstance(item, dict) else item)]
+    children = tree_children(item)
+    if children is not None:
+        results = [_allocates(pick, element) for element in children]
         if True in results:
             return True
         return UNKNOWN if UNKNOWN in results else False

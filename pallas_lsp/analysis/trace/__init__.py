@@ -298,7 +298,7 @@ class Trace:
         (`partial(partial(f, rows=96), rows=128)` runs as the outer one binds); `peek`: are
         there any (nothing is marked as run)."""
         interp = self.interp
-        called = set(interp.partials_called)
+        called = {id(partial) for partial in interp.partials_called}
         wrapped = {id(partial.func) for partial in interp.partials if isinstance(partial.func, objects.Partial)}
         found = []
         for partial in interp.partials:

@@ -193,7 +193,7 @@ class Interpreter:
         # runs the others with what they bind)
         self.partials: list[o.Partial] = []
         self.environment: dict[str, Any] = {}  # what the code wrote to `os.environ` (`stubs._environment_get`)
-        self.partials_called: list[int] = []
+        self.partials_called: list[o.Partial] = []
         self.modules: dict[nodes.Module, o.ModuleObj] = {}
         self.poisoned: set[int] = set()  # containers grown by loops we did not unroll
         self.failed_modules: set[nodes.Module] = set()  # project modules whose top level raised
@@ -256,7 +256,7 @@ class Interpreter:
         self.imports_run = 0  # import statements run outside any top level
 
     def replay_run(self, sites: list[Site], executed: set[nodes.NodeNG], known: set[nodes.NodeNG],
-                   closures: list[o.Closure], partials: tuple[list[o.Partial], list[int]] = ([], [])) -> None:
+                   closures: list[o.Closure], partials: tuple[list[o.Partial], list[o.Partial]] = ([], [])) -> None:
         """What a kept run left, as making it would have (`reuse.Units`, `kept_calls`): its
         sites, the functions it ran (with every argument known, `known`), the closures it made,
         and the partials of the analysed module's functions it made and called."""
@@ -1822,6 +1822,11 @@ class Interpreter:
             if self.kernels and id(left) not in self.repeated_refs:
                 return op == "is"
             return UNKNOWN
+        if op in ("is", "is not", "==", "!=") and o.Instance in (type(left), type(right)) \
+                and not any(type(side) is o.Instance and side.cls.enum for side in (left, right)):  # (`_member_compare`)
+            same = self.stubs.instances_equal(left, right, op in ("is", "is not"))
+            if same is not None:
+                return UNKNOWN if same is UNKNOWN else same == (op in ("is", "=="))
         contained = self.stubs.flag_contains(left, right) if op in ("in", "not in") else None
         if contained is not None:  # one flag's bits in another's
             return contained == (op == "in")
@@ -2100,7 +2105,7 @@ class Interpreter:
         if isinstance(callee, o.Bound):
             return self.run(callee.func, [callee.self_value] + args, kwargs, node, preset)
         if isinstance(callee, o.Partial):
-            self.partials_called.append(id(callee))
+            self.partials_called.append(callee)  # (the object: a dead one's id is soon another's)
             return self.invoke(callee.func, list(callee.args) + args, {**dict(callee.keywords), **kwargs}, node, preset)
         if isinstance(callee, o.Native):
             return self.stubs.call_native(self, callee, args, kwargs, node)

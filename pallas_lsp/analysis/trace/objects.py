@@ -614,6 +614,10 @@ class ClassObj:
     flag: bool = False  # ... an `enum.Flag`: its members combine (`|`, `&`, `^`, `in`), a member of value 0 is false
     # A class `collections.namedtuple(...)` made (`node` is that call): its fields (`stubs._Field`)
     tuple_fields: tuple[Any, ...] | None = None
+    # A class registered with JAX as a pytree of its fields (`jax.tree_util.register_dataclass`):
+    # the fields its leaves are, in their order. JAX's registry holds the class itself (not its
+    # subclasses), so registering sets this on the class made already (`stubs._register_dataclass`)
+    pytree_fields: tuple[str, ...] | None = None
 
     def mro(self) -> Iterator[ClassObj]:
         """The classes of the analysed code in Python's method resolution order (C3: in a
@@ -685,11 +689,12 @@ class ModuleObj:
 
 @dataclass(frozen=True)
 class FieldSpec:
-    """`dataclasses.field(default=..., init=...)`."""
+    """`dataclasses.field(default=..., init=..., metadata=...)`."""
 
     default: Any
     has_default: bool
     init: bool = True  # False: not a parameter of `__init__`, which sets the default (if any)
+    static: bool = False  # `metadata=dict(static=True)`: no leaf of a registered dataclass (JAX's convention)
 
 
 @dataclass(eq=False)
@@ -897,7 +902,22 @@ def known_truth(item: Any) -> Any:
         return True
     if isinstance(item, Instance) and item.cls.enum and "_value_" in item.attributes:
         return _member_truth(item)
+    if isinstance(item, Instance) and plain_class(item.cls) and not defines(item.cls, "__bool__", "__len__"):
+        return True  # (`object`'s truth)
     return UNKNOWN
+
+
+def plain_class(cls: ClassObj) -> bool:
+    """A class of the analysed code with no base but its classes and `object` (what a library
+    base or a named tuple adds to `==`, truth and `isinstance` is not the trace's to know)."""
+    return cls.tuple_fields is None and all(
+        isinstance(base, ClassObj) or isinstance(base, Native) and base.qname == "builtins.object"
+        for klass in cls.mro() for base in klass.bases)
+
+
+def defines(cls: ClassObj, *names: str) -> bool:
+    """Does the class or a base of the analysed code define one of these attributes?"""
+    return any(name in klass.env.vars for klass in cls.mro() for name in names)
 
 
 def _member_truth(member: Instance) -> Any:

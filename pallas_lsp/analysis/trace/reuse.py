@@ -69,7 +69,7 @@ class _Unit:
     named: list[nodes.NodeNG]  # the nodes its results name
     generation: int
     # the partials of the analysed module's functions it made, and the ids of those it called
-    partials: tuple[list[o.Partial], list[int]] = ([], [])
+    partials: tuple[list[o.Partial], list[o.Partial]] = ([], [])
     kept: frozenset[int] = frozenset()  # its sites replays of kept runs added (`Trace.kept_sites`)
 
 
@@ -214,7 +214,8 @@ class Units:
         them, `escaped_key`; None: another closure run afterwards, in `env`)."""
         interp = trace.interp
         sites, closures, escaped, steps, exhausted, executed, known, modules, partials, called = mark
-        made = (interp.partials[partials:], interp.partials_called[called:])
+        own = {id(partial) for partial in interp.partials}  # (the module's own, which the store keeps alive)
+        made = (interp.partials[partials:], [partial for partial in interp.partials_called[called:] if id(partial) in own])
         writes = interp.writes or []
         interp.writes = None
         imported = WRITES_IMPORTED in writes

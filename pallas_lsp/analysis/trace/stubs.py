@@ -1479,13 +1479,33 @@ def _i_chain(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any
         args = UNKNOWN if outer is UNKNOWN else list(outer)
     if kwargs or args is UNKNOWN:
         return UNKNOWN
-    found: list[Any] = []
-    for arg in args:
-        items = interp.iterate(arg)
-        if items is UNKNOWN:
+
+    def chained(*iterables: Any) -> Any:
+        found: list[Any] = []
+        for iterable in iterables:
+            items = interp.iterate(iterable)
+            if items is UNKNOWN:
+                return UNKNOWN
+            found.extend(items)
+        return o.Generator(found, "a chain object")
+
+    return interp.lift(chained, *args)  # (each path's iterables: `[aux] if flag else []`)
+
+
+def _filter(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """`filter(function, iterable)`: the items `function` (None: the items themselves) holds
+    true; unknown when that is not known of each."""
+    items = interp.iterate(args[1]) if len(args) == 2 and not kwargs else UNKNOWN
+    if items is UNKNOWN:
+        return UNKNOWN
+    function, found = args[0], []
+    for item in items:
+        truth = o.known_truth(item if function is None else interp.invoke(function, [item], {}, node))
+        if truth is UNKNOWN:
             return UNKNOWN
-        found.extend(items)
-    return found
+        if truth:
+            found.append(item)
+    return o.Generator(found, "a filter object")
 
 
 MAX_ITEMS = 4096  # items a combinatoric iterator may yield and still be followed
@@ -1673,7 +1693,7 @@ AT_CALL = {"builtins.getattr", "builtins.hasattr", "builtins.sorted", "builtins.
 BUILTINS: dict[str, Any] = {
     name.rpartition(".")[2]: o.Native(name)
     for name in [*BUILTIN_FUNCTIONS, *METHOD_DECORATORS, "builtins.str", "builtins.float", "builtins.object",
-                 "builtins.map"]
+                 "builtins.map", "builtins.filter"]
 }
 BUILTINS["True"], BUILTINS["False"], BUILTINS["None"], BUILTINS["Ellipsis"] = True, False, None, Ellipsis
 
@@ -1800,7 +1820,8 @@ def _integer(value: Any) -> bool:
 
 def _tree_map(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
     """`jax.tree.map(f, tree, *rest, is_leaf=None)`: `f` applied to the leaves, the containers
-    (lists, tuples, dicts, named tuples; None stays None) rebuilt around the results; a node
+    (lists, tuples, dicts, named tuples, registered dataclasses; None stays None) rebuilt
+    around the results; a node
     of the first tree that `is_leaf` holds is a leaf."""
     if len(args) < 2 or set(kwargs) - {"is_leaf"}:
         return UNKNOWN
@@ -1817,17 +1838,17 @@ def _tree_map(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[An
             return interp.invoke(function, parts, {}, node)
         if first is None:
             return None if all(part is None for part in parts) else UNKNOWN
-        if isinstance(first, (list, tuple, dict)) or (isinstance(first, o.Instance) and tuple_items(first) is not None):
+        if isinstance(first, (list, tuple, dict)) or (isinstance(first, o.Instance) and tree_children(first) is not None):
             if any(type(part) is not type(first) for part in parts):
                 return UNKNOWN
             if isinstance(first, dict):
                 if any(set(part) != set(first) for part in parts):
                     return UNKNOWN
                 return {key: rebuild([part[key] for part in parts], depth + 1) for key in first}
-            if isinstance(first, o.Instance):
-                fields = [field.name for field in _fields(first.cls)]
-                return o.Instance(first.cls, {name: rebuild([part.attributes.get(name, UNKNOWN) for part in parts], depth + 1)
-                                              for name in fields})
+            if isinstance(first, o.Instance):  # (a registered dataclass keeps its other fields)
+                fields = first.cls.pytree_fields or [field.name for field in _fields(first.cls)]
+                return o.Instance(first.cls, {**first.attributes, **{
+                    name: rebuild([part.attributes.get(name, UNKNOWN) for part in parts], depth + 1) for name in fields}})
             if any(len(part) != len(first) for part in parts):
                 return UNKNOWN
             return type(first)(rebuild(list(column), depth + 1) for column in zip(*parts))
@@ -2351,6 +2372,8 @@ def _run_one_body(interp: Interpreter, node: nodes.NodeNG, body: Any, scratch: A
         if arguments.vararg and tail:  # the operands the named parameters leave (a `*args, **kwargs` wrapper)
             preset[arguments.vararg] = UNKNOWN if leading is None else tuple(
                 operand(f"{arguments.vararg}[{i}]") for i in range(max(0, leading - len(operands))))
+    elif _ignored_scratch(scratch) and _misses_parameters(arguments, free, leading):
+        return  # (the body is called without the scratch it needs: JAX's TypeError, PLS015)
     elif isinstance(scratch, (o.NotSequence, o.Generator)):  # (not a sequence: plgpu.kernel ignores it, as a lone allocation)
         preset.update({p: UNKNOWN for p in free})
     elif isinstance(scratch, (tuple, list)) and arguments.vararg and tail and leading is not None:
@@ -2387,22 +2410,61 @@ def _run_one_body(interp: Interpreter, node: nodes.NodeNG, body: Any, scratch: A
     interp.run(func, [], keywords, node, preset=preset)  # by name, also into **refs
 
 
+def _ignored_scratch(scratch: Any) -> bool:
+    """Scratch `plgpu.kernel` passes nothing of: neither a sequence nor a mapping."""
+    return isinstance(scratch, (o.NotSequence, o.Generator, o.Alloc, o.Union, o.Member, o.View, o.Barrier)) \
+        or plain_instance(scratch)
+
+
+def _misses_parameters(arguments: nodes.Arguments, free: list[str], leading: int | None) -> bool:
+    """Does a body called with `leading` refs alone (its operands and outputs) miss a required
+    parameter? (Not known when they are not counted.)"""
+    if leading is None or arguments.vararg:
+        return False
+    required = len(free) - len(arguments.defaults or [])
+    return required > leading
+
+
 def _dataclass(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
     if len(args) == 1 and isinstance(args[0], o.ClassObj):
         return _as_dataclass(args[0])
     return o.Partial(o.Native(qname), (), ())
 
 
+_REGISTER_DATACLASS = "jax.tree_util.register_dataclass"
+
+
+def _register_dataclass(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any],
+                        kwargs: dict[str, Any]) -> Any:
+    """`jax.tree_util.register_dataclass(cls, data_fields=None, meta_fields=None)` (also as a
+    decorator): JAX flattens the class's instances into the values of its data fields, in
+    their order; without them, its dataclass fields but those marked `metadata=dict(static=True)`.
+    The class is returned, registered; its leaves stay unknown when the fields are."""
+    names = ("nodetype", "data_fields", "meta_fields", "drop_fields")
+    if len(args) > len(names) or set(kwargs) - set(names):
+        return UNKNOWN
+    bound = {**dict(zip(names, args)), **kwargs}
+    cls, data = bound.get("nodetype"), bound.get("data_fields")
+    if not isinstance(cls, o.ClassObj):
+        return cls
+    if data is None and cls.dataclass:
+        data = [field.name for field in _fields(cls) if not field.static and not field.init_only]
+    if isinstance(data, (tuple, list)) and all(isinstance(name, str) for name in data):
+        object.__setattr__(cls, "pytree_fields", tuple(data))
+    return cls
+
+
 def _field(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
-    init = kwargs.get("init", True)
+    init, metadata = kwargs.get("init", True), kwargs.get("metadata")
     if not isinstance(init, bool):
         return UNKNOWN
+    static = isinstance(metadata, dict) and metadata.get("static") is True
     if "default" in kwargs:
-        return o.FieldSpec(kwargs["default"], True, init)
+        return o.FieldSpec(kwargs["default"], True, init, static)
     if "default_factory" in kwargs:
         made = interp.invoke(kwargs["default_factory"], [], {}, node)
-        return o.FieldSpec(made, True, init)
-    return o.FieldSpec(UNKNOWN, False, init)
+        return o.FieldSpec(made, True, init, static)
+    return o.FieldSpec(UNKNOWN, False, init, static)
 
 
 def _replace(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
@@ -2536,6 +2598,7 @@ NATIVE: dict[str, Callable[..., Any]] = {
     "builtins.dict.fromkeys": _from_keys,
     "collections.defaultdict": _default_dict,
     "collections.OrderedDict": _ordered_dict,
+    _REGISTER_DATACLASS: _register_dataclass,
     "<attrgetter>": _get_attributes,
     "jax.lax.rem": _traced_integer,
     **{f"jax.lax.{name}": _traced_integer for name in ("div", "max", "min")},
@@ -2560,6 +2623,7 @@ NATIVE: dict[str, Callable[..., Any]] = {
     "contextlib.suppress": _suppress,
     "contextlib.ExitStack": lambda interp, qname, node, args, kwargs: o.ExitStack(),
     "itertools.chain": _i_chain,
+    "builtins.filter": _filter,
     "itertools.accumulate": _i_accumulate,
     "itertools.repeat": _i_repeat,
     "itertools.islice": _i_islice,
@@ -2853,6 +2917,8 @@ def class_decorator(interp: Interpreter, wrapper: Any, cls: Any) -> Any:
         return _as_dataclass(cls)
     if isinstance(wrapper, o.Library) and _makes_dataclasses(wrapper.qname):
         return _as_dataclass(cls)
+    if isinstance(wrapper, o.Native) and wrapper.qname == _REGISTER_DATACLASS:
+        return _register_dataclass(interp, wrapper.qname, cls.node, [cls], {})
     return cls  # most class decorators (registries, ...) return the class
 
 
@@ -2867,6 +2933,7 @@ class _Field:
     default: Any  # or _NOT_FOUND
     init: bool = True  # a parameter of `__init__` (`field(init=False)`: not)
     init_only: bool = False  # `InitVar[...]`: a parameter handed to `__post_init__`, never stored
+    static: bool = False  # `field(metadata=dict(static=True))`
 
 
 def _dataclass_fields(value: Any) -> Any:
@@ -2889,12 +2956,12 @@ def _fields(cls: o.ClassObj) -> list[_Field]:
             continue
         for name, statement in _field_statements(klass):
             default = klass.env.vars.get(name, _NOT_FOUND) if statement.value is not None else _NOT_FOUND
-            init = True
+            init, static = True, False
             if isinstance(default, o.FieldSpec):
-                init = default.init
+                init, static = default.init, default.static
                 default = default.default if default.has_default else _NOT_FOUND
             # (a field a subclass declares again keeps its place)
-            found[name] = _Field(name, default, init, "InitVar" in statement.annotation.as_string())
+            found[name] = _Field(name, default, init, "InitVar" in statement.annotation.as_string(), static)
     return list(found.values())
 
 
@@ -3085,21 +3152,95 @@ def tuple_items(instance: o.Instance) -> list[Any] | None:
     return [instance.attributes.get(field.name, UNKNOWN) for field in _fields(instance.cls)]
 
 
+def plain_instance(value: Any) -> bool:
+    """Is `value` an instance of the analysed code's class that `isinstance` finds neither a
+    sequence nor a mapping (`objects.plain_class`: a dataclass, registered with JAX or not,
+    is one)?"""
+    return isinstance(value, o.Instance) and tuple_items(value) is None and o.plain_class(value.cls)
+
+
+def instances_equal(left: Any, right: Any, identity: bool) -> Any:
+    """`left is right` (`identity`) or `left == right` of two instances: one object or two (an
+    input's `self` may be any), and for `==` a named tuple's items (also against a tuple) or a
+    dataclass's fields (its generated `__eq__`: the same class, equal fields); plain objects
+    compare by identity. UNKNOWN where a class defines `__eq__` or has a library base; None
+    when one side is neither an instance nor, beside a named tuple, a tuple."""
+    if not (isinstance(left, o.Instance) and isinstance(right, o.Instance)):
+        instance, other = (left, right) if isinstance(left, o.Instance) else (right, left)
+        items = tuple_items(instance)
+        if identity or type(other) is not tuple or items is None:
+            return None
+        return _all_equal(items, list(other))
+    if left.free is not None or right.free is not None:
+        return True if left is right and identity else UNKNOWN
+    if identity:
+        return left is right
+    left_items, right_items = tuple_items(left), tuple_items(right)
+    if left_items is not None and right_items is not None:
+        return _all_equal(left_items, right_items)
+    if not (o.plain_class(left.cls) and o.plain_class(right.cls)) or any(
+            o.defines(cls, "__eq__") for cls in (left.cls, right.cls)):
+        return UNKNOWN
+    if left is right:
+        return True
+    if not (left.cls.dataclass and right.cls.dataclass):
+        return False
+    if left.cls is not right.cls:
+        return False
+    names = [field.name for field in _fields(left.cls) if not field.init_only]
+    return _all_equal([left.attributes.get(name, UNKNOWN) for name in names],
+                      [right.attributes.get(name, UNKNOWN) for name in names])
+
+
+def _all_equal(left: list[Any], right: list[Any]) -> Any:
+    """Are the items pairwise equal (plain values, or instances as `instances_equal` says)?"""
+    if len(left) != len(right):
+        return False
+    found: Any = True
+    for one, other in zip(left, right):
+        if isinstance(one, o.Instance) and isinstance(other, o.Instance):
+            same = instances_equal(one, other, identity=False)
+        elif isinstance(one, _EXACT) and isinstance(other, _EXACT):
+            same = one == other
+        else:
+            same = UNKNOWN
+        if same is False:
+            return False
+        if same is UNKNOWN:
+            found = UNKNOWN
+    return found
+
+
+_EXACT = (bool, int, float, str, type(None), tuple, api.DType)
+
+
 def tree_children(item: Any) -> list[Any] | None:
-    """What `jax.tree.leaves` looks into, in its order: a list's or tuple's items, a dict's
-    values by sorted key, a named tuple's fields, nothing for None; None for anything else (a
-    leaf, or a dict whose keys do not sort)."""
+    """What `jax.tree.leaves` looks into, in its order: a list's or tuple's items, an
+    `OrderedDict`'s values in their order, another dict's by sorted key, a named tuple's
+    fields, a registered dataclass's data fields (`_register_dataclass`), nothing for None;
+    None for anything else (a leaf, or a dict whose keys do not sort)."""
     if item is None:
         return []
     if isinstance(item, (o.NotSequence, o.Generator)):
         return None  # (a leaf)
     if isinstance(item, (tuple, list)):
         return list(item)
+    if isinstance(item, o.OrderedDict):
+        return list(item.values())
     if isinstance(item, dict):
-        return [item[key] for key in sorted(item)] if all(isinstance(key, str) for key in item) else None
+        return [item[key] for key in sorted(item)] if _sortable_keys(item) else None
     if isinstance(item, o.Instance):
+        fields = item.cls.pytree_fields
+        if fields is not None:
+            return [item.attributes.get(name, UNKNOWN) for name in fields]
         return tuple_items(item)
     return None
+
+
+def _sortable_keys(mapping: dict[Any, Any]) -> bool:
+    """Keys JAX can sort (all strings, or all numbers); a mix fails its flattening."""
+    keys = list(mapping)
+    return all(isinstance(key, str) for key in keys) or all(isinstance(key, (int, float)) for key in keys)
 
 
 def _tuple_method(interp: Interpreter, obj: o.Instance | o.ClassObj, name: str, args: list[Any],
