@@ -406,14 +406,105 @@ def trace_raises(ctx: Context, pick: Picker, run: KernelRun) -> bool:
     `fails_tracing_first`'s: JAX's cached check may pass it.)"""
     if any(pick.holds(site.guard) and _raises_when_traced(pick, site) for site in run.members):
         return True
+    return allocation_raises(ctx, pick, run, in_body=True)
+
+
+def body_traced(ctx: Context, pick: Picker, site: Site) -> bool:
+    """Does JAX's trace of the body get to `site`? Not where building its kernel's scratch
+    surely raises first (`allocation_raises`), nor after a call of the body that surely raises
+    when traced (an earlier MMA's or commit's checks, `_stops_trace`): JAX reports one error
+    and stops there (two MMAs on one plain accumulator: the first)."""
+    run = run_of(ctx, site)
+    if run is None:
+        return True
+    if allocation_raises(ctx, pick, run, in_body=False):
+        return False
+    stopping = ctx.state(_STOPPING).get(id(run.site))
+    if not stopping:
+        return True  # (no call of the run raises on any path: most runs)
+    for earlier in run.members:
+        if earlier is site:
+            return True
+        if id(earlier) in stopping and earlier.node is not site.node and pick.holds(earlier.guard) \
+                and _stops_trace(pick, run, earlier):
+            return False
+    return True
+
+
+def _stops_trace(pick: Picker, run: KernelRun, site: Site) -> bool:
+    """Does tracing this call surely raise: its own checks (`_raises_when_traced`), or a plain
+    TMEM operand of a collective MMA that JAX's cache does not pass (PLS001)?"""
+    if _raises_when_traced(pick, site):
+        return True
+    if site.kind != "mma" or pick.given(site.arguments.get("collective_axis")) is not True:
+        return False
+    for name in ("acc", "a"):
+        ref = o.base_ref(pick.pick(site.arguments.get(name)))
+        if isinstance(ref, o.Alloc) and ref.space == "TMEM" and pick.flag(ref.collective) is False \
+                and not checked_before(pick, run, site, name, ref):
+            return True
+    return False
+
+
+def _stopping_calls(ctx: Context) -> dict[int, set[int]]:
+    """Per kernel run (by its site's id): the ids of its body's calls whose trace surely raises
+    on some path (`_stops_trace`)."""
+    found: dict[int, set[int]] = {}
+    for run in kernel_runs(ctx):
+        for site in run.members:
+            if site.kind in ("mma", "commit") and any(outcome for _, outcome in explore(
+                    lambda pick, site=site, run=run: _stops_trace(pick, run, site), site.guard)):
+                found.setdefault(id(run.site), set()).add(id(site))
+    return found
+
+
+_STOPPING: State[dict[int, set[int]]] = State("calls whose trace raises", _stopping_calls)
+
+
+def allocation_raises(ctx: Context, pick: Picker, run: KernelRun, in_body: bool) -> bool:
+    """Does making one of the run's allocations surely raise: its scratch, which JAX makes
+    before it builds the kernel, and (`in_body`) what the body's `pl.run_scoped` calls make? A
+    TMEM constructor's checks (`tmem.constructor_raises`), an SMEM or GMEM allocation given a
+    TMEM-only argument (PLS003), a RefUnion of spaces JAX does not alias (PLS007)."""
     raising = ctx.state(_RAISING_ALLOCATIONS)
     if not raising:
-        return False  # (no TMEM constructor of the file raises on any path: most files)
-    allocations = tmem_allocations(pick, run)
-    if allocations is UNKNOWN:
-        return False
-    return any(tmem.constructor_raises(pick, site) for allocation in allocations
-               for alloc in _allocs_of(allocation.ref) if (site := raising.get(id(alloc))) is not None)
+        return False  # (no allocation of the file raises on any path: most files)
+    values = [scratch_value(run)]
+    if in_body:
+        values += [value for site in run.members if site.kind == "run_scoped" and pick.holds(site.guard)
+                   for value in (site.arguments.get("types"), site.arguments.get("kw_types"))]
+    made: list[Any] = []
+    for value in values:
+        _made_parts(pick, value, made, 0)
+    return any(_made_raises(pick, site) for part in made if (site := raising.get(id(part))) is not None)
+
+
+def _made_parts(pick: Picker, value: Any, found: list[Any], depth: int) -> None:
+    """The allocations and RefUnions a pytree of allocations holds (a union's members too)."""
+    item = pick.pick(value)
+    if depth > 16 or item is None:
+        return
+    children = tree_children(item)
+    if children is not None:
+        for element in children:
+            _made_parts(pick, element, found, depth + 1)
+        return
+    ref = o.base_ref(item)
+    if isinstance(ref, o.Member):
+        ref = ref.ref
+    if isinstance(ref, (o.Alloc, o.Union)):
+        found.append(ref)
+    if isinstance(ref, o.Union):
+        _made_parts(pick, ref.groups, found, depth + 1)
+
+
+def _made_raises(pick: Picker, site: Site) -> bool:
+    """Does the constructor that made the allocation or union of `site` surely raise?"""
+    if site.kind == "union":
+        return pick.space(site.value) in ("mixed", "GMEM")
+    if site.value.space == "TMEM":
+        return tmem.constructor_raises(pick, site)
+    return any(pick.given(site.arguments.get(name)) is True for name in api.TMEM_ONLY_KEYWORDS)
 
 
 def _raises_when_traced(pick: Picker, site: Site) -> bool:
@@ -422,24 +513,14 @@ def _raises_when_traced(pick: Picker, site: Site) -> bool:
     return site.kind == "commit" and fails_first(pick, site, barrier_error)
 
 
-def _allocs_of(ref: Any) -> list[o.Alloc]:
-    """The allocations an allocation of the kernel is made of (a RefUnion's members)."""
-    if isinstance(ref, o.Alloc):
-        return [ref]
-    if isinstance(ref, o.Union):
-        return [alloc for group in ref.groups for item in (group if isinstance(group, (tuple, list)) else (group,))
-                for alloc in _allocs_of(item)]
-    return []
-
-
 def _raising_allocations(ctx: Context) -> dict[int, Site]:
-    """The "alloc" sites of TMEM whose constructor surely raises on some path, by the id of the
-    allocation each made."""
-    return {id(site.value): site for site in ctx.trace.sites("alloc") if site.value.space == "TMEM" and any(
-        outcome for _, outcome in explore(functools.partial(tmem.constructor_raises, site=site), site.guard))}
+    """The "alloc" and "union" sites whose constructor surely raises on some path
+    (`_made_raises`), by the id of the allocation or union each made."""
+    return {id(site.value): site for site in ctx.trace.sites("alloc") + ctx.trace.sites("union") if any(
+        outcome for _, outcome in explore(functools.partial(_made_raises, site=site), site.guard))}
 
 
-_RAISING_ALLOCATIONS: State[dict[int, Site]] = State("TMEM allocations whose constructor raises", _raising_allocations)
+_RAISING_ALLOCATIONS: State[dict[int, Site]] = State("allocations whose constructor raises", _raising_allocations)
 
 
 def fails_tracing_first(pick: Picker, run: KernelRun, plain: list[Allocation]) -> bool:
@@ -467,20 +548,34 @@ def checked_before(pick: Picker, run: KernelRun, site: Site, name: str, alloc: o
     `collective` out of its equality: an earlier run of the same MMA call in the same kernel
     whose operand was collective TMEM allocated with the same other arguments (shape, dtype,
     packing, layout) passes for this one too (`for acc in (collective_acc, plain_acc):` traces
-    cleanly; lowering then refuses the mix, PLS014). Only arguments known exactly count."""
+    cleanly; lowering then refuses the mix, PLS014), and so does an earlier MMA call given the
+    same other operands and parameters (the cache is JAX's, not the call's). Only arguments
+    known exactly count."""
     key = _aval_key(pick, alloc)
     if key is None:
         return False
     for earlier in run.members:
         if earlier is site:
             return False
-        if earlier.kind != "mma" or earlier.node is not site.node or not pick.holds(earlier.guard):
+        if earlier.kind != "mma" or not pick.holds(earlier.guard):
+            continue
+        if earlier.node is not site.node and not _same_arguments(pick, earlier, site, name):
             continue
         ref = o.base_ref(pick.pick(earlier.arguments.get(name)))
         if (isinstance(ref, o.Alloc) and ref is not alloc and ref.space == "TMEM"
                 and pick.flag(ref.collective) is True and _aval_key(pick, ref) == key):
             return True
     return False
+
+
+def _same_arguments(pick: Picker, one: Site, other: Site, but: str) -> bool:
+    """Are the two calls' arguments other than `but` the same objects, or equal exact values?"""
+    names = set(one.arguments) | set(other.arguments)
+    for argument in names - {but}:
+        first, second = pick.pick(one.arguments.get(argument)), pick.pick(other.arguments.get(argument))
+        if first is not second and not (_exact(first) and _exact(second) and first == second):
+            return False
+    return True
 
 
 def _aval_key(pick: Picker, alloc: o.Alloc) -> tuple[Any, ...] | None:

@@ -15,7 +15,7 @@ from ..trace import Site, decide, objects
 from ..values import UNKNOWN
 from . import examples
 from .base import Invalid, Rule
-from .kernels import checked_before, pallas_call_scratch, plain_tmem_left, run_of, without_pairs
+from .kernels import body_traced, checked_before, pallas_call_scratch, plain_tmem_left, run_of, without_pairs
 from .pls002_mixed_collective_union import member_uses as _member_uses
 from .mma import barrier_error, fails_first, scales_error, shape_error, space_error
 from .site_rule import explore
@@ -190,7 +190,7 @@ class NonCollectiveOperand(Rule):
                                 problem = None  # JAX's cached check of an earlier run passes it
                             key = (site.node, role, target)
                             verdict = verdicts[key]
-                            for reached, checked in _checked_here(site, guard_, problem):
+                            for reached, checked in _checked_here(ctx, site, guard_, problem):
                                 if checked is not None and decide.deployed(reached):
                                     continue  # (a setting where it is deployed, not the file's to know)
                                 if checked is None:
@@ -409,15 +409,17 @@ def _axis_names(mma: nodes.Call) -> set[str]:
     return {name.name for name in axis.value.nodes_of_class(nodes.Name)} if axis is not None else set()
 
 
-def _checked_here(site: Site, guard: objects.Guard, problem: Problem | None) -> list[tuple[objects.Guard, Any]]:
+def _checked_here(ctx: Context, site: Site, guard: objects.Guard, problem: Problem | None
+                  ) -> list[tuple[objects.Guard, Any]]:
     """The problem on the paths where JAX gets to check it: none where an earlier check of the
     MMA surely raises (its shapes, its scales, its operands' memory spaces: `mma`), nor, for a
-    RefUnion member's (which lowering checks), where tracing the MMA raises at all."""
+    RefUnion member's (which lowering checks), where tracing the MMA raises at all; nor where
+    the trace of the body stops before the MMA (`kernels.body_traced`)."""
     if problem is None:
         return [(guard, None)]
     checks = (shape_error, scales_error, space_error) + ((barrier_error,) if problem.member_of is not None else ())
     return [(reached, None if earlier else problem) for reached, earlier in explore(
-        lambda pick: fails_first(pick, site, *checks), guard)]
+        lambda pick: not body_traced(ctx, pick, site) or fails_first(pick, site, *checks), guard)]
 
 
 def _tracking(scope: Frame | None, guard: objects.Guard, collective: bool) -> list[str]:

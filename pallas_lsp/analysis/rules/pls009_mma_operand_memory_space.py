@@ -9,6 +9,7 @@ from ..trace import Site
 from ..trace import objects as o
 from . import examples
 from .base import Invalid
+from .kernels import body_traced
 from .mma import SCALE_OPERANDS, barrier_error, collective_error, fails_first, scales_error, shape_error, space_error
 from .site_rule import Picker, SiteRule, shown
 
@@ -25,7 +26,8 @@ class MmaOperandMemorySpace(SiteRule):
     `plgpu.emit_pipeline` body gets (SMEM, unless their spec says otherwise). Operands that
     cannot be followed are not reported, nor an MMA whose shapes (PLS018) or scales (PLS011)
     JAX refuses first; a scale is checked after the operands' collective TMEM (PLS001) and the
-    barrier (PLS010), as JAX does.
+    barrier (PLS010), as JAX does. Nor is an MMA whose kernel JAX never traces: making its
+    scratch surely raises first (PLS003, PLS007, a TMEM constructor's checks).
 
     ## Why is this bad?
     The tensor core reads its operands from shared memory (and the LHS optionally from Tensor
@@ -65,8 +67,8 @@ class MmaOperandMemorySpace(SiteRule):
     INVALID = (Invalid(examples.PLS009_INVALID),)
 
     def problem(self, ctx: Context, site: Site, pick: Picker) -> Any:
-        if fails_first(pick, site, shape_error, scales_error):  # (`mma`: JAX's order)
-            return None
+        if not body_traced(ctx, pick, site) or fails_first(pick, site, shape_error, scales_error):
+            return None  # (JAX stops making the kernel's scratch, or at an earlier check: `mma`)
         found = space_error(pick, site)
         if found is not None or fails_first(pick, site, collective_error, barrier_error):
             return found

@@ -10,6 +10,7 @@ from ..findings import Applicability, Fix
 from ..trace import Site
 from . import examples
 from .base import Invalid
+from .kernels import body_traced
 from .mma import barrier_error, collective_error, fails_first, scales_error, shape_error, space_error
 from .site_rule import Picker, SiteRule, shown
 
@@ -23,7 +24,9 @@ class MmaBarrierOrdersTensorCore(SiteRule):
     (`blackwell_ragged_dot_mgpu.do_matmul(..., **refs)`), is reported on the file's call into
     them, where JAX's traceback last points into the file. An MMA is not reported where a
     check JAX makes before this one surely raises (its shapes, PLS018; its scales, PLS011; its
-    operands' memory spaces, PLS009; a plain TMEM operand of a collective MMA, PLS001).
+    operands' memory spaces, PLS009; a plain TMEM operand of a collective MMA, PLS001), nor in
+    a kernel JAX never traces (making its scratch surely raises first: PLS003, PLS007, a TMEM
+    constructor's checks).
 
     ## Why is this bad?
     The tensor core signals completion of its asynchronous work through the barrier; only a
@@ -63,8 +66,9 @@ class MmaBarrierOrdersTensorCore(SiteRule):
     INVALID = (Invalid(examples.PLS010_INVALID, fixed=examples.PLS010_VALID),)
 
     def problem(self, ctx: Context, site: Site, pick: Picker) -> Any:
-        if site.kind == "mma" and fails_first(pick, site, shape_error, scales_error, space_error, collective_error):
-            return None  # (`mma`: JAX's order)
+        if not body_traced(ctx, pick, site) or site.kind == "mma" and fails_first(
+                pick, site, shape_error, scales_error, space_error, collective_error):
+            return None  # (JAX stops making the kernel's scratch, or at an earlier check: `mma`)
         return barrier_error(pick, site)
 
     def same_problem(self, ctx: Context, site: Site, detail: Any) -> Any:

@@ -10,6 +10,7 @@ from ..findings import Applicability, Fix
 from ..trace import Site
 from . import examples
 from .base import Invalid
+from .kernels import body_traced
 from .mma import fails_first, scales_error, shape_error
 from .site_rule import Picker, SiteRule
 
@@ -18,7 +19,8 @@ class MmaScales(SiteRule):
     """## What it does
     Flags `plgpu.tcgen05_mma(...)` calls where exactly one of `a_scale=` and `b_scale=` is
     given (not `None`), unless its operands' shapes, which JAX checks first, do not fit
-    (PLS018).
+    (PLS018), or its kernel is never traced (making its scratch surely raises first: PLS003,
+    PLS007, a TMEM constructor's checks).
 
     ## Why is this bad?
     A block-scaled MMA scales both operands; with one scale JAX does not know what the other
@@ -55,8 +57,8 @@ class MmaScales(SiteRule):
     INVALID = (Invalid(examples.PLS011_INVALID, fixed=examples.PLS011_VALID),)
 
     def problem(self, ctx: Context, site: Site, pick: Picker) -> Any:
-        if fails_first(pick, site, shape_error):  # (`mma`: JAX's order)
-            return None
+        if not body_traced(ctx, pick, site) or fails_first(pick, site, shape_error):
+            return None  # (JAX stops making the kernel's scratch, or at an earlier check: `mma`)
         return scales_error(pick, site)
 
     def message(self, ctx: Context, site: Site, detail: Any) -> str:

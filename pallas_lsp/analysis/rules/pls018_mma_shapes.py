@@ -8,6 +8,7 @@ from ..context import Context
 from ..trace import Site
 from . import examples
 from .base import Invalid
+from .kernels import body_traced
 from .mma import shape_error
 from .site_rule import Picker, SiteRule
 
@@ -23,7 +24,8 @@ class MmaShapes(SiteRule):
     accumulator's rows differ from the LHS's, its columns from the RHS's (twice the RHS's in
     collective mode, with `collective_axis`), or the LHS's columns from the RHS's rows. A
     dimension that cannot be told (`k` from `m, k = x.shape`) decides none of these checks;
-    the others still do (it is printed as `?`).
+    the others still do (it is printed as `?`). An MMA whose kernel JAX never traces (making its
+    scratch surely raises first: PLS003, PLS007, a TMEM constructor's checks) is not reported.
 
     ## Why is this bad?
     A collective MMA computes an `(m, 2n)` accumulator from an `(k, n)` RHS slice in each of
@@ -65,6 +67,8 @@ class MmaShapes(SiteRule):
     INVALID = (Invalid(examples.PLS018_INVALID),)
 
     def problem(self, ctx: Context, site: Site, pick: Picker) -> Any:
+        if not body_traced(ctx, pick, site):
+            return None  # (JAX stops making the kernel's scratch first)
         return shape_error(pick, site)  # (`mma`: the first check JAX makes)
 
     def message(self, ctx: Context, site: Site, detail: str) -> str:

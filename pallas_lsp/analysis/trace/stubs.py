@@ -367,8 +367,11 @@ def _item_size(dtype: api.DType) -> Any:
 
 def _transposable(obj: Any) -> bool:
     """A ref whose `.T` is a view of it in its own memory space: an SMEM, TMEM or GMEM
-    allocation, or a kernel's operand (an MMA then judges the view's space as the ref's)."""
-    base = o.base_ref(obj) if isinstance(obj, (o.Alloc, o.View, o.Operand)) else None
+    allocation (a RefUnion's member that is one too), or a kernel's operand (an MMA then
+    judges the view's space as the ref's)."""
+    base = o.base_ref(obj) if isinstance(obj, (o.Alloc, o.View, o.Operand, o.Member)) else None
+    if isinstance(base, o.Member):
+        base = base.ref
     return isinstance(base, o.Operand) or isinstance(base, o.Alloc) and base.space in ("SMEM", "TMEM", "GMEM")
 
 
