@@ -91,6 +91,8 @@ LOWERING_MESSAGES = (
      "PLS013"),
     ("Can't mix collective and non-collective TMEM allocations within the same kernel.", "PLS014"),
     ("Only thread-collective allocations are supported in multithreaded kernels.", "PLS016"),
+    ("Only thread-collective allocations are supported in run_scoped.", "PLS016"),  # collective_axes=None
+    ("Scoped allocation must have the thread axis in its collective axes.", "PLS016"),  # interpret=...
 )
 # Lowering that this machine or JAX version cannot do at all, whatever the kernel says:
 # reported as {"unsupported": message} rather than as an error.
@@ -100,6 +102,9 @@ LOWERING_UNSUPPORTED = (
     # pl.kernel(mesh=plgpu.Mesh(...), scratch_types=...) traces, but its mpmd_map
     # lowering takes no scratch operands (jax 0.12).
     ("Scratch operands are not supported by the Mosaic GPU mpmd_map lowering", "unsupported"),
+    # plgpu.kernel(..., interpret=...) is run by JAX's interpreter, which lowers for the CPU
+    # only: Mosaic GPU never lowers it (jax 0.12).
+    ("is different from the lowering platform cuda", "unsupported"),
 )
 
 

@@ -397,6 +397,16 @@ def _alloc_leaves(pick: Picker, ref: Any) -> list[o.Alloc]:
     return [] if leaves is UNKNOWN else [leaf for item in leaves for leaf in _alloc_leaves(pick, item)]
 
 
+def lowered(ctx: Context, pick: Picker, run: KernelRun) -> Any:
+    """Does Mosaic GPU lower the kernel run (True), or never (False: tracing surely raises
+    first, `trace_raises`, or the kernel is run by an interpreter, `interpret=`); UNKNOWN when
+    whether it is interpreted is not known. The lowering rules check nothing where it is not."""
+    interpreted = pick.truth(run.site.arguments.get("interpret"), free=True)
+    if interpreted is UNKNOWN:
+        return UNKNOWN
+    return not interpreted and not trace_raises(ctx, pick, run)
+
+
 def trace_raises(ctx: Context, pick: Picker, run: KernelRun) -> bool:
     """Does JAX surely raise before it lowers the kernel? An MMA of the run when it is traced
     (`mma`: its shapes, its scales, its operands' memory spaces, its barrier), a

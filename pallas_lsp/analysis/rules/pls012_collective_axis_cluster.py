@@ -14,7 +14,7 @@ from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
 from .kernels import (MOSAIC_KERNEL, Allocation, Cluster, KernelRule, KernelRun, allocation_site, cluster_of,
-                      fails_allocating, lowering_semantics, run_of, unknown_barrier_axis, trace_raises)
+                      fails_allocating, lowering_semantics, run_of, unknown_barrier_axis, lowered)
 from .pls017_inconsistent_collective_op import InconsistentCollectiveOp
 from .site_rule import Picker, SiteRule
 
@@ -53,7 +53,11 @@ class CollectiveAxisCluster(SiteRule):
     A kernel JAX surely fails to build or trace is never lowered, and is not reported here:
     one of its MMAs raises (its shapes, scales, operand spaces or barrier: PLS018, PLS011,
     PLS009, PLS010), a `tcgen05_commit_arrive`'s barrier does (PLS010), or the constructor of
-    a TMEM allocation it is given or makes (PLS006, PLS005, PLS004, PLS019).
+    an allocation it is given or makes (a TMEM's checks, PLS006, PLS005, PLS004, PLS019; an
+    SMEM given a TMEM-only argument, PLS003; a RefUnion of spaces JAX does not alias,
+    PLS007). Nor is a kernel
+    run by an interpreter (`interpret=True`, `interpret=plgpu.InterpretParams(...)`), which
+    Mosaic GPU never lowers.
 
     ## Why is this bad?
     A collective MMA pairs the two blocks along the minor-most cluster axis. JAX checks this
@@ -108,8 +112,9 @@ class CollectiveAxisCluster(SiteRule):
         run = run_of(ctx, site)
         if not isinstance(axis, (str, tuple)) or run is None:
             return UNKNOWN  # (a tuple is no cluster axis: `("x",)` is not one of the names)
-        if trace_raises(ctx, pick, run):
-            return None  # (JAX stops when tracing: the kernel is never lowered)
+        lowers = lowered(ctx, pick, run)
+        if lowers is not True:  # (never lowered: nothing here is checked)
+            return UNKNOWN if lowers is UNKNOWN else None
         cluster = cluster_of(pick, run)
         if cluster is UNKNOWN:
             return UNKNOWN

@@ -11,7 +11,7 @@ from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
 from .kernels import (MOSAIC_KERNEL, PALLAS_CALL, PALLAS_CALL_CONFIRMED, PALLAS_KERNEL, KernelRule, KernelRun, Allocation, allocation_site, cluster_of,
-                      describe_refs, fails_tracing_first, tmem_allocations, unknown_barrier_axis, trace_raises)
+                      describe_refs, fails_tracing_first, tmem_allocations, unknown_barrier_axis, lowered)
 from .site_rule import Picker
 
 
@@ -38,7 +38,11 @@ class CollectiveTmemCluster(KernelRule):
     A kernel JAX surely fails to build or trace is never lowered, and is not reported here:
     one of its MMAs raises (its shapes, scales, operand spaces or barrier: PLS018, PLS011,
     PLS009, PLS010), a `tcgen05_commit_arrive`'s barrier does (PLS010), or the constructor of
-    a TMEM allocation it is given or makes (PLS006, PLS005, PLS004, PLS019).
+    an allocation it is given or makes (a TMEM's checks, PLS006, PLS005, PLS004, PLS019; an
+    SMEM given a TMEM-only argument, PLS003; a RefUnion of spaces JAX does not alias,
+    PLS007). Nor is a kernel
+    run by an interpreter (`interpret=True`, `interpret=plgpu.InterpretParams(...)`), which
+    Mosaic GPU never lowers.
 
     ## Why is this bad?
     A collective TMEM allocation spans the Tensor Memory of two blocks of a cluster, so the
@@ -78,8 +82,9 @@ class CollectiveTmemCluster(KernelRule):
     INVALID = (Invalid(examples.PLS013_INVALID),)
 
     def problem(self, ctx: Context, run: KernelRun, pick: Picker) -> Any:
-        if trace_raises(ctx, pick, run):
-            return None  # (JAX stops when tracing: the kernel is never lowered)
+        lowers = lowered(ctx, pick, run)
+        if lowers is not True:  # (never lowered: nothing here is checked)
+            return UNKNOWN if lowers is UNKNOWN else None
         allocations = tmem_allocations(pick, run)
         if allocations is UNKNOWN:
             return UNKNOWN

@@ -25,7 +25,8 @@ class RunScopedThreadCollective(SiteRule):
     ...)` decorator, and `@pl.with_scoped(*types, **types)`, which runs its function in one)
     that allocates SMEM, TMEM or barriers inside a `plgpu.kernel` launched with `num_threads=`
     and `thread_name=` (a thread name makes the kernel multithreaded to JAX, even with
-    `num_threads=1`), without `collective_axes=<thread_name>`. JAX gives no source line: the
+    `num_threads=1`), without `collective_axes=<thread_name>` (`collective_axes=None` is
+    none: JAX takes it as `(None,)`). JAX gives no source line: the
     finding goes on the `pl.run_scoped` call, the one to fix (in a helper module, on that
     module's line), or on the call of the function `pl.with_scoped` decorated, whose fix goes
     on the decorator. A kernel whose TMEM allocations JAX refuses first (PLS013, PLS014) is
@@ -34,7 +35,10 @@ class RunScopedThreadCollective(SiteRule):
     A kernel JAX surely fails to build or trace is never lowered, and is not reported here:
     one of its MMAs raises (its shapes, scales, operand spaces or barrier: PLS018, PLS011,
     PLS009, PLS010), a `tcgen05_commit_arrive`'s barrier does (PLS010), or the constructor of
-    a TMEM allocation it is given or makes (PLS006, PLS005, PLS004, PLS019).
+    an allocation it is given or makes (a TMEM's checks, PLS006, PLS005, PLS004, PLS019; an
+    SMEM given a TMEM-only argument, PLS003; a RefUnion of spaces JAX does not alias,
+    PLS007). A kernel run by JAX's interpreter (`interpret=plgpu.InterpretParams(...)`) is
+    checked too: the interpreter refuses such allocations as Mosaic GPU does.
 
     ## Why is this bad?
     In a multithreaded kernel every warpgroup runs the body; Mosaic GPU only supports
@@ -58,7 +62,9 @@ class RunScopedThreadCollective(SiteRule):
     ## JAX message
     `Only thread-collective allocations are supported in multithreaded kernels. Hint: add
     collective_axes=wg to your run_scoped ...` (NotImplementedError when lowering, in every
-    supported version).
+    supported version); with `collective_axes=None`: `Only thread-collective allocations are
+    supported in run_scoped.` (ValueError); in an interpreted kernel: `Scoped allocation must
+    have the thread axis in its collective axes.` (ValueError).
     """
 
     code = "PLS016"
@@ -77,12 +83,12 @@ class RunScopedThreadCollective(SiteRule):
         if run is None:
             return UNKNOWN
         if trace_raises(ctx, pick, run):
-            return None  # (JAX stops when tracing: the kernel is never lowered)
+            return None  # (JAX stops when tracing: the kernel is never lowered, nor interpreted)
         allocates = _allocates(pick, (site.arguments.get("types"), site.arguments.get("kw_types")))
         if allocates is not True:
             return allocates
         axes = pick.pick(site.arguments.get("collective_axes"))
-        axes = (axes,) if isinstance(axes, str) else axes
+        axes = (axes,) if isinstance(axes, str) else () if axes is None else axes  # (None: `(None,)`, no thread's axis)
         if not isinstance(axes, (tuple, list)):
             return UNKNOWN
         threads = threads_of(pick, run)

@@ -12,7 +12,7 @@ from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
 from .kernels import (MOSAIC_KERNEL, PALLAS_KERNEL, describe_refs, fails_allocating, fails_tracing_first,
-                      lowering_semantics, run_of, scratch_value, tmem_allocations, trace_raises)
+                      lowering_semantics, run_of, scratch_value, tmem_allocations, lowered)
 from .site_rule import Picker, SiteRule, api_function
 
 
@@ -33,7 +33,11 @@ class InconsistentCollectiveOp(SiteRule):
     A kernel JAX surely fails to build or trace is never lowered, and is not reported here:
     one of its MMAs raises (its shapes, scales, operand spaces or barrier: PLS018, PLS011,
     PLS009, PLS010), a `tcgen05_commit_arrive`'s barrier does (PLS010), or the constructor of
-    a TMEM allocation it is given or makes (PLS006, PLS005, PLS004, PLS019).
+    an allocation it is given or makes (a TMEM's checks, PLS006, PLS005, PLS004, PLS019; an
+    SMEM given a TMEM-only argument, PLS003; a RefUnion of spaces JAX does not alias,
+    PLS007). Nor is a kernel
+    run by an interpreter (`interpret=True`, `interpret=plgpu.InterpretParams(...)`), which
+    Mosaic GPU never lowers.
 
     ## Why is this bad?
     A kernel runs its tensor-core work either for pairs of blocks or for single blocks.
@@ -81,8 +85,9 @@ class InconsistentCollectiveOp(SiteRule):
             return UNKNOWN
         if run.api == PALLAS_KERNEL and scratch_value(run) is not None:
             return UNKNOWN  # (jax 0.12 lowers no `pl.kernel` with scratch operands, whatever they are)
-        if trace_raises(ctx, pick, run):
-            return None  # (JAX stops when tracing: the kernel is never lowered)
+        lowers = lowered(ctx, pick, run)
+        if lowers is not True:  # (never lowered: nothing here is checked)
+            return UNKNOWN if lowers is UNKNOWN else None
         if collective_op and site.kind == "mma":
             return None  # PLS001's case, which JAX reports when tracing
         semantics = lowering_semantics(pick, run)

@@ -152,6 +152,52 @@ def deployed_setting(var: Var, value: Any) -> bool:
     return type(inner) is tuple and len(inner) > 0 and inner[0] in DEPLOYED
 
 
+def _version_text(version: tuple[int, ...]) -> str:
+    return ".".join(map(str, version))
+
+
+# One choice among the releases, as the cases of a parameterized test are chosen: "jax is
+# 0.10.2", else "jax is 0.11.0", ..., else the last
+_JAX_RELEASES = tuple(Var(("jax version", version), BOOL, f"jax is {_version_text(version)}",
+                          labels=(f"jax is not {_version_text(version)}", f"jax is {_version_text(version)}"))
+                      for version in api.JAX_VERSIONS[:-1])
+
+
+def jax_version(text: bool) -> Guarded:
+    """`jax.__version_info__` (`text`: `jax.__version__`): the release the code runs with, one
+    of those the rules follow (`api.JAX_VERSIONS`), each in its own setting. A finding that
+    holds with some of them says so; code written for each (`if jax.__version_info__ >= (0,
+    11, 0):` choosing the lowering semantics) is judged as each runs it."""
+    alternatives = []
+    for index, version in enumerate(api.JAX_VERSIONS):
+        chosen = [(var, False) for var in _JAX_RELEASES[:index]] + (
+            [(_JAX_RELEASES[index], True)] if index < len(_JAX_RELEASES) else [])
+        alternatives.append((frozenset(chosen), _version_text(version) if text else version))
+    return Guarded(tuple(alternatives))
+
+
+def caller_setting(var: Var, value: Any) -> bool:
+    """Does the literal `var = value` choose a value of an entry point's parameter other than
+    its default (`Trace._inputs` keys such a parameter with its default)? Nobody in the file
+    passes one: the file runs with the defaults, as JAX runs a function handed to it bare, and
+    what only another caller's value makes is not the file's to report."""
+    key = var.key
+    inner = key[1] if len(key) > 1 else None
+    if type(inner) is not tuple or len(inner) != 4 or inner[0] != "param":
+        return False
+    kind, default = key[0], inner[3]
+    if default[0] == "bool":
+        return kind == "truth" and value is not default[1]
+    if default[0] == "none":
+        return kind == "none" and value is False or kind == "truth" and value is True
+    return kind == "cond" and value is False and key[2:] == default
+
+
+def unknowable_setting(var: Var, value: Any) -> bool:
+    """A setting the file does not choose: where it is deployed, or by another caller."""
+    return deployed_setting(var, value) or caller_setting(var, value)
+
+
 def environment_variable(name: str, default: Any) -> Guarded:
     """`os.environ.get(name, default)`: the variable is set where the code runs -- a string
     the program does not know, the same whoever reads it (an input: every read of `name`

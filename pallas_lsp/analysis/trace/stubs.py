@@ -180,6 +180,11 @@ def literal_defaults(node: nodes.FunctionDef) -> dict[str, Any]:
 # Names: modules, attributes, items.
 
 
+# the names JAX gives its own version by: a tuple of ints (False), or its text (True)
+_VERSION_NAMES = {"jax.__version_info__": False, "jax.version._version_as_tuple": False,
+                  "jax.__version__": True, "jax.version.__version__": True, "jax.version._version": True}
+
+
 @functools.lru_cache(maxsize=4096)
 def resolve(qname: str) -> Any:
     """What a qualified name of a library means to the tracer (immutable values: cached)."""
@@ -192,6 +197,8 @@ def resolve(qname: str) -> Any:
         return o.Native(qname)
     if qname == "typing.TYPE_CHECKING":
         return False  # the program as it runs, not as a type checker reads it
+    if qname in _VERSION_NAMES:
+        return o.jax_version(text=_VERSION_NAMES[qname])
     module_name, _, name = qname.rpartition(".")
     if module_name in api.STUBS and api.STUBS[module_name]:
         node = _stub_function(module_name, name)
