@@ -757,8 +757,8 @@ class KernelRule(Rule):
             if run.api not in self.apis:
                 continue
             for guard, outcome in explore(functools.partial(self.problem, ctx, run), run.site.guard):
-                if outcome is UNKNOWN:
-                    continue
+                if outcome is UNKNOWN or decide.deployed(guard):
+                    continue  # (unknown, or in a setting the file does not choose: not its to report)
                 decided.setdefault(run.node, []).append((guard, run.site.chain))
                 if not outcome:
                     continue

@@ -430,8 +430,8 @@ class SiteRule(Rule):
             if reported is None:
                 continue
             for guard, outcome in explore(functools.partial(self.problem, ctx, site), site.guard):
-                if outcome is UNKNOWN:
-                    continue
+                if outcome is UNKNOWN or decide.deployed(guard):
+                    continue  # (unknown, or in a setting the file does not choose: not its to report)
                 decided[(reported, site.node)].append((guard, site.chain))
                 if outcome:
                     key = (reported, site.node, self.same_problem(ctx, site, outcome))

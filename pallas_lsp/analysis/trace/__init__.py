@@ -172,8 +172,11 @@ class Trace:
         # users of the deferred functions: they run first, their parameters inputs as an entry
         # point's are, so that what those users pass counts.
         self._run_escaped(skip={func for func, _ in deferred}, free=True)
-        for func, owner in _users_first(deferred, interp._names_read):  # used here, but never
-            if func not in interp.known_calls and not self._run_as_partials(func, owner):  # reached with known arguments
+        # Used here, but never reached: run with its parameters as inputs. One the file calls
+        # (with arguments the trace could not tell) is not: its callers chose them, not
+        # another caller; unless a test framework's marks give it its arguments.
+        for func, owner in _users_first(deferred, interp._names_read):
+            if (func not in interp.executed or self._parameterized(func)) and not self._run_as_partials(func, owner):
                 self._entry_unit(func, owner, module, top_poisoned, "deferred")
         self._run_escaped()
         # Sites show objects as the trace leaves them: kept or replayed runs are what making
@@ -215,6 +218,11 @@ class Trace:
             outer |= own
         if units is not None and mark is not None:
             units.finish(self, key, mark, own)
+
+    def _parameterized(self, func: nodes.FunctionDef) -> bool:
+        """Do a test framework's marks give the function its arguments (`_cases`)?"""
+        closures = self.interp.closures.get(func) or []
+        return bool(closures) and bool(getattr(closures[0], "parameters", ()))
 
     def _free(self, func: nodes.FunctionDef, owner: nodes.ClassDef | None) -> bool:
         """Are an entry point's parameters inputs? Other modules that call it decide its
@@ -728,7 +736,9 @@ class Trace:
                 if name not in written or name in bound:
                     continue  # (a bound parameter never has its default)
                 if isinstance(default, bool):
-                    preset[name] = _a_bool(preset[name])
+                    preset[name] = _a_bool(_defaulted(preset[name], ("bool", default)))
+                elif default is None:
+                    preset[name] = _defaulted(preset[name], ("none",))
                 elif _usable_default(default):
                     preset[name] = _input_or_default(preset[name], default, written[name])
         for name, values in bound.items():  # every `functools.partial` of the function binds it
@@ -780,13 +790,23 @@ def _input_or_default(free: Any, default: Any, written: nodes.NodeNG) -> Any:
     a bool one is `_a_bool`."""
     if not isinstance(free, objects.Free):
         return free
+    test = repr(default) if _literal(default) else f"default {written.as_string()}"
+    free = _defaulted(free, ("==", test))
     if _literal(default):
         var = objects.equals_var(free, "==", default)
     else:
         text = written.as_string()
-        var = Var(("cond", free.key, "==", f"default {text}"), objects.BOOL, f"{free.label} is its default",
+        var = Var(("cond", free.key, "==", test), objects.BOOL, f"{free.label} is its default",
                   labels=(f"{free.label} is not its default `{text}`", f"{free.label} is its default `{text}`"))
     return objects.Guarded(((frozenset({(var, True)}), default), (frozenset({(var, False)}), free)))
+
+
+def _defaulted(free: Any, default: tuple[Any, ...]) -> Any:
+    """The input a parameter with a default is: what a setting other than the default needs
+    is a caller's to choose (`objects.caller_setting`), and the key says which that is."""
+    if not isinstance(free, objects.Free):
+        return free
+    return objects.Free((*free.key, default), free.label, free.text)
 
 
 def _a_bool(free: Any) -> Any:

@@ -246,9 +246,10 @@ class Verdicts:
 
 
 def deployed(guard: Guard) -> bool:
-    """Does the guard choose a setting of a deployed input the code does not know holds
-    (`objects.deployed_setting`)?"""
-    return any(o.deployed_setting(var, value) for var, value in guard)
+    """Does the guard choose a setting the file does not: of a deployed input the code does
+    not know holds, or a value of an entry point's parameter other than its default
+    (`objects.unknowable_setting`)?"""
+    return any(o.unknowable_setting(var, value) for var, value in guard)
 
 
 def _is_value_test(var: Any) -> bool:
