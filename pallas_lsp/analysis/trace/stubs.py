@@ -1087,8 +1087,12 @@ def _sequence(kind: type) -> Callable[..., Any]:
             return UNKNOWN
         if not args:
             return kind()
-        items = interp.iterate(args[0])
-        return UNKNOWN if items is UNKNOWN else kind(items)
+
+        def made(iterable: Any) -> Any:
+            items = interp.iterate(iterable)
+            return UNKNOWN if items is UNKNOWN else kind(items)
+
+        return interp.lift(made, args[0])  # (each path's items: `tuple(v for v in version.split("."))`)
     return build
 
 
