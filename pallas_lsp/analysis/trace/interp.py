@@ -866,7 +866,7 @@ class Interpreter:
     def _case_outcomes(self, case: nodes.MatchCase, subject: Any, guard: Guard, frame: Frame
                        ) -> list[tuple[Guard, bool, dict[str, Any]]]:
         """Whether a case is taken, as (guard, taken, captures): its pattern, then its `if`
-        (read with the captures bound)."""
+        (read with the captures bound; what a walrus there binds is bound in the case too)."""
         outcomes = self._pattern(case.pattern, subject, guard, frame)
         if case.guard is None:
             return outcomes
@@ -883,7 +883,8 @@ class Interpreter:
                 test = self.ev(case.guard, inner)
             finally:
                 self.guard = saved
-            found.extend((both, taken, captures) for both, taken in self.decided(test, case.guard, outcome))
+            bound = dict(inner.vars)  # (the captures, and what a walrus in the `if` bound)
+            found.extend((both, taken, bound) for both, taken in self.decided(test, case.guard, outcome))
         return found
 
     def _pattern(self, pattern: nodes.NodeNG, subject: Any, guard: Guard, frame: Frame
