@@ -1908,7 +1908,7 @@ class Interpreter:
             return list(value) if len(value) <= MAX_UNROLL * 4 else UNKNOWN
         if isinstance(value, dict):
             return list(value) if id(value) not in self.poisoned else UNKNOWN
-        if isinstance(value, o.ClassObj) and value.enum:
+        if isinstance(value, o.ClassObj) and (value.enum or self.stubs.is_value_enum(value)):
             return self.stubs.enum_members(value)
         if isinstance(value, o.Generator):
             return self._take(value)

@@ -334,9 +334,10 @@ def attribute(interp: Interpreter, obj: Any, name: str) -> Any:  # noqa: C901 - 
         return o.Partial(o.Native("<property setter>"), (obj,), ())
     if isinstance(obj, o.ClassObj):
         found = class_attribute(obj, name)
-        if found is _NOT_FOUND and name == "__members__" and obj.enum:  # its names, aliases too
+        if found is _NOT_FOUND and name == "__members__" and (obj.enum or is_value_enum(obj)):  # its names, aliases too
             return {key: value for key, value in obj.env.vars.items()
-                    if isinstance(value, o.Instance) and value.cls is obj}
+                    if isinstance(value, o.Instance) and value.cls is obj
+                    or not obj.enum and not (key.startswith("_") and key.endswith("_")) and isinstance(value, (int, str))}
         if found is _NOT_FOUND and name in _TUPLE_CLASS_MEMBERS and _is_named_tuple(obj):
             return Method(obj, name) if name == "_make" else tuple(field.name for field in _fields(obj))
         if isinstance(found, StaticMethod):
@@ -3009,10 +3010,10 @@ def makes_enum(bases: tuple[Any, ...]) -> bool:
     return bool(names & _ENUMS) or any(isinstance(base, o.ClassObj) and base.enum for base in bases)
 
 
-def _value_enum(cls: o.ClassObj) -> bool:
+def is_value_enum(cls: o.ClassObj) -> bool:
     """An `IntEnum`, `StrEnum` or `IntFlag` of the analysed code (its members are its values)?"""
     return any(isinstance(base, (o.Library, o.Native)) and base.qname in ("enum.IntEnum", "enum.StrEnum", "enum.IntFlag")
-               or isinstance(base, o.ClassObj) and _value_enum(base) for base in cls.bases)
+               or isinstance(base, o.ClassObj) and is_value_enum(base) for base in cls.bases)
 
 
 def makes_flag(bases: tuple[Any, ...]) -> bool:
@@ -3137,9 +3138,16 @@ def _flag_member(cls: o.ClassObj, value: int) -> Any:
     return composites[value]
 
 
-def enum_members(cls: o.ClassObj) -> list[o.Instance]:
-    """An enum's members in their order, aliases aside (`for mode in Mode`)."""
-    found: list[o.Instance] = []
+def enum_members(cls: o.ClassObj) -> list[Any]:
+    """An enum's members in their order, aliases aside (`for mode in Mode`); an `IntEnum`'s
+    or `StrEnum`'s are its values (`tuple(Axis)`: the names of a `StrEnum` of axes)."""
+    found: list[Any] = []
+    if is_value_enum(cls):
+        for name, value in cls.env.vars.items():
+            if not (name.startswith("_") and name.endswith("_")) and isinstance(value, (int, str)) \
+                    and not any(type(value) is type(seen) and value == seen for seen in found):
+                found.append(value)
+        return found
     for value in cls.env.vars.values():
         if isinstance(value, o.Instance) and value.cls is cls and value not in found:
             found.append(value)
@@ -3284,7 +3292,7 @@ def instantiate(interp: Interpreter, cls: o.ClassObj, args: list[Any], kwargs: d
                 node: nodes.NodeNG) -> Any:
     if cls.enum:
         return _member_of(cls, args[0]) if len(args) == 1 and not kwargs else UNKNOWN
-    if _value_enum(cls):  # `Kind("skinny")`: the member of that value, which the trace keeps as the value
+    if is_value_enum(cls):  # `Kind("skinny")`: the member of that value, which the trace keeps as the value
         found = [value for value in cls.env.vars.values() if isinstance(value, (int, str)) and len(args) == 1
                  and type(value) is type(args[0]) and value == args[0]]
         return found[0] if found and not kwargs else UNKNOWN
