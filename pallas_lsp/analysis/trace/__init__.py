@@ -719,10 +719,11 @@ class Trace:
 
     @staticmethod
     def _inputs(func: nodes.FunctionDef | nodes.Lambda, owner: nodes.ClassDef | None, names: list[str],
-                module: objects.ModuleObj, free: bool, bound: dict[str, Any], defaults: dict[str, Any]) -> dict[str, Any]:
+                module: objects.ModuleObj | None, free: bool, bound: dict[str, Any], defaults: dict[str, Any]
+                ) -> dict[str, Any]:
         preset: dict[str, Any] = {
             name: objects.Free(("param", func, name), name) if free else UNKNOWN for name in names}
-        if owner is not None and names and not _is_static(func):
+        if owner is not None and module is not None and names and not _is_static(func):
             cls = module.env.vars.get(owner.name)
             if isinstance(cls, objects.ClassObj):
                 preset[names[0]] = objects.Instance(
@@ -738,7 +739,9 @@ class Trace:
                 if isinstance(default, bool):
                     preset[name] = _a_bool(_defaulted(preset[name], ("bool", default)))
                 elif default is None:
-                    preset[name] = _defaulted(preset[name], ("none",))
+                    preset[name] = _none_or_input(_defaulted(preset[name], ("none",)))
+                elif default is UNKNOWN:
+                    preset[name] = UNKNOWN  # (what the file runs with is a default we cannot tell)
                 elif _usable_default(default):
                     preset[name] = _input_or_default(preset[name], default, written[name])
         for name, values in bound.items():  # every `functools.partial` of the function binds it
@@ -809,6 +812,15 @@ def _defaulted(free: Any, default: tuple[Any, ...]) -> Any:
     return objects.Free((*free.key, default), free.label, free.text)
 
 
+def _none_or_input(free: Any) -> Any:
+    """An input whose default is None: None, or (a caller's setting) another value, under
+    the variable an `is None` test of it makes."""
+    if not isinstance(free, objects.Free):
+        return free
+    var = objects.none_var(free)
+    return objects.Guarded(((frozenset({(var, True)}), None), (frozenset({(var, False)}), free)))
+
+
 def _a_bool(free: Any) -> Any:
     """An input whose default is a bool: True or False, each under its truth (arithmetic,
     indexing and tests on it are then followed on each path: `num_blocks = 1 + collective`
@@ -819,9 +831,10 @@ def _a_bool(free: Any) -> Any:
 
 def _usable_default(value: Any) -> bool:
     """Is a parameter's evaluated default a value the trace can stand for it? Not one it could
-    not evaluate (UNKNOWN: the input stays the input), nor None (none_var splits it), nor a
-    bool (`_a_bool`), nor one that is itself an input or depends on a path."""
-    return not (value is UNKNOWN or value is None or isinstance(value, (bool, objects.Free, objects.Guarded)))
+    not evaluate (UNKNOWN), nor None (`_none_or_input`), nor a bool (`_a_bool`). One that is
+    itself an input (a module's value the trace cannot compute) or differs by path is that
+    input, or each path's value, where the parameter is left out."""
+    return not (value is UNKNOWN or value is None or isinstance(value, bool))
 
 
 def _literal(value: Any, depth: int = 0) -> bool:
@@ -885,12 +898,15 @@ class _OneClosure:
 
 
 def _run_unknown(interp: Interpreter, closure: objects.Closure, free: bool = False) -> None:
+    """Run a closure nobody here calls: its parameters unknown, or (`free`) inputs, at their
+    defaults or not, as an entry point's (`Trace._inputs`)."""
     arguments = closure.node.args
     if arguments.args is None:
         return
     names = [arg.name for arg in (arguments.posonlyargs or []) + arguments.args + arguments.kwonlyargs]
-    interp.run(closure, [], {}, closure.node, preset={
-        name: objects.Free(("param", closure.node, name), name) if free else UNKNOWN for name in names})
+    preset = Trace._inputs(closure.node, None, names, None, free=free, bound={},
+                           defaults=getattr(closure, "defaults", {}))
+    interp.run(closure, [], {}, closure.node, preset=preset)
 
 
 def _handed_on(value: Any, depth: int = 0) -> Iterator[Any]:
