@@ -1828,6 +1828,13 @@ class Interpreter:
             same = self.stubs.instances_equal(left, right, op in ("is", "is not"))
             if same is not None:
                 return UNKNOWN if same is UNKNOWN else same == (op in ("is", "=="))
+        if op in ("in", "not in") and type(left) is o.Instance and not left.cls.enum and type(right) in (tuple, list) \
+                and id(right) not in self.poisoned:  # (`is`, then `==`, item by item)
+            found = [True if item is left else self.stubs.instances_equal(left, item, False) if type(item) is o.Instance
+                     else False if isinstance(item, _PRIMITIVE) and o.plain_class(left.cls) else UNKNOWN for item in right]
+            if True in found or UNKNOWN not in found and None not in found:
+                return (True in found) == (op == "in")
+            return UNKNOWN
         contained = self.stubs.flag_contains(left, right) if op in ("in", "not in") else None
         if contained is not None:  # one flag's bits in another's
             return contained == (op == "in")

@@ -653,6 +653,7 @@ class ClassObj:
     env: Frame  # the class body's namespace
     bases: tuple[Any, ...]
     dataclass: bool = False  # its `__init__` takes its annotated fields (a dataclass transform, a model base)
+    field_equality: bool = True  # ... and its `==` compares them (not `dataclass(eq=False)`)
     keyword_only: bool = False  # ... by keyword only (`pydantic.BaseModel`'s)
     # An `enum.Enum` (or `Flag`) whose members are not their values: its body's names are
     # `Instance`s, each with its `name` and `value` (`stubs.make_members`)
@@ -741,6 +742,7 @@ class FieldSpec:
     has_default: bool
     init: bool = True  # False: not a parameter of `__init__`, which sets the default (if any)
     static: bool = False  # `metadata=dict(static=True)`: no leaf of a registered dataclass (JAX's convention)
+    compare: bool = True  # False: left out of the dataclass's `==`
 
 
 @dataclass(eq=False)

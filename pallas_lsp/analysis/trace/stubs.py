@@ -2442,8 +2442,9 @@ def _misses_parameters(arguments: nodes.Arguments, free: list[str], leading: int
 
 def _dataclass(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
     if len(args) == 1 and isinstance(args[0], o.ClassObj):
-        return _as_dataclass(args[0])
-    return o.Partial(o.Native(qname), (), ())
+        made = _as_dataclass(args[0])
+        return dataclasses.replace(made, field_equality=False) if kwargs.get("eq") is False else made
+    return o.Partial(o.Native(qname), (), tuple(kwargs.items()))  # (`@dataclass(frozen=True, eq=False)`)
 
 
 _REGISTER_DATACLASS = "jax.tree_util.register_dataclass"
@@ -2470,16 +2471,16 @@ def _register_dataclass(interp: Interpreter, qname: str, node: nodes.NodeNG, arg
 
 
 def _field(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
-    init, metadata = kwargs.get("init", True), kwargs.get("metadata")
-    if not isinstance(init, bool):
+    init, metadata, compare = kwargs.get("init", True), kwargs.get("metadata"), kwargs.get("compare", True)
+    if not isinstance(init, bool) or not isinstance(compare, bool):
         return UNKNOWN
     static = isinstance(metadata, dict) and metadata.get("static") is True
     if "default" in kwargs:
-        return o.FieldSpec(kwargs["default"], True, init, static)
+        return o.FieldSpec(kwargs["default"], True, init, static, compare)
     if "default_factory" in kwargs:
         made = interp.invoke(kwargs["default_factory"], [], {}, node)
-        return o.FieldSpec(made, True, init, static)
-    return o.FieldSpec(UNKNOWN, False, init, static)
+        return o.FieldSpec(made, True, init, static, compare)
+    return o.FieldSpec(UNKNOWN, False, init, static, compare)
 
 
 def _replace(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
@@ -2929,7 +2930,8 @@ def class_decorator(interp: Interpreter, wrapper: Any, cls: Any) -> Any:
         return _as_dataclass(cls)
     if isinstance(wrapper, o.Partial) and isinstance(wrapper.func, o.Native) and \
             wrapper.func.qname == "dataclasses.dataclass":
-        return _as_dataclass(cls)
+        made = _as_dataclass(cls)
+        return dataclasses.replace(made, field_equality=False) if dict(wrapper.keywords).get("eq") is False else made
     if isinstance(wrapper, o.Library) and _makes_dataclasses(wrapper.qname):
         return _as_dataclass(cls)
     if isinstance(wrapper, o.Native) and wrapper.qname == _REGISTER_DATACLASS:
@@ -2949,6 +2951,7 @@ class _Field:
     init: bool = True  # a parameter of `__init__` (`field(init=False)`: not)
     init_only: bool = False  # `InitVar[...]`: a parameter handed to `__post_init__`, never stored
     static: bool = False  # `field(metadata=dict(static=True))`
+    compare: bool = True  # `field(compare=False)`: not in `==`
 
 
 def _dataclass_fields(value: Any) -> Any:
@@ -2971,12 +2974,12 @@ def _fields(cls: o.ClassObj) -> list[_Field]:
             continue
         for name, statement in _field_statements(klass):
             default = klass.env.vars.get(name, _NOT_FOUND) if statement.value is not None else _NOT_FOUND
-            init, static = True, False
+            init, static, compare = True, False, True
             if isinstance(default, o.FieldSpec):
-                init, static = default.init, default.static
+                init, static, compare = default.init, default.static, default.compare
                 default = default.default if default.has_default else _NOT_FOUND
             # (a field a subclass declares again keeps its place)
-            found[name] = _Field(name, default, init, "InitVar" in statement.annotation.as_string(), static)
+            found[name] = _Field(name, default, init, "InitVar" in statement.annotation.as_string(), static, compare)
     return list(found.values())
 
 
@@ -3190,9 +3193,9 @@ def instances_equal(left: Any, right: Any, identity: bool) -> Any:
     if not (isinstance(left, o.Instance) and isinstance(right, o.Instance)):
         instance, other = (left, right) if isinstance(left, o.Instance) else (right, left)
         items = tuple_items(instance)
-        if identity or type(other) is not tuple or items is None:
+        if identity or items is None or type(other) not in (tuple, list):
             return None
-        return _all_equal(items, list(other))
+        return _all_equal(items, list(other)) if type(other) is tuple else False  # (a tuple is never a list)
     if left.free is not None or right.free is not None:
         return True if left is right and identity else UNKNOWN
     if identity:
@@ -3205,11 +3208,11 @@ def instances_equal(left: Any, right: Any, identity: bool) -> Any:
         return UNKNOWN
     if left is right:
         return True
-    if not (left.cls.dataclass and right.cls.dataclass):
-        return False
+    if not (left.cls.dataclass and left.cls.field_equality and right.cls.dataclass and right.cls.field_equality):
+        return False  # (objects compared by identity)
     if left.cls is not right.cls:
         return False
-    names = [field.name for field in _fields(left.cls) if not field.init_only]
+    names = [field.name for field in _fields(left.cls) if not field.init_only and field.compare]
     return _all_equal([left.attributes.get(name, UNKNOWN) for name in names],
                       [right.attributes.get(name, UNKNOWN) for name in names])
 
