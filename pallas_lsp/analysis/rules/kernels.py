@@ -442,8 +442,11 @@ def body_traced(ctx: Context, pick: Picker, site: Site) -> bool:
 
 
 def _stops_trace(pick: Picker, run: KernelRun, site: Site) -> bool:
-    """Does tracing this call surely raise: its own checks (`_raises_when_traced`), or a plain
-    TMEM operand of a collective MMA that JAX's cache does not pass (PLS001)?"""
+    """Does tracing this call surely raise: its own checks (`_raises_when_traced`), a plain
+    TMEM operand of a collective MMA that JAX's cache does not pass (PLS001), or the
+    constructor of an allocation the body makes (`_made_raises`: a `pl.run_scoped`'s)?"""
+    if site.kind in ("alloc", "union"):
+        return _made_raises(pick, site)
     if _raises_when_traced(pick, site):
         return True
     if site.kind != "mma" or pick.given(site.arguments.get("collective_axis")) is not True:
@@ -462,8 +465,8 @@ def _stopping_calls(ctx: Context) -> dict[int, set[int]]:
     found: dict[int, set[int]] = {}
     for run in kernel_runs(ctx):
         for site in run.members:
-            if site.kind in ("mma", "commit") and any(outcome for _, outcome in explore(
-                    lambda pick, site=site, run=run: _stops_trace(pick, run, site), site.guard)):
+            if site.kind in ("mma", "commit", "alloc", "union") and any(outcome for _, outcome in explore(
+                    functools.partial(_stops_trace, run=run, site=site), site.guard)):
                 found.setdefault(id(run.site), set()).add(id(site))
     return found
 
@@ -581,7 +584,7 @@ def checked_before(pick: Picker, run: KernelRun, site: Site, name: str, alloc: o
 def _same_arguments(pick: Picker, one: Site, other: Site, but: str) -> bool:
     """Are the two calls' arguments other than `but` the same objects, or equal exact values?"""
     names = set(one.arguments) | set(other.arguments)
-    for argument in names - {but}:
+    for argument in names - {but, "accumulate"}:  # (a bool operand: one aval, whatever its value)
         first, second = pick.pick(one.arguments.get(argument)), pick.pick(other.arguments.get(argument))
         if first is not second and not (_exact(first) and _exact(second) and first == second):
             return False

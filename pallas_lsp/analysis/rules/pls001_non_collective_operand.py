@@ -15,10 +15,11 @@ from ..trace import Site, decide, objects
 from ..values import UNKNOWN
 from . import examples
 from .base import Invalid, Rule
-from .kernels import body_traced, checked_before, pallas_call_scratch, plain_tmem_left, run_of, without_pairs
+from .kernels import (body_traced, checked_before, lowering_semantics, pallas_call_scratch, plain_tmem_left, run_of,
+                      without_pairs)
 from .pls002_mixed_collective_union import member_uses as _member_uses
 from .mma import barrier_error, fails_first, scales_error, shape_error, space_error
-from .site_rule import explore
+from .site_rule import Picker, explore
 from .tmem import collective_keyword_text
 
 if TYPE_CHECKING:
@@ -68,18 +69,20 @@ class NonCollectiveOperand(Rule):
     True`).
 
     JAX checks the operands when it first evaluates an MMA of given operand shapes, and caches
-    that check by the operands' types, which leave `collective` out: a run of the same MMA call
-    on TMEM allocated like a collective one it already ran on (same shape, dtype and packing;
-    `for acc in (acc_collective, acc_plain):` around it) is not checked and not reported here;
-    lowering then refuses the kernel's mixed TMEM (PLS014). Nor is an MMA reported on the
-    paths where a check JAX makes first surely raises: its operands' shapes (PLS018), its
-    scales (PLS011), its operands' memory spaces (PLS009).
+    that check by the operands' types, which leave `collective` out: a run of an MMA call (this
+    one, or another given the same other operands) on TMEM allocated like a collective one an
+    earlier run used (same shape, dtype and packing; `for acc in (acc_collective, acc_plain):`
+    around it) is not checked and not reported here; lowering then refuses the kernel's mixed
+    TMEM (PLS014). Nor is an MMA reported on the paths where a check JAX makes first surely
+    raises: its operands' shapes (PLS018), its scales (PLS011), its operands' memory spaces
+    (PLS009); nor where JAX's trace of the body stops before it (an earlier call that surely
+    raises, a constructor of the kernel's scratch).
 
     Accumulators and LHS operands unpacked from a `plgpu.RefUnion` whose TMEM is not collective
     are reported too. JAX does not check them when tracing; lowering fails with `Collective
     attributes are inconsistent across operations in the kernel.` under Warpgroup lowering
-    semantics (the default from jax 0.11); under Lane semantics (the default in jax 0.10) it
-    lowers without complaint.
+    semantics (the default from jax 0.11); under Lane semantics (the default in jax 0.10, or
+    asked for in `compiler_params`: then not reported) it lowers without complaint.
 
     ## Why is this bad?
     A 2-CTA (collective) MMA writes an accumulator that spans the TMEM of both blocks of the
@@ -417,9 +420,18 @@ def _checked_here(ctx: Context, site: Site, guard: objects.Guard, problem: Probl
     the trace of the body stops before the MMA (`kernels.body_traced`)."""
     if problem is None:
         return [(guard, None)]
-    checks = (shape_error, scales_error, space_error) + ((barrier_error,) if problem.member_of is not None else ())
+    member = problem.member_of is not None
+    checks = (shape_error, scales_error, space_error) + ((barrier_error,) if member else ())
     return [(reached, None if earlier else problem) for reached, earlier in explore(
-        lambda pick: not body_traced(ctx, pick, site) or fails_first(pick, site, *checks), guard)]
+        lambda pick: not body_traced(ctx, pick, site) or fails_first(pick, site, *checks)
+        or member and _lane_lowered(ctx, pick, site), guard)]
+
+
+def _lane_lowered(ctx: Context, pick: Picker, site: Site) -> bool:
+    """Does the MMA's kernel ask for Lane lowering semantics, which check no RefUnion member's
+    collective flag (only Warpgroup lowering does, the default from jax 0.11)?"""
+    run = run_of(ctx, site)
+    return run is not None and lowering_semantics(pick, run) == "Lane"
 
 
 def _tracking(scope: Frame | None, guard: objects.Guard, collective: bool) -> list[str]:

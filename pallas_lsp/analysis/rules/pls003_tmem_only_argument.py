@@ -11,6 +11,7 @@ from ..trace import Site
 from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
+from .kernels import body_traced
 from .site_rule import Picker, SiteRule, written
 
 
@@ -58,6 +59,8 @@ class TmemOnlyArgument(SiteRule):
         return bool(site.value.space != "TMEM")
 
     def problem(self, ctx: Context, site: Site, pick: Picker) -> Any:
+        if not body_traced(ctx, pick, site):
+            return None  # (made in a body whose trace stops before: `kernels.body_traced`)
         offending, unknown = [], False
         for name in api.TMEM_ONLY_KEYWORDS:
             value = site.arguments.get(name)

@@ -11,6 +11,7 @@ from ..trace import Site
 from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
+from .kernels import body_traced
 from .site_rule import Picker, SiteRule, shown
 from .tmem import packed_with_layout_raises, raises_before, transforms_raise
 
@@ -57,6 +58,8 @@ class PackedWithLayout(SiteRule):
         return bool(site.value.space == "TMEM")
 
     def problem(self, ctx: Context, site: Site, pick: Picker) -> Any:
+        if not body_traced(ctx, pick, site):
+            return None  # (made in a body whose trace stops before: `kernels.body_traced`)
         first = raises_before(pick, site, transforms_raise)  # (`tmem`: JAX's order)
         if first is not False:
             return None if first is True else UNKNOWN

@@ -10,6 +10,7 @@ from ..findings import Applicability, Fix
 from ..trace import Site
 from . import examples
 from .base import Invalid
+from .kernels import body_traced
 from .site_rule import Picker, SiteRule, shown
 from .tmem import transforms_raise
 
@@ -56,6 +57,8 @@ class TmemTransforms(SiteRule):
         return bool(site.value.space == "TMEM")
 
     def problem(self, ctx: Context, site: Site, pick: Picker) -> Any:
+        if not body_traced(ctx, pick, site):
+            return None  # (made in a body whose trace stops before: `kernels.body_traced`)
         return transforms_raise(pick, site)
 
     def message(self, ctx: Context, site: Site, detail: Any) -> str:

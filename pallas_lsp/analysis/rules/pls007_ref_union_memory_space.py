@@ -9,6 +9,7 @@ from ..trace import Site
 from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
+from .kernels import body_traced
 from .site_rule import Picker, SiteRule
 
 ALIASABLE = ("SMEM", "TMEM")
@@ -57,6 +58,9 @@ class RefUnionMemorySpace(SiteRule):
 
     def problem(self, ctx: Context, site: Site, pick: Picker) -> Any:
         """The members' spaces, in order, when JAX refuses them; () when fine; UNKNOWN."""
+        if not body_traced(ctx, pick, site):
+            return None  # (made in a body whose trace stops before: `kernels.body_traced`)
+
         found = pick.leaves(site.value.groups)
         if found is UNKNOWN or not found:
             return UNKNOWN

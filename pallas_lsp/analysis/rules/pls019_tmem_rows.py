@@ -11,6 +11,7 @@ from ..trace import Site
 from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
+from .kernels import body_traced
 from .site_rule import Picker, SiteRule, written
 from .tmem import narrow_dtype_raises, raises_before, rows_raise, transforms_raise
 
@@ -60,6 +61,8 @@ class TmemRows(SiteRule):
         return bool(site.value.space == "TMEM")
 
     def problem(self, ctx: Context, site: Site, pick: Picker) -> Any:
+        if not body_traced(ctx, pick, site):
+            return None  # (made in a body whose trace stops before: `kernels.body_traced`)
         layout = pick.given(site.arguments.get("layout"))
         if layout is not False:
             return UNKNOWN if layout is UNKNOWN else None

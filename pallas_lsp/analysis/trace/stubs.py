@@ -2075,8 +2075,12 @@ def _kernel(interp: Interpreter, qname: str, node: nodes.Call, args: list[Any], 
     run = interp.record("kernel", node, bound)
     operands, outputs = _operands_here(interp, node), _outputs(bound)
     leading = operands + outputs if operands is not None and outputs is not None else None
-    later = leading is None and outputs is not None and _takes_refs(body) and all(
-        isinstance(item, (tuple, list)) for _, item in o.split(scratch))  # (a sequence on every path)
+    # run again where it is applied, when the application's operands decide what it binds: a
+    # `*refs` body given a sequence on every path, or any body given scratch plgpu.kernel ignores
+    # (called with its operands alone, it may miss parameters: then it is never traced)
+    later = leading is None and outputs is not None and (
+        _takes_refs(body) and all(isinstance(item, (tuple, list)) for _, item in o.split(scratch))
+        or all(_ignored_scratch(item) for _, item in o.split(scratch)))
     if not (later and _applied_only_here(interp, node)):
         _run_body(interp, node, body, scratch, tail=True, gmem=True, leading=leading, run=run)
     if later and outputs is not None:
