@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Iterator
+from typing import Any, Callable, ClassVar, Iterator
 
 from astroid import nodes
 
@@ -410,9 +410,9 @@ def lowered(ctx: Context, pick: Picker, run: KernelRun) -> Any:
 def trace_raises(ctx: Context, pick: Picker, run: KernelRun) -> bool:
     """Does JAX surely raise before it lowers the kernel? An MMA of the run when it is traced
     (`mma`: its shapes, its scales, its operands' memory spaces, its barrier), a
-    `tcgen05_commit_arrive` (its barrier), or the constructor of a TMEM allocation the kernel
-    is given or makes (`tmem`: the scratch is made before the kernel is built). Then nothing
-    JAX checks when lowering is reached. (A plain TMEM operand of a collective MMA is
+    `tcgen05_commit_arrive` (its barrier), or the constructor of an allocation the kernel is
+    given or makes (`allocation_raises`: the scratch is made before the kernel is built). Then
+    nothing JAX checks when lowering is reached. (A plain TMEM operand of a collective MMA is
     `fails_tracing_first`'s: JAX's cached check may pass it.)"""
     if any(pick.holds(site.guard) and _raises_when_traced(pick, site) for site in run.members):
         return True
@@ -447,16 +447,8 @@ def _stops_trace(pick: Picker, run: KernelRun, site: Site) -> bool:
     constructor of an allocation the body makes (`_made_raises`: a `pl.run_scoped`'s)?"""
     if site.kind in ("alloc", "union"):
         return _made_raises(pick, site)
-    if _raises_when_traced(pick, site):
-        return True
-    if site.kind != "mma" or pick.given(site.arguments.get("collective_axis")) is not True:
-        return False
-    for name in ("acc", "a"):
-        ref = o.base_ref(pick.pick(site.arguments.get(name)))
-        if isinstance(ref, o.Alloc) and ref.space == "TMEM" and pick.flag(ref.collective) is False \
-                and not checked_before(pick, run, site, name, ref):
-            return True
-    return False
+    return _raises_when_traced(pick, site) or _plain_collective_operand(
+        pick, run, site, lambda ref: ref.space == "TMEM" and pick.flag(ref.collective) is False)
 
 
 def _stopping_calls(ctx: Context) -> dict[int, set[int]]:
@@ -542,16 +534,19 @@ def fails_tracing_first(pick: Picker, run: KernelRun, plain: list[Allocation]) -
     could see anything about the kernel's allocations."""
     # (the allocations themselves: one helper's `plgpu.TMEM(...)` call makes both kinds)
     allocs = {id(allocation.ref) for allocation in plain if isinstance(allocation.ref, o.Alloc)}
-    for site in run.members:
-        if site.kind != "mma" or not pick.holds(site.guard):
-            continue
-        if pick.given(site.arguments.get("collective_axis")) is not True:
-            continue
-        for name in ("acc", "a"):
-            operand = o.base_ref(pick.pick(site.arguments.get(name)))
-            if isinstance(operand, o.Alloc) and id(operand) in allocs and not checked_before(pick, run, site, name,
-                                                                                         operand):
-                return True
+    return any(pick.holds(site.guard) and _plain_collective_operand(pick, run, site, lambda ref: id(ref) in allocs)
+               for site in run.members)
+
+
+def _plain_collective_operand(pick: Picker, run: KernelRun, site: Site, plain: Callable[[o.Alloc], bool]) -> bool:
+    """Is this a collective MMA whose accumulator or LHS is an allocation `plain` holds, which
+    JAX's cached check does not pass (`checked_before`)? Tracing it raises (PLS001)."""
+    if site.kind != "mma" or pick.given(site.arguments.get("collective_axis")) is not True:
+        return False
+    for name in ("acc", "a"):
+        ref = o.base_ref(pick.pick(site.arguments.get(name)))
+        if isinstance(ref, o.Alloc) and plain(ref) and not checked_before(pick, run, site, name, ref):
+            return True
     return False
 
 
@@ -760,7 +755,7 @@ class KernelRule(Rule):
             if run.api not in self.apis:
                 continue
             for guard, outcome in explore(functools.partial(self.problem, ctx, run), run.site.guard):
-                if outcome is UNKNOWN or decide.deployed(guard):
+                if outcome is UNKNOWN or decide.unchosen(guard):
                     continue  # (unknown, or in a setting the file does not choose: not its to report)
                 decided.setdefault(run.node, []).append((guard, run.site.chain))
                 if not outcome:

@@ -194,8 +194,8 @@ class NonCollectiveOperand(Rule):
                             key = (site.node, role, target)
                             verdict = verdicts[key]
                             for reached, checked in _checked_here(ctx, site, guard_, problem):
-                                if checked is not None and decide.deployed(reached):
-                                    continue  # (a setting where it is deployed, not the file's to know)
+                                if checked is not None and decide.unchosen(reached):
+                                    continue  # (a setting the file does not choose: where it is deployed, another caller's)
                                 if checked is None:
                                     verdict.decided.append((reached, site.chain))
                                     continue

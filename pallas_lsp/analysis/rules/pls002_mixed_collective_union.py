@@ -96,8 +96,8 @@ class MixedCollectiveUnion(Rule):
                 continue  # (caught: JAX raises, and a handler goes on)
             bad, decided, _ = found.setdefault(site.node, ([], [], reported))
             for guard, sides in _mixed(site.value, site.guard):
-                if sides is UNKNOWN or sides and decide.deployed(guard):
-                    continue  # (unknown, or mixed in a setting where it is deployed only)
+                if sides is UNKNOWN or sides and decide.unchosen(guard):
+                    continue  # (unknown, or mixed only in a setting the file does not choose)
                 (bad if sides else decided).append((guard, site.chain, sides))
         for union, (bad, decided, reported) in found.items():
             span = ctx.span(decide.shown_at(union, reported))

@@ -430,7 +430,7 @@ class SiteRule(Rule):
             if reported is None:
                 continue
             for guard, outcome in explore(functools.partial(self.problem, ctx, site), site.guard):
-                if outcome is UNKNOWN or decide.deployed(guard):
+                if outcome is UNKNOWN or decide.unchosen(guard):
                     continue  # (unknown, or in a setting the file does not choose: not its to report)
                 decided[(reported, site.node)].append((guard, site.chain))
                 if outcome:

@@ -789,18 +789,16 @@ def _input_or_default(free: Any, default: Any, written: nodes.NodeNG) -> Any:
     `free == default` that the code would test for a literal (so a finding that needs the
     default says "when block_m == 96", "when block_size == (96, 128)"), and for a value an
     expression made (`Config()`, a module's `CONFIG`) under "config is its default `Config()`";
-    any other value is still the input. A None default is split by `none_var` already, and
-    a bool one is `_a_bool`."""
+    any other value is still the input, a caller's setting (`_defaulted`). A None default is
+    `_none_or_input`, a bool one `_a_bool`."""
     if not isinstance(free, objects.Free):
         return free
-    test = repr(default) if _literal(default) else f"default {written.as_string()}"
+    literal, text = _literal(default), written.as_string()
+    test = repr(default) if literal else f"default {text}"
     free = _defaulted(free, ("==", test))
-    if _literal(default):
-        var = objects.equals_var(free, "==", default)
-    else:
-        text = written.as_string()
-        var = Var(("cond", free.key, "==", test), objects.BOOL, f"{free.label} is its default",
-                  labels=(f"{free.label} is not its default `{text}`", f"{free.label} is its default `{text}`"))
+    var = objects.equals_var(free, "==", default) if literal else Var(
+        ("cond", free.key, "==", test), objects.BOOL, f"{free.label} is its default",
+        labels=(f"{free.label} is not its default `{text}`", f"{free.label} is its default `{text}`"))
     return objects.Guarded(((frozenset({(var, True)}), default), (frozenset({(var, False)}), free)))
 
 

@@ -245,7 +245,7 @@ class Verdicts:
         return ", ".join(parts)
 
 
-def deployed(guard: Guard) -> bool:
+def unchosen(guard: Guard) -> bool:
     """Does the guard choose a setting the file does not: of a deployed input the code does
     not know holds, or a value of an entry point's parameter other than its default
     (`objects.unknowable_setting`)?"""
