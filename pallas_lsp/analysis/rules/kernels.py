@@ -435,35 +435,41 @@ def body_traced(ctx: Context, pick: Picker, site: Site) -> bool:
     for earlier in run.members:
         if earlier is site:
             return True
-        if id(earlier) in stopping and earlier.node is not site.node and pick.holds(earlier.guard) \
-                and _stops_trace(pick, run, earlier):
-            return False
+        raising = stopping.get(id(earlier))
+        if raising and earlier.node is not site.node and any(guard <= pick.guard for guard in raising):
+            return False  # (on this path, the earlier call surely raises: decided once, no new choice)
     return True
 
 
 def _stops_trace(pick: Picker, run: KernelRun, site: Site) -> bool:
-    """Does tracing this call surely raise: its own checks (`_raises_when_traced`), a plain
-    TMEM operand of a collective MMA that JAX's cache does not pass (PLS001), or the
-    constructor of an allocation the body makes (`_made_raises`: a `pl.run_scoped`'s)?"""
-    if site.kind in ("alloc", "union"):
-        return _made_raises(pick, site)
+    """Does tracing this MMA or commit surely raise: its own checks (`_raises_when_traced`),
+    or a plain TMEM operand of a collective MMA that JAX's cache does not pass (PLS001)? (The
+    body's allocations that raise are `_raising_allocations`'.)"""
     return _raises_when_traced(pick, site) or _plain_collective_operand(
         pick, run, site, lambda ref: ref.space == "TMEM" and pick.flag(ref.collective) is False)
 
 
-def _stopping_calls(ctx: Context) -> dict[int, set[int]]:
-    """Per kernel run (by its site's id): the ids of its body's calls whose trace surely raises
-    on some path (`_stops_trace`)."""
-    found: dict[int, set[int]] = {}
+def _stopping_calls(ctx: Context) -> dict[int, dict[int, list[o.Guard]]]:
+    """Per kernel run (by its site's id): its body's calls whose trace surely raises on some
+    path (`_stops_trace`), by their ids, with the guards under which they do."""
+    found: dict[int, dict[int, list[o.Guard]]] = {}
+    made_raising = ctx.state(_RAISING_ALLOCATIONS)
     for run in kernel_runs(ctx):
-        for site in run.members:
-            if site.kind in ("mma", "commit", "alloc", "union") and any(outcome for _, outcome in explore(
-                    functools.partial(_stops_trace, run=run, site=site), site.guard)):
-                found.setdefault(id(run.site), set()).add(id(site))
+        for site in run.members[:-1]:  # (nothing follows the last)
+            if site.kind in ("alloc", "union"):
+                made = made_raising.get(id(site.value))
+                raising = made[1] if made is not None and made[0] is site else []
+            elif site.kind in ("mma", "commit"):
+                raising = [guard for guard, outcome in explore(
+                    functools.partial(_stops_trace, run=run, site=site), site.guard) if outcome is True]
+            else:
+                continue
+            if raising:
+                found.setdefault(id(run.site), {})[id(site)] = raising
     return found
 
 
-_STOPPING: State[dict[int, set[int]]] = State("calls whose trace raises", _stopping_calls)
+_STOPPING: State[dict[int, dict[int, list[o.Guard]]]] = State("calls whose trace raises", _stopping_calls)
 
 
 def allocation_raises(ctx: Context, pick: Picker, run: KernelRun, in_body: bool) -> bool:
@@ -481,7 +487,7 @@ def allocation_raises(ctx: Context, pick: Picker, run: KernelRun, in_body: bool)
     made: list[Any] = []
     for value in values:
         _made_parts(pick, value, made, 0)
-    return any(_made_raises(pick, site) for part in made if (site := raising.get(id(part))) is not None)
+    return any(_made_raises(pick, found[0]) for part in made if (found := raising.get(id(part))) is not None)
 
 
 def _made_parts(pick: Picker, value: Any, found: list[Any], depth: int) -> None:
@@ -518,14 +524,24 @@ def _raises_when_traced(pick: Picker, site: Site) -> bool:
     return site.kind == "commit" and fails_first(pick, site, barrier_error)
 
 
-def _raising_allocations(ctx: Context) -> dict[int, Site]:
+def _raising_allocations(ctx: Context) -> dict[int, tuple[Site, list[o.Guard]]]:
     """The "alloc" and "union" sites whose constructor surely raises on some path
-    (`_made_raises`), by the id of the allocation or union each made."""
-    return {id(site.value): site for site in ctx.trace.sites("alloc") + ctx.trace.sites("union") if any(
-        outcome for _, outcome in explore(functools.partial(_made_raises, site=site), site.guard))}
+    (`_made_raises`), with the guards under which it does, by the id of the allocation or
+    union each made."""
+    found: dict[int, tuple[Site, list[o.Guard]]] = {}
+    for site in ctx.trace.sites("alloc") + ctx.trace.sites("union"):
+        if site.kind == "alloc" and site.value.space != "TMEM" and all(
+                site.arguments.get(name) is None for name in api.TMEM_ONLY_KEYWORDS):
+            continue  # (an SMEM allocation given none of them: most allocations)
+        raising = [guard for guard, outcome in explore(functools.partial(_made_raises, site=site), site.guard)
+                   if outcome is True]
+        if raising:
+            found[id(site.value)] = (site, raising)
+    return found
 
 
-_RAISING_ALLOCATIONS: State[dict[int, Site]] = State("allocations whose constructor raises", _raising_allocations)
+_RAISING_ALLOCATIONS: State[dict[int, tuple[Site, list[o.Guard]]]] = State(
+    "allocations whose constructor raises", _raising_allocations)
 
 
 def fails_tracing_first(pick: Picker, run: KernelRun, plain: list[Allocation]) -> bool:
