@@ -351,13 +351,14 @@ def test_fix_with_unsafe_fixes_reanalyses_clean(tree, run):
     has no cluster, so collective TMEM is an error there too (PLS013) and no fix is offered;
     and the accumulators of
     `path_dependent_lists.py`, whose scratch differs by path (plain TMEM appended beside them
-    on some): PLS001 withholds `collective=True` where it would leave plain TMEM beside a
+    on some), and of `untraced_bodies.py`'s kernel whose body allocates plain TMEM after the
+    MMA: PLS001 withholds `collective=True` where it would leave plain TMEM beside a
     collective allocation in some setting (its "Fix safety")."""
     code, out, _ = run("check", "--fix", "--unsafe-fixes", "--select", "PLS001,PLS002")
-    assert code == 1 and re.search(r"Found (\d+) errors \(\d+ fixed, 7 remaining\)\.\n$", out), out
+    assert code == 1 and re.search(r"Found (\d+) errors \(\d+ fixed, 8 remaining\)\.\n$", out), out
     left = run("check", "--select", "PLS001,PLS002")[1].splitlines()[:-1]
-    assert len(left) == 7 and all(line.startswith(("pallas_call_scratch.py:", "path_dependent_lists.py:",
-                                                   "grid_specs.py:")) for line in left), left
+    assert len(left) == 8 and all(line.startswith(("pallas_call_scratch.py:", "path_dependent_lists.py:",
+                                                   "grid_specs.py:", "untraced_bodies.py:")) for line in left), left
     for path in tree.rglob("*.py"):
         compile(path.read_bytes(), str(path), "exec")
 
