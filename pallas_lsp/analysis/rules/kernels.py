@@ -436,8 +436,9 @@ def body_traced(ctx: Context, pick: Picker, site: Site) -> bool:
         if earlier is site:
             return True
         raising = stopping.get(id(earlier))
-        if raising and earlier.node is not site.node and any(guard <= pick.guard for guard in raising):
-            return False  # (on this path, the earlier call surely raises: decided once, no new choice)
+        if raising and earlier.node is not site.node and any(
+                guard <= pick.guard or pick.holds(guard) for guard in raising):
+            return False  # (on this path, the earlier call surely raises: decided once per call)
     return True
 
 

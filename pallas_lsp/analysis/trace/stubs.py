@@ -2423,7 +2423,9 @@ def _run_one_body(interp: Interpreter, node: nodes.NodeNG, body: Any, scratch: A
         else:
             preset.update(zip(free, scratch))
     elif tail and isinstance(scratch, (o.Alloc, o.Union, o.Member, o.View, o.Barrier)):
-        preset.update({p: operand(p) for p in free})  # a lone allocation: plgpu.kernel ignores it
+        # a lone allocation: plgpu.kernel ignores it, and the body gets its operands alone;
+        # where they are not counted, which parameters they fill (the body may miss some) is not known
+        preset.update({p: operand(p) if leading is not None else UNKNOWN for p in free})
     else:  # not known (an input of the code building the kernel): the refs may be anything
         preset.update({p: UNKNOWN for p in free})
     interp.run(func, [], keywords, node, preset=preset)  # by name, also into **refs
