@@ -28,7 +28,7 @@ from ..values import UNKNOWN
 from .base import Rule
 from .mma import barrier_error, fails_first, scales_error, shape_error, space_error
 from . import tmem
-from .site_rule import Picker, api_function, explore, finding
+from .site_rule import Picker, SiteRule, api_function, explore, finding
 
 MOSAIC_KERNEL = "plgpu.kernel"
 PALLAS_CALL = "pl.pallas_call"
@@ -440,6 +440,14 @@ def body_traced(ctx: Context, pick: Picker, site: Site) -> bool:
                 guard <= pick.guard or pick.holds(guard) for guard in raising):
             return False  # (on this path, the earlier call surely raises: decided once per call)
     return True
+
+
+class TracedSiteRule(SiteRule):
+    """A check JAX makes as it builds a kernel's scratch or traces its body: not reported where
+    JAX's trace never gets to the site (`body_traced`), whatever the rule's own problem says."""
+
+    def reached(self, ctx: Context, site: Site, pick: Picker) -> bool:
+        return body_traced(ctx, pick, site)
 
 
 def _stops_trace(pick: Picker, run: KernelRun, site: Site) -> bool:

@@ -11,11 +11,11 @@ from ..trace import Site
 from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
-from .kernels import body_traced
-from .site_rule import Picker, SiteRule, written
+from .kernels import TracedSiteRule
+from .site_rule import Picker, written
 
 
-class TmemOnlyArgument(SiteRule):
+class TmemOnlyArgument(TracedSiteRule):
     """## What it does
     Flags `plgpu.SMEM(...)`, `plgpu.GMEM(...)` and `plgpu.REGS(...)` calls given `packed=`,
     `collective=` or `layout=` with any value other than `None` (`collective=False`
@@ -59,8 +59,6 @@ class TmemOnlyArgument(SiteRule):
         return bool(site.value.space != "TMEM")
 
     def problem(self, ctx: Context, site: Site, pick: Picker) -> Any:
-        if not body_traced(ctx, pick, site):
-            return None  # (made in a body whose trace stops before: `kernels.body_traced`)
         offending, unknown = [], False
         for name in api.TMEM_ONLY_KEYWORDS:
             value = site.arguments.get(name)

@@ -11,12 +11,12 @@ from ..trace import Site
 from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
-from .kernels import body_traced
-from .site_rule import Picker, SiteRule, shown
+from .kernels import TracedSiteRule
+from .site_rule import Picker, shown
 from .tmem import packed_with_layout_raises, raises_before, transforms_raise
 
 
-class PackedWithLayout(SiteRule):
+class PackedWithLayout(TracedSiteRule):
     """## What it does
     Flags `plgpu.TMEM(...)` calls given both `packed=` and `layout=` (neither `None`), unless
     their `transforms=` JAX refuses first (PLS006).
@@ -58,8 +58,6 @@ class PackedWithLayout(SiteRule):
         return bool(site.value.space == "TMEM")
 
     def problem(self, ctx: Context, site: Site, pick: Picker) -> Any:
-        if not body_traced(ctx, pick, site):
-            return None  # (made in a body whose trace stops before: `kernels.body_traced`)
         first = raises_before(pick, site, transforms_raise)  # (`tmem`: JAX's order)
         if first is not False:
             return None if first is True else UNKNOWN

@@ -11,12 +11,12 @@ from ..trace import Site
 from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
-from .kernels import body_traced
-from .site_rule import Picker, SiteRule
+from .kernels import TracedSiteRule
+from .site_rule import Picker
 from .tmem import narrow_dtype_raises, raises_before, transforms_raise
 
 
-class TmemDtypeNeedsPacking(SiteRule):
+class TmemDtypeNeedsPacking(TracedSiteRule):
     """## What it does
     Flags `plgpu.TMEM(shape, dtype)` where `dtype` is a known dtype whose items are not 32 bits
     wide (`jnp.float16`, `jnp.bfloat16`, `jnp.int8`, `jnp.float8_*`, ...) and neither `packed=`
@@ -62,8 +62,6 @@ class TmemDtypeNeedsPacking(SiteRule):
         return bool(site.value.space == "TMEM")
 
     def problem(self, ctx: Context, site: Site, pick: Picker) -> Any:
-        if not body_traced(ctx, pick, site):
-            return None  # (made in a body whose trace stops before: `kernels.body_traced`)
         first = raises_before(pick, site, transforms_raise)  # (`tmem`: JAX's order)
         if first is not False:
             return None if first is True else UNKNOWN

@@ -10,12 +10,12 @@ from ..findings import Applicability, Fix
 from ..trace import Site
 from . import examples
 from .base import Invalid
-from .kernels import body_traced
-from .site_rule import Picker, SiteRule, shown
+from .kernels import TracedSiteRule
+from .site_rule import Picker, shown
 from .tmem import transforms_raise
 
 
-class TmemTransforms(SiteRule):
+class TmemTransforms(TracedSiteRule):
     """## What it does
     Flags `plgpu.TMEM(...)` calls given a non-empty `transforms=` (tiling, swizzling, ...).
 
@@ -57,8 +57,6 @@ class TmemTransforms(SiteRule):
         return bool(site.value.space == "TMEM")
 
     def problem(self, ctx: Context, site: Site, pick: Picker) -> Any:
-        if not body_traced(ctx, pick, site):
-            return None  # (made in a body whose trace stops before: `kernels.body_traced`)
         return transforms_raise(pick, site)
 
     def message(self, ctx: Context, site: Site, detail: Any) -> str:

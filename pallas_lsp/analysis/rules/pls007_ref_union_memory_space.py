@@ -9,13 +9,13 @@ from ..trace import Site
 from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
-from .kernels import body_traced
-from .site_rule import Picker, SiteRule
+from .kernels import TracedSiteRule
+from .site_rule import Picker
 
 ALIASABLE = ("SMEM", "TMEM")
 
 
-class RefUnionMemorySpace(SiteRule):
+class RefUnionMemorySpace(TracedSiteRule):
     """## What it does
     Flags a `plgpu.RefUnion(...)` whose members (looked at through list and tuple groups;
     a nested union counts as one member in its own space) are not all SMEM or all TMEM:
@@ -58,9 +58,6 @@ class RefUnionMemorySpace(SiteRule):
 
     def problem(self, ctx: Context, site: Site, pick: Picker) -> Any:
         """The members' spaces, in order, when JAX refuses them; () when fine; UNKNOWN."""
-        if not body_traced(ctx, pick, site):
-            return None  # (made in a body whose trace stops before: `kernels.body_traced`)
-
         found = pick.leaves(site.value.groups)
         if found is UNKNOWN or not found:
             return UNKNOWN

@@ -9,12 +9,12 @@ from ..trace import Site
 from ..trace import objects as o
 from . import examples
 from .base import Invalid
-from .kernels import body_traced
+from .kernels import TracedSiteRule
 from .mma import SCALE_OPERANDS, barrier_error, collective_error, fails_first, scales_error, shape_error, space_error
-from .site_rule import Picker, SiteRule, shown
+from .site_rule import Picker, shown
 
 
-class MmaOperandMemorySpace(SiteRule):
+class MmaOperandMemorySpace(TracedSiteRule):
     """## What it does
     Flags a `plgpu.tcgen05_mma(acc, a, b, ...)` whose accumulator is not a TMEM allocation,
     whose LHS is neither TMEM nor SMEM, whose RHS is not SMEM, or whose `a_scale=` /
@@ -67,8 +67,8 @@ class MmaOperandMemorySpace(SiteRule):
     INVALID = (Invalid(examples.PLS009_INVALID),)
 
     def problem(self, ctx: Context, site: Site, pick: Picker) -> Any:
-        if not body_traced(ctx, pick, site) or fails_first(pick, site, shape_error, scales_error):
-            return None  # (JAX stops making the kernel's scratch, or at an earlier check: `mma`)
+        if fails_first(pick, site, shape_error, scales_error):  # (`mma`: JAX's order)
+            return None
         found = space_error(pick, site)
         if found is not None or fails_first(pick, site, collective_error, barrier_error):
             return found

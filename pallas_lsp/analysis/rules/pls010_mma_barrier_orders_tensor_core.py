@@ -10,12 +10,12 @@ from ..findings import Applicability, Fix
 from ..trace import Site
 from . import examples
 from .base import Invalid
-from .kernels import body_traced
+from .kernels import TracedSiteRule
 from .mma import barrier_error, collective_error, fails_first, scales_error, shape_error, space_error
-from .site_rule import Picker, SiteRule, shown
+from .site_rule import Picker, shown
 
 
-class MmaBarrierOrdersTensorCore(SiteRule):
+class MmaBarrierOrdersTensorCore(TracedSiteRule):
     """## What it does
     Flags `plgpu.tcgen05_mma(..., barrier)` and `plgpu.tcgen05_commit_arrive(barrier)` calls
     whose barrier (followed back to its `plgpu.Barrier(...)` / `plgpu.ClusterBarrier(...)`,
@@ -66,9 +66,8 @@ class MmaBarrierOrdersTensorCore(SiteRule):
     INVALID = (Invalid(examples.PLS010_INVALID, fixed=examples.PLS010_VALID),)
 
     def problem(self, ctx: Context, site: Site, pick: Picker) -> Any:
-        if not body_traced(ctx, pick, site) or site.kind == "mma" and fails_first(
-                pick, site, shape_error, scales_error, space_error, collective_error):
-            return None  # (JAX stops making the kernel's scratch, or at an earlier check: `mma`)
+        if site.kind == "mma" and fails_first(pick, site, shape_error, scales_error, space_error, collective_error):
+            return None  # (`mma`: JAX's order)
         return barrier_error(pick, site)
 
     def same_problem(self, ctx: Context, site: Site, detail: Any) -> Any:

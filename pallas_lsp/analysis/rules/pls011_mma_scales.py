@@ -10,12 +10,12 @@ from ..findings import Applicability, Fix
 from ..trace import Site
 from . import examples
 from .base import Invalid
-from .kernels import body_traced
+from .kernels import TracedSiteRule
 from .mma import fails_first, scales_error, shape_error
-from .site_rule import Picker, SiteRule
+from .site_rule import Picker
 
 
-class MmaScales(SiteRule):
+class MmaScales(TracedSiteRule):
     """## What it does
     Flags `plgpu.tcgen05_mma(...)` calls where exactly one of `a_scale=` and `b_scale=` is
     given (not `None`), unless its operands' shapes, which JAX checks first, do not fit
@@ -57,8 +57,8 @@ class MmaScales(SiteRule):
     INVALID = (Invalid(examples.PLS011_INVALID, fixed=examples.PLS011_VALID),)
 
     def problem(self, ctx: Context, site: Site, pick: Picker) -> Any:
-        if not body_traced(ctx, pick, site) or fails_first(pick, site, shape_error):
-            return None  # (JAX stops making the kernel's scratch, or at an earlier check: `mma`)
+        if fails_first(pick, site, shape_error):  # (`mma`: JAX's order)
+            return None
         return scales_error(pick, site)
 
     def message(self, ctx: Context, site: Site, detail: Any) -> str:

@@ -13,14 +13,12 @@ from ..context import Context
 from ..findings import Applicability, Fix
 from ..trace import Site
 from ..trace import objects as o
-from ..trace.stubs import plain_instance
+from ..trace.stubs import ignored_scratch
 from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
 from .kernels import KernelRule, KernelRun, scratch_value
 from .site_rule import Picker, written
-
-ALLOCATIONS = (o.Alloc, o.Union, o.Member, o.View, o.Barrier)
 
 
 class SingleKernelScratch(KernelRule):
@@ -78,7 +76,7 @@ class SingleKernelScratch(KernelRule):
 
     def problem(self, ctx: Context, run: KernelRun, pick: Picker) -> Any:
         value = pick.pick(scratch_value(run))
-        if not isinstance(value, (*ALLOCATIONS, o.NotSequence, o.Generator)) and not plain_instance(value):
+        if not ignored_scratch(value):
             return None if value is not UNKNOWN else UNKNOWN
         found = _missing_parameters(ctx, pick, run)
         if found is UNKNOWN:

@@ -8,12 +8,12 @@ from ..context import Context
 from ..trace import Site
 from . import examples
 from .base import Invalid
-from .kernels import body_traced
+from .kernels import TracedSiteRule
 from .mma import shape_error
-from .site_rule import Picker, SiteRule
+from .site_rule import Picker
 
 
-class MmaShapes(SiteRule):
+class MmaShapes(TracedSiteRule):
     """## What it does
     Flags a `plgpu.tcgen05_mma(acc, a, b, ...)` whose operands, each an allocation with a
     literal or foldable shape, used whole or through `.at[...]` with known indices (integers,
@@ -67,8 +67,6 @@ class MmaShapes(SiteRule):
     INVALID = (Invalid(examples.PLS018_INVALID),)
 
     def problem(self, ctx: Context, site: Site, pick: Picker) -> Any:
-        if not body_traced(ctx, pick, site):
-            return None  # (JAX stops making the kernel's scratch first)
         return shape_error(pick, site)  # (`mma`: the first check JAX makes)
 
     def message(self, ctx: Context, site: Site, detail: str) -> str:

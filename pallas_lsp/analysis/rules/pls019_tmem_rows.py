@@ -11,12 +11,12 @@ from ..trace import Site
 from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
-from .kernels import body_traced
-from .site_rule import Picker, SiteRule, written
+from .kernels import TracedSiteRule
+from .site_rule import Picker, written
 from .tmem import narrow_dtype_raises, raises_before, rows_raise, transforms_raise
 
 
-class TmemRows(SiteRule):
+class TmemRows(TracedSiteRule):
     """## What it does
     Flags `plgpu.TMEM(shape, dtype)` without `layout=` whose rows (the second-to-last
     dimension; leading ones are batch dimensions) are known and neither 128 nor 64. The other
@@ -61,8 +61,6 @@ class TmemRows(SiteRule):
         return bool(site.value.space == "TMEM")
 
     def problem(self, ctx: Context, site: Site, pick: Picker) -> Any:
-        if not body_traced(ctx, pick, site):
-            return None  # (made in a body whose trace stops before: `kernels.body_traced`)
         layout = pick.given(site.arguments.get("layout"))
         if layout is not False:
             return UNKNOWN if layout is UNKNOWN else None

@@ -403,6 +403,13 @@ class SiteRule(Rule):
     def problem(self, ctx: Context, site: Site, pick: Picker) -> Any:
         raise NotImplementedError
 
+    def reached(self, ctx: Context, site: Site, pick: Picker) -> bool:
+        """Does JAX get to check the site on the paths `pick` chose (`kernels.TracedSiteRule`)?"""
+        return True
+
+    def _checked(self, ctx: Context, site: Site, pick: Picker) -> Any:
+        return self.problem(ctx, site, pick) if self.reached(ctx, site, pick) else None
+
     def message(self, ctx: Context, site: Site, detail: Any) -> str:
         raise NotImplementedError
 
@@ -429,7 +436,7 @@ class SiteRule(Rule):
             reported = ctx.reportable_at(site, self.lowering, self.jax_exception)
             if reported is None:
                 continue
-            for guard, outcome in explore(functools.partial(self.problem, ctx, site), site.guard):
+            for guard, outcome in explore(functools.partial(self._checked, ctx, site), site.guard):
                 if outcome is UNKNOWN or decide.unchosen(guard):
                     continue  # (unknown, or in a setting the file does not choose: not its to report)
                 decided[(reported, site.node)].append((guard, site.chain))

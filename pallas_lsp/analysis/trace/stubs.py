@@ -334,10 +334,11 @@ def attribute(interp: Interpreter, obj: Any, name: str) -> Any:  # noqa: C901 - 
         return o.Partial(o.Native("<property setter>"), (obj,), ())
     if isinstance(obj, o.ClassObj):
         found = class_attribute(obj, name)
-        if found is _NOT_FOUND and name == "__members__" and (obj.enum or is_value_enum(obj)):  # its names, aliases too
+        if found is _NOT_FOUND and name == "__members__" and obj.enum:  # its names, aliases too
             return {key: value for key, value in obj.env.vars.items()
-                    if isinstance(value, o.Instance) and value.cls is obj
-                    or not obj.enum and not (key.startswith("_") and key.endswith("_")) and isinstance(value, (int, str))}
+                    if isinstance(value, o.Instance) and value.cls is obj}
+        if found is _NOT_FOUND and name == "__members__" and is_value_enum(obj):
+            return _value_members(obj)
         if found is _NOT_FOUND and name in _TUPLE_CLASS_MEMBERS and _is_named_tuple(obj):
             return Method(obj, name) if name == "_make" else tuple(field.name for field in _fields(obj))
         if isinstance(found, StaticMethod):
@@ -2080,7 +2081,7 @@ def _kernel(interp: Interpreter, qname: str, node: nodes.Call, args: list[Any], 
     # (called with its operands alone, it may miss parameters: then it is never traced)
     later = leading is None and outputs is not None and (
         _takes_refs(body) and all(isinstance(item, (tuple, list)) for _, item in o.split(scratch))
-        or all(_ignored_scratch(item) for _, item in o.split(scratch)))
+        or all(ignored_scratch(item) for _, item in o.split(scratch)))
     if not (later and _applied_only_here(interp, node)):
         _run_body(interp, node, body, scratch, tail=True, gmem=True, leading=leading, run=run)
     if later and outputs is not None:
@@ -2391,7 +2392,7 @@ def _run_one_body(interp: Interpreter, node: nodes.NodeNG, body: Any, scratch: A
         if arguments.vararg and tail:  # the operands the named parameters leave (a `*args, **kwargs` wrapper)
             preset[arguments.vararg] = UNKNOWN if leading is None else tuple(
                 operand(f"{arguments.vararg}[{i}]") for i in range(max(0, leading - len(operands))))
-    elif _ignored_scratch(scratch) and _misses_parameters(arguments, free, leading):
+    elif ignored_scratch(scratch) and _misses_parameters(arguments, free, leading):
         return  # (the body is called without the scratch it needs: JAX's TypeError, PLS015)
     elif isinstance(scratch, (o.NotSequence, o.Generator)):  # (not a sequence: plgpu.kernel ignores it, as a lone allocation)
         preset.update({p: UNKNOWN for p in free})
@@ -2431,8 +2432,9 @@ def _run_one_body(interp: Interpreter, node: nodes.NodeNG, body: Any, scratch: A
     interp.run(func, [], keywords, node, preset=preset)  # by name, also into **refs
 
 
-def _ignored_scratch(scratch: Any) -> bool:
-    """Scratch `plgpu.kernel` passes nothing of: neither a sequence nor a mapping."""
+def ignored_scratch(scratch: Any) -> bool:
+    """Scratch `plgpu.kernel` passes nothing of: neither a sequence nor a mapping (a lone
+    allocation, an iterator, a dict's view, a plain or dataclass instance)."""
     return isinstance(scratch, (o.NotSequence, o.Generator, o.Alloc, o.Union, o.Member, o.View, o.Barrier)) \
         or plain_instance(scratch)
 
@@ -2448,8 +2450,7 @@ def _misses_parameters(arguments: nodes.Arguments, free: list[str], leading: int
 
 def _dataclass(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
     if len(args) == 1 and isinstance(args[0], o.ClassObj):
-        made = _as_dataclass(args[0])
-        return dataclasses.replace(made, field_equality=False) if kwargs.get("eq") is False else made
+        return _as_dataclass(args[0], kwargs)
     return o.Partial(o.Native(qname), (), tuple(kwargs.items()))  # (`@dataclass(frozen=True, eq=False)`)
 
 
@@ -2936,8 +2937,7 @@ def class_decorator(interp: Interpreter, wrapper: Any, cls: Any) -> Any:
         return _as_dataclass(cls)
     if isinstance(wrapper, o.Partial) and isinstance(wrapper.func, o.Native) and \
             wrapper.func.qname == "dataclasses.dataclass":
-        made = _as_dataclass(cls)
-        return dataclasses.replace(made, field_equality=False) if dict(wrapper.keywords).get("eq") is False else made
+        return _as_dataclass(cls, dict(wrapper.keywords))
     if isinstance(wrapper, o.Library) and _makes_dataclasses(wrapper.qname):
         return _as_dataclass(cls)
     if isinstance(wrapper, o.Native) and wrapper.qname == _REGISTER_DATACLASS:
@@ -2945,9 +2945,10 @@ def class_decorator(interp: Interpreter, wrapper: Any, cls: Any) -> Any:
     return cls  # most class decorators (registries, ...) return the class
 
 
-def _as_dataclass(cls: o.ClassObj) -> o.ClassObj:
-    """The class a dataclass transform makes of `cls`: its `__init__` takes its fields."""
-    return dataclasses.replace(cls, dataclass=True)
+def _as_dataclass(cls: o.ClassObj, keywords: dict[str, Any] | None = None) -> o.ClassObj:
+    """The class a dataclass transform makes of `cls`: its `__init__` takes its fields, and
+    its `==` compares them unless the decorator says `eq=False`."""
+    return dataclasses.replace(cls, dataclass=True, field_equality=(keywords or {}).get("eq") is not False)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -3152,15 +3153,20 @@ def enum_members(cls: o.ClassObj) -> list[Any]:
     or `StrEnum`'s are its values (`tuple(Axis)`: the names of a `StrEnum` of axes)."""
     found: list[Any] = []
     if is_value_enum(cls):
-        for name, value in cls.env.vars.items():
-            if not (name.startswith("_") and name.endswith("_")) and isinstance(value, (int, str)) \
-                    and not any(type(value) is type(seen) and value == seen for seen in found):
+        for value in _value_members(cls).values():
+            if not any(type(value) is type(seen) and value == seen for seen in found):
                 found.append(value)
         return found
     for value in cls.env.vars.values():
         if isinstance(value, o.Instance) and value.cls is cls and value not in found:
             found.append(value)
     return found
+
+
+def _value_members(cls: o.ClassObj) -> dict[str, Any]:
+    """An `IntEnum`'s or `StrEnum`'s members by name, aliases too: its values."""
+    return {name: value for name, value in cls.env.vars.items()
+            if not (name.startswith("_") and name.endswith("_")) and isinstance(value, (int, str))}
 
 
 def _member_of(cls: o.ClassObj, value: Any) -> Any:
@@ -3231,6 +3237,8 @@ def _all_equal(left: list[Any], right: list[Any]) -> Any:
     for one, other in zip(left, right):
         if isinstance(one, o.Instance) and isinstance(other, o.Instance):
             same = instances_equal(one, other, identity=False)
+        elif type(one) is tuple and type(other) is tuple:
+            same = _all_equal(list(one), list(other))
         elif isinstance(one, _EXACT) and isinstance(other, _EXACT):
             same = one == other
         else:
@@ -3242,7 +3250,7 @@ def _all_equal(left: list[Any], right: list[Any]) -> Any:
     return found
 
 
-_EXACT = (bool, int, float, str, type(None), tuple, api.DType)
+_EXACT = (bool, int, float, str, type(None), api.DType)
 
 
 def tree_children(item: Any) -> list[Any] | None:
