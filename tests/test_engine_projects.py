@@ -70,6 +70,30 @@ def test_an_unchanged_helper_is_kept_between_analyses(tmp_path):
                                                           str(a / "helpers" / "mma.py"))
 
 
+def test_a_root_on_sys_path_keeps_its_modules_across_a_move_to_another_root(tmp_path, monkeypatch):
+    """The modules of a root the interpreter finds on `sys.path` (an installed package, as
+    tokamax is in site-packages) are the same from every root: a look at another project's
+    file and back keeps them, where they were read again at each move (tokamax's 92 modules,
+    1.3 s). A root holding a package of the same name shadows them while it is analysed."""
+    lib, other = _copy(tmp_path, "lib"), _copy(tmp_path, "other")
+    monkeypatch.syspath_prepend(str(lib))
+    first = analyze_file(str(lib / "helper_module.py"))
+    kept = AstroidManager().astroid_cache["helpers.mma"]
+    assert kept.file == str(lib / "helpers" / "mma.py")
+    shadowed = analyze_file(str(other / "helper_module.py"))  # (another root, with its own `helpers`)
+    assert AstroidManager().astroid_cache["helpers.mma"].file == str(other / "helpers" / "mma.py")
+    assert shadowed.dependencies == (str(other / "helpers" / "__init__.py"), str(other / "helpers" / "mma.py"))
+    second = analyze_file(str(lib / "helper_module.py"))
+    assert first.findings == second.findings and first.dependencies == second.dependencies
+    kept = AstroidManager().astroid_cache["helpers.mma"]
+    elsewhere = tmp_path / "elsewhere"  # (another root, without a `helpers` of its own)
+    elsewhere.mkdir()
+    shutil.copy(lib / "made_arrays.py", elsewhere / "kernel.py")
+    analyze_file(str(elsewhere / "kernel.py"))
+    analyze_file(str(lib / "helper_module.py"))
+    assert AstroidManager().astroid_cache["helpers.mma"] is kept  # not built again
+
+
 def test_a_helper_rewritten_with_the_same_size_is_read_again(tmp_path):
     a = _copy(tmp_path, "a")
     assert _lines_and_paths(a / "helper_module.py")[0] == [23, 44, 65]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import functools
+import importlib.machinery
 import logging
 import os
 import re
@@ -414,8 +415,11 @@ def _enter_project(root: str | None) -> None:
     """astroid caches modules by dotted name: `helpers.mma` of one project would otherwise
     stand in for `helpers.mma` of the next one analysed in this process (a server with two
     workspace folders, a test suite with two copies of a tree). Moving to another project
-    root drops the modules read from under the other roots seen so far (not from under this
-    one: roots may nest)."""
+    root (`sys.path` now starts there) drops the modules read from under the other roots seen
+    so far (not from under this one: roots may nest), unless the interpreter would still find
+    their package where it found it then: an installed package's modules (a kernel importing
+    tokamax, after a look at tokamax's own file) or a package both roots import (a project's
+    `tests/` and its package), which were all read again at each move."""
     if root is None or (_roots and next(reversed(_roots)) == root):
         return
     _roots.pop(root, None)
@@ -427,11 +431,28 @@ def _enter_project(root: str | None) -> None:
         return
     here = os.path.join(root, "")
     cache = manager.astroid_cache
+    still_found = functools.lru_cache(maxsize=None)(lambda top: _found_where_cached(cache, top))
     for name, module in list(cache.items()):
         file = module.file and os.path.abspath(module.file)
-        if file and file.startswith(others) and not file.startswith(here):
+        if file and file.startswith(others) and not file.startswith(here) and not still_found(name.partition(".")[0]):
             del cache[name]
     _forget_module_locations(manager)
+
+
+def _found_where_cached(cache: Mapping[str, nodes.Module], top: str) -> bool:
+    """Would the interpreter, with `sys.path` as it is now, import the top-level module or
+    package `top` from the file astroid read it from? (Not when another root shadows it, nor
+    when only the root it was read under, no longer on `sys.path`, held it; a namespace
+    package or a package found by an import hook is not compared: its modules are dropped.)"""
+    cached = cache.get(top)
+    if cached is None or not cached.file:
+        return False
+    try:
+        spec = importlib.machinery.PathFinder.find_spec(top, sys.path)
+    except (ImportError, ValueError, OSError):
+        return False
+    origin = spec.origin if spec is not None else None
+    return origin is not None and os.path.abspath(origin) == os.path.abspath(cached.file)
 
 
 def _forget_module_locations(manager: AstroidManager) -> None:
