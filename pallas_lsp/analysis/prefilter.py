@@ -233,7 +233,8 @@ MAX_IMPORTED_FILES = 24
 
 def imported_data(data: bytes, path: str, depth: int = 2, probed: set[str] | None = None) -> bytes:
     """The bytes of the project modules `data` (the file at `path`) imports, and of theirs,
-    `depth` levels down (jax's own modules are not the project's). `probed` gets every path
+    `depth` levels down (jax's own modules are not the project's; a package's `__init__.py`,
+    which re-exports what its modules define, is no level). `probed` gets every path
     looked at (a package's `__init__.py`, each candidate module file), found or not.
 
     The answer is kept for the same file, import statements and depth while every directory
@@ -260,7 +261,9 @@ def imported_data(data: bytes, path: str, depth: int = 2, probed: set[str] | Non
             seen.add(module)
             text = walk.read(module)
             found.append(text)
-            if level > 1:
+            if os.path.basename(module) == "__init__.py":  # (a package re-exporting its modules' names: no level of its own)
+                pending.append((text, module, level))
+            elif level > 1:
                 pending.append((text, module, level - 1))
     walk.data = b"\n".join(found)
     if probed is not None:
