@@ -164,7 +164,7 @@ class Trace:
         for func, owner in _top_level_functions(self.module):
             if func in interp.executed:
                 continue
-            if func.name in self._referenced:
+            if func.name in self._referenced or self._instantiated_here(owner, module):
                 deferred.append((func, owner))
             else:
                 self._entry_unit(func, owner, module, top_poisoned, "entry")
@@ -707,6 +707,15 @@ class Trace:
                               defaults=getattr(init, "defaults", {}))
         preset[names[0]] = instance
         interp.run(init, [], {}, init.node, preset=preset)
+
+    def _instantiated_here(self, owner: nodes.ClassDef | None, module: objects.ModuleObj) -> bool:
+        """Does the analysed module make instances of the method's class, or of a subclass of
+        it (`TunedKernel()`, whose `rows` property overrides the base's)? Then its method runs
+        on those, as the file makes them, before it is run as an entry of its own (on an
+        instance of its own class, which the file may never make)."""
+        cls = module.env.vars.get(owner.name) if owner is not None else None
+        return isinstance(cls, objects.ClassObj) and self._called_here(
+            {klass.node.name for klass in [cls, *stubs.subclasses(self.interp, cls)]})
 
     def _called_here(self, names: set[str]) -> bool:
         """Does the analysed module call a name of these (`Builder(True)`)?"""

@@ -2153,11 +2153,13 @@ class Interpreter:
             elif isinstance(item, o.Partial):
                 self.escape(item.func)
             elif isinstance(item, o.Bound):
-                self.escape(item.func)
                 if isinstance(item.func, o.Closure) and not item.func.stub and isinstance(item.self_value, o.Instance) \
                         and item.self_value.free is None and item.func.node.root() is self.root:
-                    # run with its receiver (`Lane().run` handed on: the subclass's attributes)
+                    # run with its receiver (`Lane().run` handed on: the subclass's attributes), not
+                    # also with an unknown one: what an instance the file made holds is known
                     self.partials.append(o.Partial(item.func, (item.self_value,), ()))
+                else:
+                    self.escape(item.func)
             elif isinstance(item, o.Instance) and item.free is None:  # a callable object: its `__call__`
                 method = self.stubs.class_attribute(item.cls, "__call__")
                 if isinstance(method, o.Closure):
