@@ -158,8 +158,22 @@ def operand_shape(pick: Picker, operand: Any) -> tuple[int, int] | Any:
         return UNKNOWN  # JAX refuses to build it (PLS019) and never reaches the MMA
     found: tuple[int, ...] | None = shape
     for index in reversed(indices):  # (the innermost view first)
-        found = o.view_shape(found, pick.pick(index)) if found is not None else None
+        found = o.view_shape(found, _picked_index(pick, index)) if found is not None else None
     return found if found is not None and len(found) == 2 else UNKNOWN
+
+
+def _picked_index(pick: Picker, index: Any) -> Any:
+    """An index as the path being explored has it: its parts, a `pl.ds`'s bounds and a
+    reshape's dimensions, each one alternative (`pl.ds(0, block_n)` where `block_n` is 64 at
+    its default, another caller's setting otherwise)."""
+    index = pick.pick(index)
+    if isinstance(index, o.Reshape):  # (`a_smem.reshape(block_k, 128)`: its new shape's dimensions)
+        shape = pick.pick(index.shape)
+        return o.Reshape(tuple(pick.pick(dim) for dim in shape) if isinstance(shape, tuple) else shape)
+    parts = tuple(pick.pick(part) for part in index) if isinstance(index, tuple) else (index,)
+    parts = tuple(o.DSlice(pick.pick(part.start), pick.pick(part.size)) if isinstance(part, o.DSlice) else part
+                  for part in parts)
+    return parts if isinstance(index, tuple) else parts[0]
 
 
 def _differ(left: Any, right: Any) -> bool:

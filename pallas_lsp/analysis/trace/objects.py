@@ -90,9 +90,20 @@ def _same(a: Any, b: Any) -> bool:
     if a is b:
         return True
     try:
-        return type(a) is type(b) and bool(a == b)
+        return type(a) is type(b) and bool(a == b) and (type(a) is not View or _same_indices(a, b))
     except Exception:  # noqa: BLE001 - arbitrary values compared
         return False
+
+
+def _same_indices(a: Any, b: Any) -> bool:
+    """Are two equal views (of the same memory: `View.index` is no part of their equality)
+    made with the same indices? Merged, `acc.at[:, :block_n]` of two paths would keep one
+    path's shape."""
+    while type(a) is View and type(b) is View:
+        if not (a.index is b.index or _same(a.index, b.index)):
+            return False
+        a, b = a.ref, b.ref
+    return True
 
 
 # ---------------------------------------------------------------------------

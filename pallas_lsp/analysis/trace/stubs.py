@@ -1685,8 +1685,8 @@ BUILTIN_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "builtins.abs": _numeric(abs),
     "builtins.int": _numeric(int),
     "builtins.float": _numeric(float),
-    "builtins.slice": lambda interp, args, kwargs: slice(*args) if 1 <= len(args) <= 3 and not kwargs and all(
-        arg is None or type(arg) is int for arg in args) else UNKNOWN,
+    "builtins.slice": lambda interp, args, kwargs: interp.lift(_b_slice, *args) if 1 <= len(args) <= 3 and not kwargs
+    else UNKNOWN,  # (one slice per path: `slice(None, block_n)`, a parameter at its default or not)
     "builtins.str": _b_str,
     "builtins.bool": _b_bool,
     "builtins.getattr": _b_getattr,
@@ -2009,6 +2009,10 @@ def _get_attributes(interp: Interpreter, qname: str, node: nodes.NodeNG, args: l
     for name in path.split("."):
         value = interp.attribute(value, name)
     return value
+
+
+def _b_slice(*args: Any) -> Any:
+    return slice(*args) if all(arg is None or type(arg) is int for arg in args) else UNKNOWN
 
 
 def _ds(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
