@@ -2495,6 +2495,12 @@ def _field(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any],
 
 
 def _replace(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    if len(args) == 1 and type(args[0]) is o.Guarded:  # (a config at its default, or a caller's)
+        return interp.lift(lambda original: _replace(interp, qname, node, [original], kwargs), args[0])
+    if len(args) == 1 and isinstance(args[0], o.BlockSpec):  # (its space and block shape, unless changed)
+        spec, made = args[0], _block_spec(interp, qname, node, [], kwargs)
+        return o.BlockSpec(made.space if "memory_space" in kwargs else spec.space,
+                           made.shape if "block_shape" in kwargs else spec.shape)
     if len(args) == 1 and isinstance(args[0], o.Namespace) and args[0].fallback is None:  # (`CompilerParams`)
         return o.Namespace({**args[0].attributes, **kwargs})
     if len(args) != 1 or not isinstance(args[0], o.Instance):
