@@ -108,6 +108,7 @@ class Trace:
         self._own_nodes: dict[nodes.NodeNG, bool] = {}  # `_own`
         self._own_made: list[nodes.NodeNG] = []  # `_own_functions`
         self._partials_run: set[int] = set()  # `_partials_not_called`: the partials looked at
+        self._partials_held: set[int] = set()  # ... module-level names of partials the module reads (`_run`)
         self._partials_of: dict[nodes.NodeNG, list[objects.Partial]] = {}  # ... run, by function
         self._partials_skipped: set[nodes.NodeNG] = set()  # ... functions of partials not run (`_informative`)
         self._functions_seen = 0
@@ -170,15 +171,20 @@ class Trace:
                 self._entry_unit(func, owner, module, top_poisoned, "entry")
         # Closures nobody here calls (a case returns `lambda x: build(x, False)`) may be the
         # users of the deferred functions: they run first, their parameters inputs as an entry
-        # point's are, so that what those users pass counts.
+        # point's are, so that what those users pass counts. A partial a module-level name
+        # holds waits for its users as a deferred function does (`narrow(a, b, block_n=128)`
+        # overrides what `narrow` binds).
+        self._partials_held = {id(value) for name, value in module.env.vars.items()
+                               if name in self._referenced and isinstance(value, objects.Partial)}
         self._run_escaped(skip={func for func, _ in deferred}, free=True)
+        self._partials_held, held = set(), self._partials_held
         # Used here, but never reached: run with its parameters as inputs. One the file calls
         # (with arguments the trace could not tell) is not: its callers chose them, not
         # another caller; unless a test framework's marks give it its arguments.
         for func, owner in _users_first(deferred, interp._names_read):
             if (func not in interp.executed or self._parameterized(func)) and not self._run_as_partials(func, owner):
                 self._entry_unit(func, owner, module, top_poisoned, "deferred")
-        self._run_escaped()
+        self._run_escaped(free_partials=held)
         # Sites show objects as the trace leaves them: kept or replayed runs are what making
         # them gives only if nothing the trace did after the first of them wrote to what their
         # sites show: the world (still pristine, and no module's top level run since wrote to
@@ -239,10 +245,12 @@ class Trace:
             return {}
         return self.uses.bound(func)
 
-    def _run_escaped(self, skip: frozenset[nodes.NodeNG] | set[nodes.NodeNG] = frozenset(), free: bool = False) -> None:
+    def _run_escaped(self, skip: frozenset[nodes.NodeNG] | set[nodes.NodeNG] = frozenset(), free: bool = False,
+                     free_partials: frozenset[int] | set[int] = frozenset()) -> None:
         """Functions handed to code we do not read, and closures never called here, with
         unknown arguments (a few rounds: running them may let more escape); ``free``: closures
-        never called (not the escaped ones) take inputs (`Free`) instead."""
+        never called (not the escaped ones) take inputs (`Free`) instead, as do the partials
+        (and those of ``free_partials``, held by names of the module its users did not call)."""
         interp = self.interp
         for _ in range(MAX_ENTRY_ROUNDS):
             escaped = [c for c in interp.escaped if c.node not in interp.executed]
@@ -279,7 +287,7 @@ class Trace:
             self._run_other_environments(escaped, False)
             self._run_other_environments([closure for first in never for closure in interp.closures[first.node]], free)
             for partial in self._partials_not_called():  # (after the round's closures: they may call some)
-                self._run_partial(partial, free)
+                self._run_partial(partial, free or id(partial) in free_partials)
 
     def _run_other_environments(self, closures: list[objects.Closure], inputs: bool) -> None:
         """The analysed file's closures of one function that the round ran once, made with other
@@ -311,7 +319,8 @@ class Trace:
         found = []
         for partial in interp.partials:
             target = objects.partial_target(partial)
-            if id(partial) in called or id(partial) in self._partials_run or id(partial) in wrapped or target is None:
+            if id(partial) in called or id(partial) in self._partials_run or id(partial) in wrapped or target is None \
+                    or id(partial) in self._partials_held:
                 continue
             if not any(_informative(value) for value in _bound_values(partial)):
                 self._partials_skipped.add(target.node)
