@@ -1293,7 +1293,16 @@ class Interpreter:
                 name if isinstance(name, str) else _MISSING)
 
     def delete_item(self, container: Any, key: Any) -> None:
-        """`del container[key]`: the item (or slice) gone, or the container's contents unknown."""
+        """`del container[key]`: the item (or slice) gone, or the container's contents unknown.
+        A list that differs by path (each path's own copy, `_join_containers`) loses it on
+        each path."""
+        if type(container) is o.Guarded:
+            for _, item in split(container):
+                if type(key) is o.Guarded:
+                    self.poisoned.add(id(item))
+                else:
+                    self.delete_item(item, key)
+            return
         if isinstance(container, dict):
             self.changing(container)
             if o.dict_key(key) and key in container:
