@@ -11,8 +11,8 @@ from ..trace import Site
 from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
-from .kernels import (MOSAIC_KERNEL, PALLAS_KERNEL, describe_refs, fails_allocating, fails_tracing_first,
-                      lowering_semantics, run_of, scratch_value, tmem_allocations, lowered)
+from .kernels import (MOSAIC_KERNEL, PALLAS_KERNEL, cluster_of, describe_refs, fails_allocating,
+                      fails_tracing_first, lowering_semantics, run_of, scratch_value, tmem_allocations, lowered)
 from .site_rule import Picker, SiteRule, api_function
 
 
@@ -90,6 +90,10 @@ class InconsistentCollectiveOp(SiteRule):
             return UNKNOWN if lowers is UNKNOWN else None
         if collective_op and site.kind == "mma":
             return None  # PLS001's case, which JAX reports when tracing
+        if collective_op:
+            axis, cluster = pick.pick(site.arguments.get("collective_axis")), cluster_of(pick, run)
+            if isinstance(axis, str) and cluster is not UNKNOWN and axis not in cluster.names:
+                return None  # PLS012: lowering looks the axis up first, and stops there
         semantics = lowering_semantics(pick, run)
         if semantics is UNKNOWN or semantics == "Lane":
             return semantics if semantics is UNKNOWN else None
