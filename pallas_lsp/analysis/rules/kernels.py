@@ -460,7 +460,7 @@ def _stops_trace(pick: Picker, run: KernelRun, site: Site) -> bool:
 
 def _stopping_calls(ctx: Context) -> dict[int, dict[int, list[o.Guard]]]:
     """Per kernel run (by its site's id): its body's calls whose trace surely raises on some
-    path (`_stops_trace`), by their ids, with the guards under which they do."""
+    path (`_stops_trace`, `_copy_raises`), by their ids, with the guards under which they do."""
     found: dict[int, dict[int, list[o.Guard]]] = {}
     made_raising = ctx.state(_RAISING_ALLOCATIONS)
     for run in kernel_runs(ctx):
@@ -471,11 +471,25 @@ def _stopping_calls(ctx: Context) -> dict[int, dict[int, list[o.Guard]]]:
             elif site.kind in ("mma", "commit"):
                 raising = [guard for guard, outcome in explore(
                     functools.partial(_stops_trace, run=run, site=site), site.guard) if outcome is True]
+            elif site.kind == "copy":
+                raising = [guard for guard, outcome in explore(functools.partial(_copy_raises, site=site), site.guard)
+                           if outcome is True]
             else:
                 continue
             if raising:
                 found.setdefault(id(run.site), {})[id(site)] = raising
     return found
+
+
+def _copy_raises(pick: Picker, site: Site) -> bool:
+    """Does a copy into TMEM (`async_copy_scales_to_tmem`, `async_copy_smem_to_tmem`, ...)
+    surely raise: a source that is no SMEM ref or a target that is no TMEM ref, which its
+    abstract evaluation refuses (`... target must be a TMEM ref`) before any MMA after it?"""
+    for name, space in (("smem_ref", "SMEM"), ("tmem_ref", "TMEM")):
+        ref = o.base_ref(pick.pick(site.arguments.get(name)))
+        if isinstance(ref, (o.Alloc, o.Operand)) and isinstance(ref.space, str) and ref.space != space:
+            return True
+    return False
 
 
 _STOPPING: State[dict[int, dict[int, list[o.Guard]]]] = State("calls whose trace raises", _stopping_calls)
