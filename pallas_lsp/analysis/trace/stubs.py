@@ -324,6 +324,9 @@ def attribute(interp: Interpreter, obj: Any, name: str) -> Any:  # noqa: C901 - 
         return _item_size(obj) if name == "itemsize" else api.dtype_name(obj) if name == "name" else api.numpy_kind(obj)
     if name in ("T", "transpose") and _transposable(obj):  # `b_smem.T`: the MMA's transposed operand
         return o.View(obj, o.Transpose(None)) if name == "T" else o.Partial(o.Native("<transpose>"), (obj,), ())
+    if name in ("lower", "trace") and isinstance(obj, (o.Kernel, o.Closure, o.Partial, o.Bound)):
+        # `jax.jit(f).lower(*args)`, `.trace(*args)` (our `jit` is `f` itself): JAX traces f with them
+        return o.Partial(o.Native("<traced ahead>"), (obj,), ())
     if name == "reshape" and _smem_ref(obj):  # `o_smem.at[wg].reshape(...)`: the same memory, another shape
         return o.Partial(o.Native("<reshape>"), (obj,), ())
     if isinstance(obj, (o.Alloc, o.Union, o.Member, o.View, o.Barrier, o.Operand)):
@@ -1739,6 +1742,13 @@ def call_native(interp: Interpreter, callee: o.Native, args: list[Any], kwargs: 
     return handler(interp, args, kwargs, node) if qname in AT_CALL else handler(interp, args, kwargs)
 
 
+def _traced_ahead(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """`jax.jit(f).lower(*args)` / `.trace(*args)`: f runs with the arguments, as JAX traces it
+    ahead of time; what it gives back (a `Lowered`, a `Traced`) is not followed."""
+    interp.invoke(args[0], list(args[1:]), kwargs, node)
+    return UNKNOWN
+
+
 def _never_called(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any],
                   kwargs: dict[str, Any]) -> None:
     """A function a stub was handed and drops without calling it (`pl.when(False)`'s body):
@@ -2643,6 +2653,7 @@ NATIVE: dict[str, Callable[..., Any]] = {
     "<never_called>": _never_called,
     "<is_false>": _is_false,
     "<transpose>": _transpose,
+    "<traced ahead>": _traced_ahead,
     "<reshape>": _reshape,
     f"{MGPU}.transpose_ref": _transpose,  # `plgpu.transpose_ref(ref, (1, 0))`, as `ref.transpose((1, 0))`
     "numpy.dtype": _dtype,
