@@ -889,10 +889,11 @@ class Kernel:
     """What `plgpu.kernel(...)` returns. Calling it runs its body again only when the body
     takes `*refs` and its operands were not counted where it was made (`later`: the body,
     the scratch, the bound arguments, the count of outputs and the calls that led to where
-    it was made)."""
+    it was made); a `pallas_call`'s, whose blocks are whole operands, runs its body only
+    there (`later` holds its specs in place of the count)."""
 
     node: nodes.Call
-    later: tuple[Any, Any, dict[str, Any], int, Chain] | None = field(default=None, compare=False)
+    later: tuple[Any, Any, dict[str, Any], Any, Chain] | None = field(default=None, compare=False)
 
 
 # ---------------------------------------------------------------------------

@@ -2154,11 +2154,16 @@ def _only_called(node: nodes.Call) -> bool:
 
 def apply_kernel(interp: Interpreter, kernel: o.Kernel, args: list[Any], node: nodes.Call) -> None:
     """`kernel(x, y)` of a kernel whose body takes `*refs` and ran with its operands not
-    counted: it runs again as the application traces it, with them counted."""
+    counted: it runs again as the application traces it, with them counted; of a
+    `pallas_call` whose blocks are whole operands: it runs here, with their shapes."""
     if kernel.later is None:
         return
     body, scratch, bound, outputs, built = kernel.later
     run = interp.record("kernel", kernel.node, bound, built=built)
+    if isinstance(outputs, tuple):  # (a `pallas_call`'s specs, inputs then outputs)
+        specs = tuple(_shaped_by(spec, args[i]) if i < len(args) else spec for i, spec in enumerate(outputs))
+        _run_body(interp, kernel.node, body, scratch, tail=True, run=run, specs=specs)
+        return
     _run_body(interp, kernel.node, body, scratch, tail=True, gmem=True, leading=len(args) + outputs, run=run)
 
 
@@ -2202,10 +2207,31 @@ def _pallas_call(interp: Interpreter, qname: str, node: nodes.Call, args: list[A
     spec = bound.get("grid_spec")
     if isinstance(spec, o.GridSpec):  # (its specs and scratch in place of the call's own)
         bound.update((name, value) for name, value in spec.fields if not bound.get(name))
+    specs, scratch = _operand_specs(bound), bound.get("scratch_shapes") or ()
+    if _whole_blocks(specs) and (_applied_only_here(interp, node) or _applied_at_once(node)):
+        # a block without a shape is the whole operand: traced where it is applied, as JAX does
+        return o.Kernel(node, (bound["kernel"], scratch, bound, specs, tuple(interp.stack)))
     run = interp.record("kernel", node, bound)
-    _run_body(interp, node, bound["kernel"], bound.get("scratch_shapes") or (), tail=True, run=run,
-              specs=_operand_specs(bound))
+    _run_body(interp, node, bound["kernel"], scratch, tail=True, run=run, specs=specs)
     return o.Kernel(node)
+
+
+def _whole_blocks(specs: tuple[o.BlockSpec, ...] | o.BlockSpec | None) -> bool:
+    """Does a `pallas_call` put an operand in SMEM as a whole (a spec without a block shape,
+    in `in_specs`), so that its shape is the argument's?"""
+    return isinstance(specs, tuple) and any(spec.space == "SMEM" and spec.shape is None for spec in specs)
+
+
+def _applied_at_once(node: nodes.Call) -> bool:
+    """`pl.pallas_call(...)(x, y)`: applied in the expression that makes it."""
+    return isinstance(node.parent, nodes.Call) and node.parent.func is node
+
+
+def _shaped_by(spec: o.BlockSpec, operand: Any) -> o.BlockSpec:
+    """A spec without a block shape, of a known-shaped operand: the whole operand's block."""
+    if spec.shape is None and isinstance(operand, api.ShapeDtype) and operand.shape is not None:
+        return o.BlockSpec(spec.space, tuple(operand.shape))
+    return spec
 
 
 _GRID_SPEC_FIELDS = ("grid", "in_specs", "out_specs", "scratch_shapes")
