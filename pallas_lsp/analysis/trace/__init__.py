@@ -249,8 +249,9 @@ class Trace:
                      free_partials: frozenset[int] | set[int] = frozenset()) -> None:
         """Functions handed to code we do not read, and closures never called here, with
         unknown arguments (a few rounds: running them may let more escape); ``free``: closures
-        never called (not the escaped ones) take inputs (`Free`) instead, as do the partials
-        (and those of ``free_partials``, held by names of the module its users did not call)."""
+        never called (not the escaped ones) and the partials nothing called take inputs
+        (`Free`) instead; ``free_partials``: partials that take them whatever ``free`` says
+        (those module-level names hold, which waited for their users: `_run`)."""
         interp = self.interp
         for _ in range(MAX_ENTRY_ROUNDS):
             escaped = [c for c in interp.escaped if c.node not in interp.executed]
