@@ -1063,7 +1063,25 @@ class Interpreter:
             ways = [(both, item) for guard, item in split(iterable) if (both := conjoin(self.guard, guard)) is not None]
             self.branches([(guard, functools.partial(self._loop_over, node, item, frame)) for guard, item in ways], frame)
             return
-        self._loop_over(node, iterable, frame)
+        self.per_path(node, frame, functools.partial(self._loop_over, node, iterable, frame))
+
+    def per_path(self, node: nodes.For | nodes.While, frame: Frame, run: Callable[[], None], depth: int = 0) -> None:
+        """Run a searching loop (one that can `break`, or a `while`) once per alternative of the
+        names it reads that differ by path (a parameter at its default or a caller's: `for
+        preset in PRESETS: if preset["name"] == name: break`), each bound to its alternative:
+        where it stops then is decided on each path, as an `if` on that name would be, and what
+        it bound is not forgotten."""
+        name = _path_dependent_name(node, frame) if depth < MAX_SPLIT_NAMES else None
+        if name is None:
+            run()
+            return
+        ways = [(both, value) for guard, value in split(frame.vars[name]) if (both := conjoin(self.guard, guard)) is not None]
+
+        def bound(value: Any) -> None:
+            frame.vars[name] = value
+            self.per_path(node, frame, run, depth + 1)
+
+        self.branches([(guard, functools.partial(bound, value)) for guard, value in ways], frame)
 
     def _loop_over(self, node: nodes.For, iterable: Any, frame: Frame) -> None:
         lazy = isinstance(iterable, o.Generator)  # an iterator: each item is taken when the loop gets to it
@@ -1143,7 +1161,10 @@ class Interpreter:
     def while_loop(self, node: nodes.While, frame: Frame) -> None:
         """A `while` whose test is decided before every iteration (a counter, a worklist of
         known items) runs as Python runs it, up to MAX_UNROLL iterations; from the first test
-        it cannot decide on, the rest of it is an `opaque_loop`."""
+        it cannot decide on, the rest of it is an `opaque_loop` (`per_path` first)."""
+        self.per_path(node, frame, functools.partial(self._while_over, node, frame))
+
+    def _while_over(self, node: nodes.While, frame: Frame) -> None:
         broke: list[_Iteration] = []
         for _ in range(MAX_UNROLL + 1):
             outcomes = self.truth_of(node.test, frame)
@@ -2561,6 +2582,39 @@ def _restore(container: Any, contents: Any) -> None:
         container.update(contents)
     else:
         container[:] = contents
+
+
+MAX_SPLIT_NAMES = 2  # (`per_path`: the names a searching loop is run once per alternative of)
+_LOOP_NAMES: dict[nodes.NodeNG, tuple[str, ...]] = {}  # a searching loop's names read (none: not one)
+
+
+def _path_dependent_name(node: nodes.For | nodes.While, frame: Frame) -> str | None:
+    """A name of the running frame, read by the searching loop `node`, whose value differs by
+    path (a few alternatives); None when there is none, or the loop cannot stop early."""
+    names = _LOOP_NAMES.get(node)
+    if names is None:
+        searching = isinstance(node, nodes.While) or any(
+            _in_loop(found, node) for found in node.nodes_of_class(nodes.Break, skip_klass=_DEFINITIONS))
+        names = _LOOP_NAMES[node] = tuple(dict.fromkeys(
+            found.name for found in node.nodes_of_class(nodes.Name, skip_klass=_DEFINITIONS))) if searching else ()
+    for name in names:
+        value = frame.vars.get(name)
+        if type(value) is o.Guarded and 1 < len(value.alternatives) <= 4:
+            return name
+    return None
+
+
+_DEFINITIONS = (nodes.FunctionDef, nodes.AsyncFunctionDef, nodes.Lambda, nodes.ClassDef)  # (scopes of their own)
+
+
+def _in_loop(found: nodes.Break, loop: nodes.NodeNG) -> bool:
+    """Does this `break` leave `loop` (not a loop nested in it)?"""
+    parent = found.parent
+    while parent is not None and parent is not loop:
+        if isinstance(parent, (nodes.For, nodes.While)) and found not in parent.orelse:
+            return False
+        parent = parent.parent
+    return True
 
 
 def _join(live: list[tuple[Guard, dict[str, Any]]], before: dict[str, Any]) -> dict[str, Any]:
