@@ -388,8 +388,10 @@ def _transposable(obj: Any) -> bool:
 
 
 def _smem_ref(obj: Any) -> bool:
-    base = o.base_ref(obj) if isinstance(obj, (o.Alloc, o.View)) else None
-    return isinstance(base, o.Alloc) and base.space == "SMEM"
+    """An SMEM allocation, a block a spec puts in SMEM (a `pallas_call`'s or a pipeline's), or
+    a view of one."""
+    base = o.base_ref(obj) if isinstance(obj, (o.Alloc, o.View, o.Operand)) else None
+    return isinstance(base, (o.Alloc, o.Operand)) and base.space == "SMEM"
 
 
 def _transpose(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
