@@ -959,13 +959,28 @@ def _calls_handed_back(result: Any) -> Iterator[objects.Partial]:
     """A function of the analysed code returned with a tuple of arguments beside it (`return
     matmul, (a, b)`: a test's case, a benchmark's workload) is a call handed to the caller, who
     makes it: as the uncalled `functools.partial(matmul, a, b)` it amounts to, it runs with
-    those arguments (`Trace._partials_not_called`)."""
+    those arguments (`Trace._partials_not_called`). A callable object (`return Matmul(), (a,
+    b)`) or a bound method is called as Python calls it: its class's function with the object
+    first."""
     for _, value in objects.split(result):
         if type(value) is tuple and len(value) == 2 and type(value[1]) in (tuple, list):
             for _, func in objects.split(value[0]):
-                partial = objects.Partial(func, tuple(value[1]), (), handed_back=True)
+                func, receiver = _with_receiver(func)
+                partial = objects.Partial(func, (*receiver, *value[1]), (), handed_back=True)
                 if objects.partial_target(partial) is not None:
                     yield partial
+
+
+def _with_receiver(func: Any) -> tuple[Any, tuple[Any, ...]]:
+    """The function a call of `func` runs, and the object it gets first (a bound method's, or a
+    callable instance's: its class's `__call__`)."""
+    if isinstance(func, objects.Bound) and isinstance(func.self_value, objects.Instance):
+        return func.func, (func.self_value,)
+    if isinstance(func, objects.Instance) and func.free is None:
+        method = stubs.class_attribute(func.cls, "__call__")
+        if isinstance(method, objects.Closure):
+            return method, (func,)
+    return func, ()
 
 
 def _informative(value: Any, depth: int = 0) -> bool:
