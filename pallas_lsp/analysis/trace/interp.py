@@ -1071,17 +1071,23 @@ class Interpreter:
         preset in PRESETS: if preset["name"] == name: break`), each bound to its alternative:
         where it stops then is decided on each path, as an `if` on that name would be, and what
         it bound is not forgotten."""
-        name = _path_dependent_name(node, frame) if depth < MAX_SPLIT_NAMES else None
-        if name is None:
+        found = _path_dependent_name(node, frame) if depth < MAX_SPLIT_NAMES else None
+        if found is None:
             run()
             return
-        ways = [(both, value) for guard, value in split(frame.vars[name]) if (both := conjoin(self.guard, guard)) is not None]
+        name, holder = found  # (the running frame, or an enclosing one: a kernel body reads its builder's)
+        original = holder.vars[name]
+        ways = [(both, value) for guard, value in split(original) if (both := conjoin(self.guard, guard)) is not None]
 
         def bound(value: Any) -> None:
-            frame.vars[name] = value
+            holder.vars[name] = value
             self.per_path(node, frame, run, depth + 1)
 
-        self.branches([(guard, functools.partial(bound, value)) for guard, value in ways], frame)
+        try:
+            self.branches([(guard, functools.partial(bound, value)) for guard, value in ways], frame)
+        finally:
+            if holder is not frame:  # (the running frame's names are joined by `branches`)
+                holder.vars[name] = original
 
     def _loop_over(self, node: nodes.For, iterable: Any, frame: Frame) -> None:
         lazy = isinstance(iterable, o.Generator)  # an iterator: each item is taken when the loop gets to it
@@ -2585,22 +2591,29 @@ def _restore(container: Any, contents: Any) -> None:
 
 
 MAX_SPLIT_NAMES = 2  # (`per_path`: the names a searching loop is run once per alternative of)
-_LOOP_NAMES: dict[nodes.NodeNG, tuple[str, ...]] = {}  # a searching loop's names read (none: not one)
+_LOOP_NAMES: dict[nodes.NodeNG, tuple[tuple[str, bool], ...]] = {}  # a searching loop's names read, and
+# whether it binds them (none: not a searching loop)
 
 
-def _path_dependent_name(node: nodes.For | nodes.While, frame: Frame) -> str | None:
-    """A name of the running frame, read by the searching loop `node`, whose value differs by
-    path (a few alternatives); None when there is none, or the loop cannot stop early."""
+def _path_dependent_name(node: nodes.For | nodes.While, frame: Frame) -> tuple[str, Frame] | None:
+    """A name read by the searching loop `node` whose value differs by path (a few
+    alternatives), and the frame holding it: the running one, or an enclosing one when the
+    loop does not bind the name; None when there is none, or the loop cannot stop early."""
     names = _LOOP_NAMES.get(node)
     if names is None:
         searching = isinstance(node, nodes.While) or any(
             _in_loop(found, node) for found in node.nodes_of_class(nodes.Break, skip_klass=_DEFINITIONS))
-        names = _LOOP_NAMES[node] = tuple(dict.fromkeys(
-            found.name for found in node.nodes_of_class(nodes.Name, skip_klass=_DEFINITIONS))) if searching else ()
-    for name in names:
-        value = frame.vars.get(name)
+        bound = {found.name for found in node.nodes_of_class(nodes.AssignName, skip_klass=_DEFINITIONS)}
+        names = _LOOP_NAMES[node] = tuple(
+            (name, name in bound) for name in dict.fromkeys(
+                found.name for found in node.nodes_of_class(nodes.Name, skip_klass=_DEFINITIONS))) if searching else ()
+    for name, rebound in names:
+        holder: Frame | None = frame
+        while holder is not None and name not in holder.vars and not rebound:
+            holder = holder.parent
+        value = holder.vars.get(name) if holder is not None else None
         if type(value) is o.Guarded and 1 < len(value.alternatives) <= 4:
-            return name
+            return name, holder  # type: ignore[return-value]  # (not None: it held the value)
     return None
 
 
