@@ -973,7 +973,10 @@ def _calls_handed_back(result: Any) -> Iterator[objects.Partial]:
 
 def _with_receiver(func: Any) -> tuple[Any, tuple[Any, ...]]:
     """The function a call of `func` runs, and the object it gets first (a bound method's, or a
-    callable instance's: its class's `__call__`)."""
+    callable instance's: its class's `__call__`; a partial of one binds it first)."""
+    if isinstance(func, objects.Partial):
+        inner, receiver = _with_receiver(func.func)
+        return (objects.Partial(inner, (*receiver, *func.args), func.keywords), ()) if receiver else (func, ())
     if isinstance(func, objects.Bound) and isinstance(func.self_value, objects.Instance):
         return func.func, (func.self_value,)
     if isinstance(func, objects.Instance) and func.free is None:
