@@ -199,6 +199,9 @@ class _BarrierAxes(KernelRule):
     apis = (MOSAIC_KERNEL,)
 
     def problem(self, ctx: Context, run: KernelRun, pick: Picker) -> Any:
+        lowers = lowered(ctx, pick, run)
+        if lowers is not True:  # (never lowered: tracing stops first, or an interpreter runs it)
+            return UNKNOWN if lowers is UNKNOWN else None
         return unknown_barrier_axis(pick, run)
 
     def same_problem(self, ctx: Context, run: KernelRun, detail: Any) -> Any:
