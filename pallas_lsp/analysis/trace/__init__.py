@@ -724,8 +724,10 @@ class Trace:
         on those, as the file makes them, before it is run as an entry of its own (on an
         instance of its own class, which the file may never make)."""
         cls = module.env.vars.get(owner.name) if owner is not None else None
-        return isinstance(cls, objects.ClassObj) and self._called_here(
-            {klass.node.name for klass in [cls, *stubs.subclasses(self.interp, cls)]})
+        if not isinstance(cls, objects.ClassObj):
+            return False
+        names = {klass.node.name for klass in [cls, *stubs.subclasses(self.interp, cls)]}
+        return not names.isdisjoint(self._referenced) and self._called_here(names)  # (a name never read is never called)
 
     def _called_here(self, names: set[str]) -> bool:
         """Does the analysed module call a name of these (`Builder(True)`)?"""

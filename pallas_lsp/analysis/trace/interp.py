@@ -2591,22 +2591,19 @@ def _restore(container: Any, contents: Any) -> None:
 
 
 MAX_SPLIT_NAMES = 2  # (`per_path`: the names a searching loop is run once per alternative of)
-_LOOP_NAMES: dict[nodes.NodeNG, tuple[tuple[str, bool], ...]] = {}  # a searching loop's names read, and
-# whether it binds them (none: not a searching loop)
+# The attribute where a loop keeps the names it reads and whether it binds them (empty: not a
+# searching loop, `_loop_names`): it goes with the tree.
+_LOOP_NAMES = "pallas_loop_names"
 
 
 def _path_dependent_name(node: nodes.For | nodes.While, frame: Frame) -> tuple[str, Frame] | None:
     """A name read by the searching loop `node` whose value differs by path (a few
     alternatives), and the frame holding it: the running one, or an enclosing one when the
     loop does not bind the name; None when there is none, or the loop cannot stop early."""
-    names = _LOOP_NAMES.get(node)
+    names = node.__dict__.get(_LOOP_NAMES)
     if names is None:
-        searching = isinstance(node, nodes.While) or any(
-            _in_loop(found, node) for found in node.nodes_of_class(nodes.Break, skip_klass=_DEFINITIONS))
-        bound = {found.name for found in node.nodes_of_class(nodes.AssignName, skip_klass=_DEFINITIONS)}
-        names = _LOOP_NAMES[node] = tuple(
-            (name, name in bound) for name in dict.fromkeys(
-                found.name for found in node.nodes_of_class(nodes.Name, skip_klass=_DEFINITIONS))) if searching else ()
+        names = _loop_names(node)
+        setattr(node, _LOOP_NAMES, names)
     for name, rebound in names:
         holder: Frame | None = frame
         while holder is not None and name not in holder.vars and not rebound:
@@ -2615,6 +2612,27 @@ def _path_dependent_name(node: nodes.For | nodes.While, frame: Frame) -> tuple[s
         if type(value) is o.Guarded and 1 < len(value.alternatives) <= 4:
             return name, holder  # type: ignore[return-value]  # (not None: it held the value)
     return None
+
+
+def _loop_names(loop: nodes.For | nodes.While) -> tuple[tuple[str, bool], ...]:
+    """The names a searching loop (a `while`, or a `for` with a `break` of its own) reads,
+    each with whether it binds it; none for another loop. One walk, outside nested scopes."""
+    searching = isinstance(loop, nodes.While)
+    read: dict[str, None] = {}
+    bound: set[str] = set()
+    pending: list[Any] = [loop]  # nodes; mypy cannot narrow through `kind`
+    while pending:
+        node = pending.pop()
+        kind = type(node)
+        if kind is nodes.Name:
+            read[node.name] = None
+        elif kind is nodes.AssignName:
+            bound.add(node.name)
+        elif kind is nodes.Break:
+            searching = searching or _in_loop(node, loop)
+        if kind not in _DEFINITIONS:
+            pending.extend(node.get_children())
+    return tuple((name, name in bound) for name in read) if searching else ()
 
 
 _DEFINITIONS = (nodes.FunctionDef, nodes.AsyncFunctionDef, nodes.Lambda, nodes.ClassDef)  # (scopes of their own)
