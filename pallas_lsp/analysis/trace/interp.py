@@ -2640,11 +2640,12 @@ _DEFINITIONS = (nodes.FunctionDef, nodes.AsyncFunctionDef, nodes.Lambda, nodes.C
 
 def _in_loop(found: nodes.Break, loop: nodes.NodeNG) -> bool:
     """Does this `break` leave `loop` (not a loop nested in it)?"""
+    child: nodes.NodeNG = found
     parent = found.parent
     while parent is not None and parent is not loop:
-        if isinstance(parent, (nodes.For, nodes.While)) and found not in parent.orelse:
-            return False
-        parent = parent.parent
+        if isinstance(parent, (nodes.For, nodes.While)) and child not in parent.orelse:
+            return False  # (a loop's `else` is outside it: a `break` there leaves the one around)
+        child, parent = parent, parent.parent
     return True
 
 
