@@ -2219,8 +2219,8 @@ def _pallas_call(interp: Interpreter, qname: str, node: nodes.Call, args: list[A
 
 
 def _whole_blocks(specs: tuple[o.BlockSpec, ...] | o.BlockSpec | None) -> bool:
-    """Does a `pallas_call` put an operand in SMEM as a whole (a spec without a block shape,
-    in `in_specs`), so that its shape is the argument's?"""
+    """Does a `pallas_call` put an operand in SMEM as a whole (a spec without a block shape),
+    so that its block's shape is the argument's (for an input: `_shaped_by`)?"""
     return isinstance(specs, tuple) and any(spec.space == "SMEM" and spec.shape is None for spec in specs)
 
 
