@@ -700,6 +700,20 @@ def unknown_barrier_axis(pick: Picker, run: KernelRun) -> tuple[o.Barrier, Site 
     return None
 
 
+def unknown_op_axis(pick: Picker, run: KernelRun) -> bool:
+    """Does an op of the kernel (an MMA, a commit, a copy into TMEM), surely on this path,
+    name a collective axis its cluster does not have (PLS012)? Lowering looks each op's axis
+    up as it lowers it, and stops there, before it compares the kernel's ops (PLS017)."""
+    cluster = cluster_of(pick, run)
+    if cluster is UNKNOWN:
+        return False
+    for member in run.members:
+        axis = member.arguments.get("collective_axis") if member.kind in ("mma", "commit", "copy") else None
+        if isinstance(axis, str) and axis not in cluster.names and member.guard <= pick.guard:
+            return True
+    return False
+
+
 def _leaves(pick: Picker, value: Any, depth: int) -> list[str] | Any:
     item = pick.pick(value)
     if isinstance(item, str):

@@ -11,8 +11,8 @@ from ..trace import Site
 from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
-from .kernels import (MOSAIC_KERNEL, PALLAS_KERNEL, KernelRun, cluster_of, describe_refs, fails_allocating,
-                      fails_tracing_first, lowering_semantics, run_of, scratch_value, tmem_allocations, lowered)
+from .kernels import (MOSAIC_KERNEL, PALLAS_KERNEL, describe_refs, fails_allocating, fails_tracing_first,
+                      lowering_semantics, run_of, scratch_value, tmem_allocations, lowered, unknown_op_axis)
 from .site_rule import Picker, SiteRule, api_function
 
 
@@ -90,8 +90,8 @@ class InconsistentCollectiveOp(SiteRule):
             return UNKNOWN if lowers is UNKNOWN else None
         if collective_op and site.kind == "mma":
             return None  # PLS001's case, which JAX reports when tracing
-        if _unknown_axis(pick, run):
-            return None  # PLS012: lowering looks each op's axis up before it checks the kernel's ops agree
+        if unknown_op_axis(pick, run):
+            return None  # PLS012: lowering looks each op's axis up before it compares the kernel's ops
         semantics = lowering_semantics(pick, run)
         if semantics is UNKNOWN or semantics == "Lane":
             return semantics if semantics is UNKNOWN else None
@@ -123,15 +123,3 @@ class InconsistentCollectiveOp(SiteRule):
                 else "lowering fails from jax 0.11, whose default Warpgroup semantics check this")
         return f"Collective attributes are inconsistent across operations in the kernel: {what} ({when})"
 
-
-def _unknown_axis(pick: Picker, run: KernelRun) -> bool:
-    """Does an op of the kernel, surely on this path, name a collective axis its cluster does
-    not have (PLS012)? Lowering stops there, before it compares the kernel's ops."""
-    cluster = cluster_of(pick, run)
-    if cluster is UNKNOWN:
-        return False
-    for member in run.members:
-        axis = member.arguments.get("collective_axis") if member.kind in ("mma", "commit", "copy") else None
-        if isinstance(axis, str) and axis not in cluster.names and member.guard <= pick.guard:
-            return True
-    return False

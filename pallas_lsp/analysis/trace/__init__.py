@@ -108,7 +108,6 @@ class Trace:
         self._own_nodes: dict[nodes.NodeNG, bool] = {}  # `_own`
         self._own_made: list[nodes.NodeNG] = []  # `_own_functions`
         self._partials_run: set[int] = set()  # `_partials_not_called`: the partials looked at
-        self._partials_held: set[int] = set()  # ... module-level names of partials the module reads (`_run`)
         self._partials_of: dict[nodes.NodeNG, list[objects.Partial]] = {}  # ... run, by function
         self._partials_skipped: set[nodes.NodeNG] = set()  # ... functions of partials not run (`_informative`)
         self._functions_seen = 0
@@ -174,10 +173,9 @@ class Trace:
         # point's are, so that what those users pass counts. A partial a module-level name
         # holds waits for its users as a deferred function does (`narrow(a, b, block_n=128)`
         # overrides what `narrow` binds).
-        self._partials_held = {id(value) for name, value in module.env.vars.items()
-                               if name in self._referenced and isinstance(value, objects.Partial)}
-        self._run_escaped(skip={func for func, _ in deferred}, free=True)
-        self._partials_held, held = set(), self._partials_held
+        held = {id(value) for name, value in module.env.vars.items()
+                if name in self._referenced and isinstance(value, objects.Partial)}
+        self._run_escaped(skip={func for func, _ in deferred}, free=True, held=held)
         # Used here, but never reached: run with its parameters as inputs. One the file calls
         # (with arguments the trace could not tell) is not: its callers chose them, not
         # another caller; unless a test framework's marks give it its arguments.
@@ -246,19 +244,21 @@ class Trace:
         return self.uses.bound(func)
 
     def _run_escaped(self, skip: frozenset[nodes.NodeNG] | set[nodes.NodeNG] = frozenset(), free: bool = False,
+                     held: frozenset[int] | set[int] = frozenset(),
                      free_partials: frozenset[int] | set[int] = frozenset()) -> None:
         """Functions handed to code we do not read, and closures never called here, with
         unknown arguments (a few rounds: running them may let more escape); ``free``: closures
         never called (not the escaped ones) and the partials nothing called take inputs
-        (`Free`) instead; ``free_partials``: partials that take them whatever ``free`` says
-        (those module-level names hold, which waited for their users: `_run`)."""
+        (`Free`) instead; ``held``: partials (by id) left for a later call, as deferred functions
+        are; ``free_partials``: partials that take inputs whatever ``free`` says (those
+        module-level names hold, which waited for their users: `_run`)."""
         interp = self.interp
         for _ in range(MAX_ENTRY_ROUNDS):
             escaped = [c for c in interp.escaped if c.node not in interp.executed]
             never = [interp.closures[node][0] for node in self._own_functions()
                      if node not in interp.executed and node not in skip]
             pending = escaped + never
-            if not pending and not self._partials_not_called(peek=True):
+            if not pending and not self._partials_not_called(held, peek=True):
                 break
             interp.escaped = []
             choice = _OneClosure(pending, self._rank)
@@ -287,7 +287,7 @@ class Trace:
                     self._recorded(closure, recording)
             self._run_other_environments(escaped, False)
             self._run_other_environments([closure for first in never for closure in interp.closures[first.node]], free)
-            for partial in self._partials_not_called():  # (after the round's closures: they may call some)
+            for partial in self._partials_not_called(held):  # (after the round's closures: they may call some)
                 self._run_partial(partial, free or id(partial) in free_partials)
 
     def _run_other_environments(self, closures: list[objects.Closure], inputs: bool) -> None:
@@ -309,11 +309,12 @@ class Trace:
             runs.append(environment)
             self._run_one(closure, inputs)
 
-    def _partials_not_called(self, peek: bool = False) -> list[objects.Partial]:
+    def _partials_not_called(self, held: frozenset[int] | set[int] = frozenset(), peek: bool = False
+                             ) -> list[objects.Partial]:
         """The partials of the analysed module's functions nothing has called, not run yet (a
         few per function: a loop may make one per setting), nor wrapped by another partial
         (`partial(partial(f, rows=96), rows=128)` runs as the outer one binds); `peek`: are
-        there any (nothing is marked as run)."""
+        there any (nothing is marked as run); `held`: the ids of partials left out (they wait for their users)."""
         interp = self.interp
         called = {id(partial) for partial in interp.partials_called}
         wrapped = {id(partial.func) for partial in interp.partials if isinstance(partial.func, objects.Partial)}
@@ -321,7 +322,7 @@ class Trace:
         for partial in interp.partials:
             target = objects.partial_target(partial)
             if id(partial) in called or id(partial) in self._partials_run or id(partial) in wrapped or target is None \
-                    or id(partial) in self._partials_held:
+                    or id(partial) in held:
                 continue
             if not any(_informative(value) for value in _bound_values(partial)):
                 self._partials_skipped.add(target.node)
