@@ -1776,6 +1776,18 @@ class Interpreter:
                 return False
         return True
 
+    def kept_items(self, items: list[Any], truth_of: Callable[[Any], Any]) -> Any:
+        """The items for which `truth_of` holds (`filter`), one list per way the tests can go,
+        as a comprehension's filter splits them; UNKNOWN when one's truth is not known."""
+        states: list[list[Any]] = [[self.guard, []]]
+        for item in items:
+            kept = self._filtered(truth_of(item), list(states), states)
+            if kept is None or len(states) > o.MAX_ALTERNATIVES:
+                return UNKNOWN
+            for state in kept:
+                state[1].append(item)
+        return guarded((guard, found) for guard, found in states)
+
     def _filtered(self, condition: Any, active: list[list[Any]], states: list[list[Any]] | None
                   ) -> list[list[Any]] | None:
         """The states a filter keeps. Under a state's guard the filter may go several ways:

@@ -938,7 +938,11 @@ def _iterator(interp: Interpreter, value: Any) -> Any:
 
 
 def _b_next(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
-    """`next(iterator[, default])`: its next item; without one the default, or StopIteration."""
+    """`next(iterator[, default])`: its next item; without one the default, or StopIteration.
+    An iterator that differs by path (a generator expression whose filter reads a parameter:
+    `next(p for p in PRESETS if p.name == name)`) gives each path's item."""
+    if not kwargs and len(args) in (1, 2) and type(args[0]) is o.Guarded:
+        return interp.per_alternative(o.split(args[0]), lambda iterator: _b_next(interp, [iterator, *args[1:]], kwargs))
     if kwargs or len(args) not in (1, 2) or not isinstance(args[0], o.Generator):
         return UNKNOWN
     items = args[0].items
@@ -1515,18 +1519,13 @@ def _i_chain(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any
 
 def _filter(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
     """`filter(function, iterable)`: the items `function` (None: the items themselves) holds
-    true; unknown when that is not known of each."""
+    true; unknown when that is not known of each; per way, when it differs by path."""
     items = interp.iterate(args[1]) if len(args) == 2 and not kwargs else UNKNOWN
     if items is UNKNOWN:
         return UNKNOWN
-    function, found = args[0], []
-    for item in items:
-        truth = o.known_truth(item if function is None else interp.invoke(function, [item], {}, node))
-        if truth is UNKNOWN:
-            return UNKNOWN
-        if truth:
-            found.append(item)
-    return o.Generator(found, "a filter object")
+    function = args[0]
+    found = interp.kept_items(items, lambda item: item if function is None else interp.invoke(function, [item], {}, node))
+    return UNKNOWN if found is UNKNOWN else interp.lift(lambda kept: o.Generator(kept, "a filter object"), found)
 
 
 MAX_ITEMS = 4096  # items a combinatoric iterator may yield and still be followed
