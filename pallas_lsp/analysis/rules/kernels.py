@@ -62,13 +62,15 @@ def _index_runs(ctx: Context) -> tuple[list[KernelRun], dict[int, KernelRun]]:
     by_key: dict[tuple[nodes.NodeNG, o.Chain], list[KernelRun]] = {}
     by_site: dict[int, KernelRun] = {}
     for site in ctx.trace.sites("kernel"):
+        if ctx.trace.superseded(site):
+            continue
         run = KernelRun(site)
         runs.append(run)
         by_key.setdefault((site.node, _own_chain(site)), []).append(run)
         by_site[id(site)] = run
     of_site: dict[int, KernelRun] = {}
     for site in ctx.trace.interp.sites:
-        if site.kind == "kernel" or site.kernel is None:
+        if site.kind == "kernel" or site.kernel is None or ctx.trace.superseded(site):
             continue
         owner = by_site.get(id(site.run)) if site.run is not None else None
         if owner is None:

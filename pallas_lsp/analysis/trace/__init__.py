@@ -112,13 +112,34 @@ class Trace:
         self._partials_skipped: set[nodes.NodeNG] = set()  # ... functions of partials not run (`_informative`)
         self._functions_seen = 0
         self._names_called: set[str] | None = None  # `_called_here`
+        self._superseded: tuple[int, frozenset[int]] = (-1, frozenset())  # `superseded`: (sites seen, runs)
         interp = Interpreter(self.module, Resolver(flow), flow.deadline, flow.cancelled)
         interp.world = world.World(self._kept_modules)
         self.keeper = interp.keeper = kept_calls.CallKeeper(self)
         return interp
 
     def sites(self, kind: str) -> list[Site]:
-        return [site for site in self.interp.sites if site.kind == kind]
+        if kind == "kernel":
+            return [site for site in self.interp.sites if site.kind == kind]  # (each build: a run or not)
+        return [site for site in self.interp.sites if site.kind == kind and not self.superseded(site)]
+
+    def superseded(self, site: Site) -> bool:
+        """Is `site` a run of a kernel body made where the kernel was built, which stands for
+        applications the trace cannot see, of a kernel it then saw applied, or was it recorded
+        in one? JAX traces the body there (a `pallas_call`'s whole blocks with the operands'
+        shapes): that run is the kernel's. (The build stays: what the build call itself does
+        happened.)"""
+        run = site if site.kind == "kernel" else site.run
+        return run is not None and id(run) in self._superseded_runs()
+
+    def _superseded_runs(self) -> frozenset[int]:
+        sites = self.interp.sites
+        if self._superseded[0] != len(sites):
+            applied = {id(site.value) for site in sites if site.kind == "kernel" and site.built is not None}
+            self._superseded = (len(sites), frozenset(
+                id(site) for site in sites if site.kind == "kernel" and site.built is None and site.value is not None
+                and id(site.value) in applied))
+        return self._superseded[1]
 
     # -- entries ---------------------------------------------------------------------------
 

@@ -889,8 +889,10 @@ class Kernel:
     """What `plgpu.kernel(...)` returns. Calling it runs its body again only when the body
     takes `*refs` and its operands were not counted where it was made (`later`: the body,
     the scratch, the bound arguments, the count of outputs and the calls that led to where
-    it was made); a `pallas_call`'s, whose blocks are whole operands, runs its body only
-    there (`later` holds its specs in place of the count)."""
+    it was made); a `pallas_call`'s, whose blocks are whole operands, runs its body there,
+    with the operands' shapes (`later` holds its specs in place of the count); one handed on
+    (returned by a wrapper, given to `jax.jit`) also ran where it was made, for applications
+    the trace cannot see (`Trace.superseded`)."""
 
     node: nodes.Call
     later: tuple[Any, Any, dict[str, Any], Any, Chain] | None = field(default=None, compare=False)

@@ -2088,7 +2088,6 @@ def _kernel(interp: Interpreter, qname: str, node: nodes.Call, args: list[Any], 
         if bound.get(key) is not None:
             bound[key] = _named_tuples_as_tuples(bound[key])
     scratch = next((bound[k] for k in ("scratch_types", "scratch_shapes") if bound.get(k) is not None), ())
-    run = interp.record("kernel", node, bound)
     operands, outputs = _operands_here(interp, node), _outputs(bound)
     leading = operands + outputs if operands is not None and outputs is not None else None
     # run again where it is applied, when the application's operands decide what it binds: a
@@ -2097,6 +2096,7 @@ def _kernel(interp: Interpreter, qname: str, node: nodes.Call, args: list[Any], 
     later = leading is None and outputs is not None and (
         _takes_refs(body) and all(isinstance(item, (tuple, list)) for _, item in o.split(scratch))
         or all(ignored_scratch(item) for _, item in o.split(scratch)))
+    run = interp.record("kernel", node, bound)
     if not (later and _applied_only_here(interp, node)):
         _run_body(interp, node, body, scratch, tail=True, gmem=True, leading=leading, run=run)
     if later and outputs is not None:
@@ -2160,11 +2160,13 @@ def apply_kernel(interp: Interpreter, kernel: o.Kernel, args: list[Any], node: n
     if kernel.later is None:
         return
     body, scratch, bound, outputs, built = kernel.later
-    run = interp.record("kernel", kernel.node, bound, built=built)
     if isinstance(outputs, tuple):  # (a `pallas_call`'s specs, inputs then outputs)
+        # (this run supersedes the one made where it was built, if any: `Trace.superseded`)
+        run = interp.record("kernel", kernel.node, bound, value=kernel, built=built)
         specs = tuple(_shaped_by(spec, args[i]) if i < len(args) else spec for i, spec in enumerate(outputs))
         _run_body(interp, kernel.node, body, scratch, tail=True, run=run, specs=specs)
         return
+    run = interp.record("kernel", kernel.node, bound, built=built)
     _run_body(interp, kernel.node, body, scratch, tail=True, gmem=True, leading=len(args) + outputs, run=run)
 
 
@@ -2209,12 +2211,16 @@ def _pallas_call(interp: Interpreter, qname: str, node: nodes.Call, args: list[A
     if isinstance(spec, o.GridSpec):  # (its specs and scratch in place of the call's own)
         bound.update((name, value) for name, value in spec.fields if not bound.get(name))
     specs, scratch = _operand_specs(bound), bound.get("scratch_shapes") or ()
-    if _whole_blocks(specs) and (_applied_only_here(interp, node) or _applied_at_once(node)):
+    whole = _whole_blocks(specs)
+    if whole and (_applied_only_here(interp, node) or _applied_at_once(node)):
         # a block without a shape is the whole operand: traced where it is applied, as JAX does
         return o.Kernel(node, (bound["kernel"], scratch, bound, specs, tuple(interp.stack)))
-    run = interp.record("kernel", node, bound)
+    # handed on (returned by a wrapper, given to `jax.jit`): run now for applications the trace
+    # cannot see, and again where it sees one, with the operands' shapes
+    kernel = o.Kernel(node, (bound["kernel"], scratch, bound, specs, tuple(interp.stack))) if whole else o.Kernel(node)
+    run = interp.record("kernel", node, bound, value=kernel if whole else None)
     _run_body(interp, node, bound["kernel"], scratch, tail=True, run=run, specs=specs)
-    return o.Kernel(node)
+    return kernel
 
 
 def _whole_blocks(specs: tuple[o.BlockSpec, ...] | o.BlockSpec | None) -> bool:
