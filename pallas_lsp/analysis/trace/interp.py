@@ -161,9 +161,9 @@ class _Attempt:
 class _Call:
     returns: list[tuple[Guard, Any]] = field(default_factory=list)  # (guard, value)
     function: nodes.NodeNG | None = None  # the function running (what `super()` needs of it)
-    # A generator function's: what its body yielded so far (None: not a generator), and the
-    # loops it started in (a `yield` in a loop it does not unroll yields we cannot count)
-    yields: list[Any] | None = None
+    # A generator function's (what it yielded so far is its frame's `_YIELDED`), and the loops
+    # it started in (a `yield` in a loop it does not unroll yields we cannot count)
+    generator: bool = False
     loop_depth: int = 0
 
 
@@ -447,7 +447,7 @@ class Interpreter:
         elif isinstance(node, nodes.Return):
             value = self.ev(node.value, frame) if node.value is not None else None
             if self.calls:
-                self.calls[-1].returns.append((self.guard, self._ended(self.calls[-1], value)))
+                self.calls[-1].returns.append((self.guard, self._ended(self.calls[-1], value, frame)))
             raise _Signal("Return")
         elif isinstance(node, (nodes.FunctionDef, nodes.AsyncFunctionDef)):
             native = self.stubs.stub_function(node)
@@ -561,25 +561,26 @@ class Interpreter:
         that raises on every path: the block never runs)."""
         return self.per_alternative(split(manager), lambda item: self.stubs.entered(self, item, node))
 
-    def yielded(self, items: list[Any] | Any) -> None:
+    def yielded(self, items: list[Any] | Any, frame: Frame) -> None:
         """`yield` (`yield from`) in the function running: what it yields is known while every
         `yield` runs in the loops the call started in (a loop run once for unknown items
-        yields we cannot count); a branch joins or poisons the list as any list's."""
+        yields we cannot count). What it yielded so far is a name of its frame (a tuple),
+        which branches join as any name's: `if tall: yield 96` yields per path."""
         call = self.calls[-1] if self.calls else None
-        if call is None or call.yields is None:
+        if call is None or not call.generator:
             return
-        self.changing(call.yields)
         if items is UNKNOWN or self.loop_depth != call.loop_depth:
-            self.poisoned.add(id(call.yields))
-        else:
-            call.yields.extend(items)
+            frame.vars[_YIELDED] = UNKNOWN
+            return
+        extended = tuple(items)
+        frame.vars[_YIELDED] = self.lift(lambda before: before + extended if isinstance(before, tuple) else UNKNOWN,
+                                         frame.vars.get(_YIELDED, UNKNOWN))
 
-    def _ended(self, call: _Call, value: Any) -> Any:
+    @staticmethod
+    def _ended(call: _Call, value: Any, frame: Frame) -> Any:
         """What a path that ends in a function gives its caller: the value it returns, or in a
-        generator what it yielded until then (a tuple; UNKNOWN when not known)."""
-        if call.yields is None:
-            return value
-        return UNKNOWN if id(call.yields) in self.poisoned else tuple(call.yields)
+        generator what it yielded until then (a tuple, per path; UNKNOWN when not known)."""
+        return frame.vars.get(_YIELDED, UNKNOWN) if call.generator else value
 
     def _asserted(self, test: nodes.NodeNG, frame: Frame) -> None:
         """`assert test`: where the test is false, AssertionError ends the path (the path goes on
@@ -1597,10 +1598,10 @@ class Interpreter:
         if isinstance(node, nodes.Starred):
             return self.ev(node.value, frame)
         if isinstance(node, nodes.YieldFrom):
-            self.yielded(self.iterate(self.ev(node.value, frame)))
+            self.yielded(self.iterate(self.ev(node.value, frame)), frame)
             return UNKNOWN  # (the inner generator's return value)
         if isinstance(node, nodes.Yield):
-            self.yielded([self.ev(node.value, frame)])
+            self.yielded([self.ev(node.value, frame)], frame)
             return UNKNOWN  # (what `send` gives: None in a `for`)
         return UNKNOWN
 
@@ -2274,7 +2275,9 @@ class Interpreter:
         if pushed:
             self.stack = self.stack + [node]
         self._active[func] = depth + 1
-        self.calls.append(_Call(function=func, yields=[] if generator else None, loop_depth=self.loop_depth))
+        self.calls.append(_Call(function=func, generator=generator, loop_depth=self.loop_depth))
+        if generator:
+            frame.vars[_YIELDED] = ()
         saved_guard, saved_frame = self.guard, self.frame
         dropped = self.dropped_raises
         effects = self._effects()
@@ -2289,7 +2292,7 @@ class Interpreter:
             else:
                 try:
                     self.block(func.body, frame)
-                    self.calls[-1].returns.append((self.guard, self._ended(self.calls[-1], None)))
+                    self.calls[-1].returns.append((self.guard, self._ended(self.calls[-1], None, frame)))
                 except _Signal:
                     pass
                 returns = self.calls[-1].returns
@@ -2602,6 +2605,7 @@ def _restore(container: Any, contents: Any) -> None:
         container[:] = contents
 
 
+_YIELDED = "<yielded>"  # a generator function's frame: what it yielded so far (no identifier)
 MAX_SPLIT_NAMES = 2  # (`per_path`: the names a searching loop is run once per alternative of)
 # The attribute where a loop keeps the names it reads and whether it binds them (empty: not a
 # searching loop, `_loop_names`): it goes with the tree.
