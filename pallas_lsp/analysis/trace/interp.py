@@ -192,6 +192,7 @@ class Interpreter:
         # to a receiver, as handed on: `escape`), and the ids of those called (`Trace._run_escaped`
         # runs the others with what they bind)
         self.partials: list[o.Partial] = []
+        self.classes_made: list[o.ClassObj] = []  # classes whose metaclass's `__new__` is running
         self.environment: dict[str, Any] = {}  # what the code wrote to `os.environ` (`stubs._environment_get`)
         self.partials_called: list[o.Partial] = []
         self.modules: dict[nodes.Module, o.ModuleObj] = {}
@@ -344,7 +345,7 @@ class Interpreter:
     def _enter_top_level(self, frame: Frame) -> dict[str, Any]:
         fresh = {"guard": TRUE, "stack": [], "calls": [], "kernels": [], "meshes": [], "frame": frame,
                  "loop_depth": 0, "branch_logs": [], "unrolled": 1, "iterations": [],
-                 "dropped_exits": {"Break": 0, "Continue": 0}, "shared_log": None}
+                 "dropped_exits": {"Break": 0, "Continue": 0}, "shared_log": None, "classes_made": []}
         saved = {name: getattr(self, name) for name in fresh}
         for name, value in fresh.items():
             setattr(self, name, value)
@@ -1451,8 +1452,14 @@ class Interpreter:
         bases = tuple(self.ev(base, frame) for base in node.bases)  # type: ignore[arg-type]  # astroid types these as inference results; parsed code holds nodes
         body = Frame(frame)
         model = any(self.stubs.is_model_base(base) for base in bases)  # its fields are its __init__'s
+        keywords = {keyword.arg: keyword.value for keyword in node.keywords or ()
+                    if keyword.arg not in (None, "metaclass")}
+        written = getattr(node, "_metaclass", None)  # (astroid keeps `metaclass=` apart from the other keywords)
+        meta = self.ev(written, frame) if written is not None else next(
+            (base.metaclass for base in bases if isinstance(base, o.ClassObj) and base.metaclass is not None), None)
         cls = o.ClassObj(node, body, bases, dataclass=model, keyword_only=model,
-                         enum=self.stubs.makes_enum(bases), flag=self.stubs.makes_flag(bases))
+                         enum=self.stubs.makes_enum(bases), flag=self.stubs.makes_flag(bases),
+                         metaclass=meta if isinstance(meta, o.ClassObj) else None)
         saved = self.calls
         self.calls = []
         try:
@@ -1468,7 +1475,7 @@ class Interpreter:
             self.calls = saved
         self.stubs.make_members(self, cls)
         self._init_subclass(cls, node, frame)
-        value: Any = cls
+        value: Any = self._made_by_metaclass(cls, keywords, frame) if cls.metaclass is not None else cls
         for decorator in reversed(node.decorators.nodes if node.decorators else []):
             wrapper = self.ev(decorator, frame)
             if not _runs_code(wrapper):
@@ -1481,6 +1488,33 @@ class Interpreter:
             finally:
                 self.stack = stack
         return value
+
+    def _made_by_metaclass(self, cls: o.ClassObj, keywords: dict[str, nodes.NodeNG], frame: Frame) -> Any:
+        """Python makes a class by calling its metaclass: the metaclass's `__new__` runs with
+        the name, bases, namespace and the class statement's keywords (JAX's tests:
+        `class XWGTest(XTest, lowering_semantics=Warpgroup)`, whose `__new__` sets
+        `cls.LOWERING_SEMANTICS` after the body). Its `super().__new__(...)` makes `cls`
+        (`classes_made`); what it returns is the class, unless it is some other value."""
+        meta = cls.metaclass
+        assert meta is not None
+        new = next((found for klass in meta.mro() if (found := klass.env.vars.get("__new__", _MISSING)) is not _MISSING),
+                   None)
+        new = getattr(new, "func", new)  # (written with `@staticmethod` or not)
+        if not isinstance(new, o.Closure):
+            return cls  # a library's metaclass (`abc.ABCMeta`): what it does is not followed
+        node = cls.node
+        arguments = {name: self.ev(value, frame) for name, value in keywords.items()}
+        stack, self.stack = self.stack, self.stack + [node]
+        self.classes_made.append(cls)
+        try:
+            made = self.run(new, [meta, node.name, cls.bases, dict(cls.env.vars)], arguments, node)
+        except _Signal:
+            made = cls
+        finally:
+            self.classes_made.pop()
+            self.stack = stack
+            self.raised = False
+        return made if isinstance(made, o.ClassObj) else cls
 
     def _init_subclass(self, cls: o.ClassObj, node: nodes.ClassDef, frame: Frame) -> None:
         """Python runs the nearest base's `__init_subclass__` (a class method, implicitly) on a

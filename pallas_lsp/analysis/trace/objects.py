@@ -676,6 +676,8 @@ class ClassObj:
     # the fields its leaves are, in their order. JAX's registry holds the class itself (not its
     # subclasses), so registering sets this on the class made already (`stubs._register_dataclass`)
     pytree_fields: tuple[str, ...] | None = None
+    # The analysed code's class that made it (`metaclass=`, or a base's): its `__new__` ran
+    metaclass: ClassObj | None = None
 
     def mro(self) -> Iterator[ClassObj]:
         """The classes of the analysed code in Python's method resolution order (C3: in a
