@@ -382,6 +382,36 @@ def output_refs(out_type: Any) -> int | None:
 MADE_OBJECTS = frozenset({"ACC"})
 
 
+# The API's enum classes (Mosaic GPU's), none with aliases among its members: two members are
+# two objects. Their members in order where every supported jax has the same ones (what
+# iterating the class gives), None where the releases differ (`Layout` grew in 0.12).
+ENUMS: dict[str, tuple[str, ...] | None] = {
+    f"{MOSAIC_GPU}.LoweringSemantics": ("Lane", "Warpgroup"),
+    f"{MOSAIC_GPU}.TraceScope": ("WARP", "WARPGROUP"),
+    f"{MOSAIC_GPU}.SemaphoreType": ("REGULAR", "BARRIER"),
+    f"{MOSAIC_GPU}.TMEMLayout": ("SCALES_LAYOUT", "SPARSE_METADATA_LAYOUT", "M64_COLLECTIVE_LAYOUT",
+                                 "SCALES_M64_COLLECTIVE_LAYOUT"),
+    f"{MOSAIC_GPU}.Layout": None,
+}
+
+
+def same_api_object(left: ApiValue, right: ApiValue) -> bool | None:
+    """Are two attributes of the API one object: the same name, or two members of one of its
+    enums (`ENUMS`: not)? None when it cannot be said (a call's result, other attributes)."""
+    if left.qualified.endswith("()") or right.qualified.endswith("()"):
+        return None
+    if left.qualified == right.qualified:
+        return True
+    owner, _, _ = left.qualified.rpartition(".")
+    return False if owner in ENUMS and right.qualified.rpartition(".")[0] == owner else None
+
+
+def enum_members(qualified: str) -> list[ApiValue] | None:
+    """The members iterating one of the API's enum classes gives, when every release agrees."""
+    members = ENUMS.get(qualified)
+    return None if members is None else [ApiValue(f"{qualified}.{member}") for member in members]
+
+
 def api_value(qualified: str | None, called: bool = False) -> ApiValue | None:
     """What an attribute of the Pallas modules (or a call of one) is, when we can say it is
     not None: enum members and attributes, layouts, transforms. Functions the analysis

@@ -2000,6 +2000,9 @@ class Interpreter:
             return list(value) if id(value) not in self.poisoned else UNKNOWN
         if isinstance(value, o.ClassObj) and (value.enum or self.stubs.is_value_enum(value)):
             return self.stubs.enum_members(value)
+        if type(value) is api.ApiValue:  # one of the API's enum classes (`tuple(plgpu.LoweringSemantics)`)
+            members = api.enum_members(value.qualified)
+            return UNKNOWN if members is None else list(members)
         if isinstance(value, o.Generator):
             return self._take(value)
         if isinstance(value, o.Instance):
@@ -2790,6 +2793,9 @@ def _compare(op: str, left: Any, right: Any) -> Any:
     member = _member_compare(op, left, right)
     if member is not None:
         return member
+    if type(left) is api.ApiValue and type(right) is api.ApiValue and op in ("is", "is not", "==", "!="):
+        same = api.same_api_object(left, right)  # (`semantics == plgpu.LoweringSemantics.Warpgroup`)
+        return UNKNOWN if same is None else same == (op in ("is", "=="))
     if isinstance(left, o.Free) and isinstance(right, o.Free) and left.key == right.key and op in _REFLEXIVE:
         return _REFLEXIVE[op]  # one input, whatever its value (a size or flag: not NaN)
     if isinstance(left, o.ClassObj) and isinstance(right, o.ClassObj) and op in ("is", "is not", "==", "!="):
