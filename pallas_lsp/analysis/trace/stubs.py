@@ -2971,6 +2971,9 @@ LIBRARY_CALLS: dict[str, Callable[..., Any]] = {
         tuple(args), kwargs.get("marks", ()) not in ((), [], None)),
     api.SHAPE_DTYPE_STRUCT: _shape_dtype_struct,
     f"{PARAMETERIZED}.product": _product,
+    # JAX's tests: a sample of the same product (every combination, when it has few; which ones
+    # otherwise is a seeded draw: each is a setting the file may run)
+    "jax._src.test_util.sample_product": _product,
     f"{PARAMETERIZED}.parameters": _cases(named=False),
     f"{PARAMETERIZED}.named_parameters": _cases(named=True),
     "typing.NamedTuple": _typed_named_tuple_class,
