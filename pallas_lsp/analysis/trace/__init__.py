@@ -714,6 +714,27 @@ class Trace:
             if isinstance(item, (objects.Bound, objects.Instance)):
                 interp.escape(item)
         interp.partials.extend(_calls_handed_back(result))
+        self._apply_handed_back(result)
+
+    def _apply_handed_back(self, result: Any) -> None:
+        """A kernel returned with a tuple of arguments beside it (`return plgpu.kernel(...), (a,
+        b)`: a test's case) is applied to them by the caller: JAX traces its body there, with
+        its operands counted (`stubs.apply_kernel`: a `*refs` body, a `pallas_call`'s whole
+        blocks), on the path that returned it."""
+        interp = self.interp
+        for guard, value in objects.split(result):
+            if not (type(value) is tuple and len(value) == 2 and type(value[1]) in (tuple, list)):
+                continue
+            for inner, kernel in objects.split(value[0]):
+                both = objects.conjoin(guard, inner)
+                if not isinstance(kernel, objects.Kernel) or kernel.later is None or both is None:
+                    continue
+                saved, interp.guard = interp.guard, both
+                try:
+                    stubs.apply_kernel(interp, kernel, list(value[1]), kernel.node)
+                finally:
+                    interp.guard = saved
+                    interp.raised = False
 
     def _initialise(self, instance: objects.Instance, module: objects.ModuleObj) -> None:
         """An entry's `self` is an instance its class's `__init__` made, with that `__init__`'s

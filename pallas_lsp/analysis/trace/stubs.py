@@ -2442,7 +2442,10 @@ def _run_one_body(interp: Interpreter, node: nodes.NodeNG, body: Any, scratch: A
     operand = (lambda p: o.Operand(node, p)) if gmem else (lambda p: UNKNOWN)
     if isinstance(scratch, dict):
         keywords = {**keywords, **scratch}
-        operands = [p for p in free if p not in scratch]
+        # (a parameter after one the scratch names is never filled positionally: it keeps its default)
+        first = next((i for i, p in enumerate(free) if p in scratch), len(free))
+        operands = [p for p in free[:first] if p not in scratch] + [
+            p for p in free[first:] if p not in scratch and p not in _defaulted(arguments)]
         preset.update({p: operand(p) for p in operands})
         if arguments.vararg and tail:  # the operands the named parameters leave (a `*args, **kwargs` wrapper)
             preset[arguments.vararg] = UNKNOWN if leading is None else tuple(
@@ -2464,10 +2467,11 @@ def _run_one_body(interp: Interpreter, node: nodes.NodeNG, body: Any, scratch: A
         preset.update({p: UNKNOWN for p in free})
         preset[arguments.vararg] = o.TailTuple(tuple(scratch))
     elif isinstance(scratch, (tuple, list)):
-        if arguments.vararg or len(scratch) > len(free):
+        filled = _filled(free, arguments, leading, len(scratch))
+        if arguments.vararg or len(scratch) > filled:
             preset.update({p: UNKNOWN for p in free})  # the refs land where we cannot tell
         elif tail:
-            operands = free[: len(free) - len(scratch)]
+            operands = free[: filled - len(scratch)]
             if isinstance(specs, o.BlockSpec):
                 specs = (specs,) * len(operands)
             if specs is not None and len(specs) == len(operands):  # (a default spec's: in no memory space)
@@ -2475,7 +2479,7 @@ def _run_one_body(interp: Interpreter, node: nodes.NodeNG, body: Any, scratch: A
                                if spec.space in (None, "GMEM", "SMEM") else UNKNOWN for p, spec in zip(operands, specs)})
             else:
                 preset.update({p: operand(p) for p in operands})
-            preset.update(zip(free[len(free) - len(scratch):], scratch))
+            preset.update(zip(free[filled - len(scratch):filled], scratch))
         else:
             preset.update(zip(free, scratch))
     elif tail and isinstance(scratch, (o.Alloc, o.Union, o.Member, o.View, o.Barrier)):
@@ -2492,6 +2496,27 @@ def ignored_scratch(scratch: Any) -> bool:
     allocation, an iterator, a dict's view, a plain or dataclass instance)."""
     return isinstance(scratch, (o.NotSequence, o.Generator, o.Alloc, o.Union, o.Member, o.View, o.Barrier)) \
         or plain_instance(scratch)
+
+
+def _filled(free: list[str], arguments: nodes.Arguments, leading: int | None, scratch: int) -> int:
+    """How many of the body's free parameters the refs fill: the operands and outputs (where
+    counted) and the scratch, in order; where not counted, all but trailing ones whose
+    default is no ref's (`accumulate=False`: a setting, which the refs leave as it is; a
+    None default may be a ref's slot)."""
+    if leading is not None:
+        return min(len(free), leading + scratch)
+    defaults = dict(zip(_defaulted(arguments), arguments.defaults or []))
+    count = len(free)
+    while count and free[count - 1] in defaults and not (
+            isinstance(defaults[free[count - 1]], nodes.Const) and defaults[free[count - 1]].value is None):
+        count -= 1
+    return count
+
+
+def _defaulted(arguments: nodes.Arguments) -> list[str]:
+    """The positional parameters with a default, in order (each `arguments.defaults`' own)."""
+    positional = (arguments.posonlyargs or []) + (arguments.args or [])
+    return [arg.name for arg in positional[len(positional) - len(arguments.defaults or []):]]
 
 
 def _misses_parameters(arguments: nodes.Arguments, free: list[str], leading: int | None) -> bool:
