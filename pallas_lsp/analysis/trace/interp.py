@@ -1601,7 +1601,9 @@ class Interpreter:
             return self.subscript(node, frame)
         if isinstance(node, (nodes.Tuple, nodes.List, nodes.Set)):
             ways = self.elements(node.elts, frame)  # type: ignore[arg-type]  # astroid types these as inference results; parsed code holds nodes
-            if ways is UNKNOWN or isinstance(node, nodes.Set):
+            if isinstance(node, nodes.Set):
+                return _set_of(ways)
+            if ways is UNKNOWN:
                 return UNKNOWN
             made = tuple if isinstance(node, nodes.Tuple) else list
             return guarded((guard, made(items)) for guard, items in ways)
@@ -1923,6 +1925,10 @@ class Interpreter:
             return contained == (op == "in")
         if op in ("in", "not in") and type(right) is dict and o.dict_key(left) \
                 and id(right) not in self.poisoned:  # a key of a dict we know all of
+            return (left in right) == (op == "in")
+        if op in ("in", "not in") and type(right) in (set, frozenset, range):  # (`variant in {"pair", "wide"}`)
+            if id(right) in self.poisoned or not isinstance(left, _PRIMITIVE):
+                return UNKNOWN
             return (left in right) == (op == "in")
         return _compare(op, left, right)
 
@@ -2606,6 +2612,15 @@ def _each_way(ways: Sequence[tuple[Guard, Any]], parts: Sequence[tuple[Guard, An
     grown = [(both, join(value, part)) for guard, value in ways for part_guard, part in parts
              if (both := conjoin(guard, part_guard)) is not None]
     return grown if 0 < len(grown) <= o.MAX_ALTERNATIVES else UNKNOWN
+
+
+def _set_of(ways: Any) -> Any:
+    """A set display's value: a set of plain values (strings, numbers: what `in` asks of it;
+    its order, which hashing decides, is never followed), per path; else unknown."""
+    if ways is UNKNOWN:
+        return UNKNOWN
+    return guarded((guard, set(items) if all(isinstance(item, _PRIMITIVE) for item in items) else UNKNOWN)
+                   for guard, items in ways)
 
 
 def _with_item(mapping: dict[Any, Any], key: Any, item: Any) -> dict[Any, Any]:

@@ -277,6 +277,9 @@ _INT_METHODS = frozenset({"bit_length", "bit_count"})  # (`1 << (n - 1).bit_leng
 
 
 def attribute(interp: Interpreter, obj: Any, name: str) -> Any:  # noqa: C901 - one branch per object kind
+    if type(obj) is set:  # its methods are not followed: one that may change it leaves it unknown
+        interp.poisoned.add(id(obj))
+        return UNKNOWN
     if type(obj) is str and name in _STR_METHODS:
         return o.Partial(o.Native("<str method>"), (obj, name), ())
     if type(obj) is int and name in _INT_METHODS:
@@ -1096,6 +1099,25 @@ def _b_len(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
     return UNKNOWN if items is UNKNOWN else len(items)
 
 
+def _set_of(kind: type) -> Callable[..., Any]:
+    """`set(iterable)` / `frozenset(iterable)` of plain values (what `in` asks of it), per path."""
+    def build(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        if kwargs or len(args) > 1:
+            return UNKNOWN
+
+        def made(iterable: Any) -> Any:
+            if type(iterable) in (set, frozenset):  # (copied: its order is never followed)
+                return kind(iterable) if id(iterable) not in interp.poisoned else UNKNOWN
+            items = interp.iterate(iterable)
+            return kind(items) if items is not UNKNOWN and all(isinstance(item, _PLAIN) for item in items) else UNKNOWN
+
+        return interp.lift(made, args[0]) if args else kind()
+    return build
+
+
+_PLAIN = (bool, int, float, str, bytes, type(None))
+
+
 def _sequence(kind: type) -> Callable[..., Any]:
     def build(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
         if kwargs or len(args) > 1:
@@ -1684,6 +1706,8 @@ BUILTIN_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "builtins.range": _b_range,
     "builtins.len": _b_len,
     "builtins.tuple": _sequence(tuple),
+    "builtins.set": _set_of(set),
+    "builtins.frozenset": _set_of(frozenset),
     "builtins.list": _sequence(list),
     "builtins.dict": _b_dict,
     "builtins.zip": _b_zip,
