@@ -351,7 +351,7 @@ class Trace:
             if peek:
                 return [partial]
             made = self._partials_of.setdefault(target.node, [])
-            if len(made) < MAX_ENVIRONMENTS:
+            if len(made) < MAX_ENVIRONMENTS or partial.handed_back:  # (a call a case hands back: each is made)
                 made.append(partial)
                 found.append(partial)
             self._partials_run.add(id(partial))
@@ -710,8 +710,9 @@ class Trace:
         for parameters in getattr(closure, "parameters", ()):
             preset.update(_cases(parameters, positional[offset:], names))
         result = interp.run(closure, [], {}, func, preset=preset)
+        called = {id(func) for _, func, _ in _handed_back(result)}  # (called with their arguments: below)
         for item in _handed_on(result):  # (to its caller: code we do not read, which may call it)
-            if isinstance(item, (objects.Bound, objects.Instance)):
+            if isinstance(item, (objects.Bound, objects.Instance)) and id(item) not in called:
                 interp.escape(item)
         interp.partials.extend(_calls_handed_back(result))
         self._apply_handed_back(result)
@@ -722,19 +723,15 @@ class Trace:
         its operands counted (`stubs.apply_kernel`: a `*refs` body, a `pallas_call`'s whole
         blocks), on the path that returned it."""
         interp = self.interp
-        for guard, value in objects.split(result):
-            if not (type(value) is tuple and len(value) == 2 and type(value[1]) in (tuple, list)):
+        for guard, kernel, args in _handed_back(result):
+            if not isinstance(kernel, objects.Kernel) or kernel.later is None:
                 continue
-            for inner, kernel in objects.split(value[0]):
-                both = objects.conjoin(guard, inner)
-                if not isinstance(kernel, objects.Kernel) or kernel.later is None or both is None:
-                    continue
-                saved, interp.guard = interp.guard, both
-                try:
-                    stubs.apply_kernel(interp, kernel, list(value[1]), kernel.node)
-                finally:
-                    interp.guard = saved
-                    interp.raised = False
+            saved, interp.guard = interp.guard, guard
+            try:
+                stubs.apply_kernel(interp, kernel, list(args), kernel.node)
+            finally:
+                interp.guard = saved
+                interp.raised = False
 
     def _initialise(self, instance: objects.Instance, module: objects.ModuleObj) -> None:
         """An entry's `self` is an instance its class's `__init__` made, with that `__init__`'s
@@ -1007,13 +1004,22 @@ def _calls_handed_back(result: Any) -> Iterator[objects.Partial]:
     those arguments (`Trace._partials_not_called`). A callable object (`return Matmul(), (a,
     b)`) or a bound method is called as Python calls it: its class's function with the object
     first."""
-    for _, value in objects.split(result):
+    for _, func, args in _handed_back(result):
+        func, receiver = _with_receiver(func)
+        partial = objects.Partial(func, (*receiver, *args), (), handed_back=True)
+        if objects.partial_target(partial) is not None:
+            yield partial
+
+
+def _handed_back(result: Any) -> Iterator[tuple[objects.Guard, Any, tuple[Any, ...] | list[Any]]]:
+    """The callables an entry point returned with a tuple of arguments beside them (`return
+    matmul, (a, b)`), each with its arguments and the guard of the path that returned it."""
+    for guard, value in objects.split(result):
         if type(value) is tuple and len(value) == 2 and type(value[1]) in (tuple, list):
-            for _, func in objects.split(value[0]):
-                func, receiver = _with_receiver(func)
-                partial = objects.Partial(func, (*receiver, *value[1]), (), handed_back=True)
-                if objects.partial_target(partial) is not None:
-                    yield partial
+            for inner, func in objects.split(value[0]):
+                both = objects.conjoin(guard, inner)
+                if both is not None:
+                    yield both, func, value[1]
 
 
 def _with_receiver(func: Any) -> tuple[Any, tuple[Any, ...]]:
