@@ -142,6 +142,9 @@ def _copy(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], 
                     or isinstance(class_attribute(value.cls, "__deepcopy__"), o.Closure):
                 return UNKNOWN  # (attributes we do not know, or a copy of its own making)
             return dataclasses.replace(value, attributes={name: inner(item) for name, item in value.attributes.items()})
+        if isinstance(value, o.Namespace):  # (`types.SimpleNamespace`: a new one, with the same attributes)
+            return o.Namespace({name: inner(item) for name, item in value.attributes.items()},
+                               copied(value.fallback, depth + 1) if deep and value.fallback is not None else value.fallback)
         return value
 
     return copied(args[0], 0)
