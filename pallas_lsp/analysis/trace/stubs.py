@@ -280,6 +280,8 @@ _INT_METHODS = frozenset({"bit_length", "bit_count"})  # (`1 << (n - 1).bit_leng
 
 
 def attribute(interp: Interpreter, obj: Any, name: str) -> Any:  # noqa: C901 - one branch per object kind
+    if name in ("value", "_value_") and type(obj) in (int, str):
+        return obj  # a value enum's member, which the trace keeps as its value (a plain str has no `.value`)
     if type(obj) is set:  # its methods are not followed: one that may change it leaves it unknown
         interp.poisoned.add(id(obj))
         return UNKNOWN
@@ -3138,9 +3140,14 @@ def makes_enum(bases: tuple[Any, ...]) -> bool:
 
 
 def is_value_enum(cls: o.ClassObj) -> bool:
-    """An `IntEnum`, `StrEnum` or `IntFlag` of the analysed code (its members are its values)?"""
-    return any(isinstance(base, (o.Library, o.Native)) and base.qname in ("enum.IntEnum", "enum.StrEnum", "enum.IntFlag")
-               or isinstance(base, o.ClassObj) and is_value_enum(base) for base in cls.bases)
+    """An `IntEnum`, `StrEnum` or `IntFlag` of the analysed code, or an enum mixing in `str` or
+    `int` (`class Axis(str, enum.Enum)`): its members are its values (equal to them, used as
+    them: `collective_axis=Axis.X`)."""
+    if any(isinstance(base, (o.Library, o.Native)) and base.qname in ("enum.IntEnum", "enum.StrEnum", "enum.IntFlag")
+           or isinstance(base, o.ClassObj) and is_value_enum(base) for base in cls.bases):
+        return True
+    bases = _enum_bases(cls)
+    return bool(bases & {"builtins.str", "builtins.int"}) and bool(bases & {"enum.Enum", "enum.ReprEnum"})
 
 
 def makes_flag(bases: tuple[Any, ...]) -> bool:
