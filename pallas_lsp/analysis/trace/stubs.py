@@ -1312,7 +1312,7 @@ def _extreme(function: Callable[..., Any]) -> Callable[..., Any]:
     plain = _numeric(function)
 
     def call(interp: Interpreter, args: list[Any], kwargs: dict[str, Any], node: nodes.NodeNG) -> Any:
-        if "key" not in kwargs and "default" not in kwargs:
+        if "key" not in kwargs and "default" not in kwargs and not _of_tuples(args):
             return plain(interp, args, kwargs)
         if not set(kwargs) <= {"key", "default"} or not args or (len(args) > 1 and "default" in kwargs):
             return UNKNOWN
@@ -1331,23 +1331,56 @@ def _extreme(function: Callable[..., Any]) -> Callable[..., Any]:
     return call
 
 
+def _of_tuples(args: list[Any]) -> bool:
+    """`min(pairs)`: one iterable of tuples (compared as sort keys are, `_Key`)."""
+    if len(args) != 1:
+        return False
+    items = args[0].items if isinstance(args[0], o.Generator) else args[0]
+    return isinstance(items, (tuple, list)) and bool(items) and all(type(item) is tuple for item in items)
+
+
 def _keys(interp: Interpreter, items: list[Any], key: Any, node: nodes.NodeNG) -> list[Any] | Any:
-    """Each item's sort key (`key(item)`, or the item), when all are plain values or tuples of
-    them; UNKNOWN otherwise."""
+    """Each item's sort key (`key(item)`, or the item), when all are plain values or tuples
+    (compared as Python compares them: item by item, up to the first that differs, `_Key`);
+    UNKNOWN otherwise."""
     keys = []
     for item in items:
         interp.raised = False
         value = item if key is None else interp.invoke(key, [item], {}, node)
-        if interp.raised or not _foldable_key(value):
+        if interp.raised or not (isinstance(value, (int, float, str, bool, tuple))):
             return UNKNOWN  # (a key that raised on every path: Python's error, not ours to guess)
-        keys.append(value)
+        keys.append(_Key(value) if isinstance(value, tuple) else value)
     return keys
 
 
-def _foldable_key(value: Any) -> bool:
-    if isinstance(value, tuple):
-        return all(_foldable_key(item) for item in value)
-    return isinstance(value, (int, float, str, bool))
+class _Key:
+    """A tuple as a sort key: compared item by item up to the first pair that differs (`(cost,
+    config)`: the configs are never compared when the costs differ); a TypeError where that
+    pair is not two plain values (the comparison is not known)."""
+
+    __slots__ = ("items",)
+
+    def __init__(self, items: tuple[Any, ...]) -> None:
+        self.items = items
+
+    def __lt__(self, other: _Key) -> bool:
+        for mine, theirs in zip(self.items, other.items):
+            if mine is theirs:
+                continue
+            if isinstance(mine, tuple) and isinstance(theirs, tuple):
+                if _Key(mine) < _Key(theirs):
+                    return True
+                if _Key(theirs) < _Key(mine):
+                    return False
+                continue
+            if not (isinstance(mine, (int, float, str, bool)) and isinstance(theirs, (int, float, str, bool))):
+                raise TypeError("not known")
+            if mine != theirs:
+                return bool(mine < theirs)
+        return len(self.items) < len(other.items)
+
+    def __gt__(self, other: _Key) -> bool:
+        return other < self
 
 
 def _map(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
