@@ -15,6 +15,7 @@ import functools
 import itertools
 import keyword
 import math
+import operator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
@@ -1114,13 +1115,13 @@ def _set_of(kind: type) -> Callable[..., Any]:
             if type(iterable) in (set, frozenset):  # (copied: its order is never followed)
                 return kind(iterable) if id(iterable) not in interp.poisoned else UNKNOWN
             items = interp.iterate(iterable)
-            return kind(items) if items is not UNKNOWN and all(isinstance(item, _PLAIN) for item in items) else UNKNOWN
+            return kind(items) if items is not UNKNOWN and all(isinstance(item, _HASHED) for item in items) else UNKNOWN
 
         return interp.lift(made, args[0]) if args else kind()
     return build
 
 
-_PLAIN = (bool, int, float, str, bytes, type(None))
+_HASHED = (bool, int, float, str, bytes, type(None))  # what a set of plain values holds
 
 
 def _sequence(kind: type) -> Callable[..., Any]:
@@ -1376,7 +1377,7 @@ class _Key:
             if not (isinstance(mine, (int, float, str, bool)) and isinstance(theirs, (int, float, str, bool))):
                 raise TypeError("not known")
             if mine != theirs:
-                return bool(mine < theirs)
+                return bool(operator.lt(mine, theirs))  # (a str beside a number: Python's TypeError)
         return len(self.items) < len(other.items)
 
     def __gt__(self, other: _Key) -> bool:
@@ -2567,12 +2568,15 @@ def _filled(free: list[str], arguments: nodes.Arguments, leading: int | None, sc
     None default may be a ref's slot)."""
     if leading is not None:
         return min(len(free), leading + scratch)
-    defaults = dict(zip(_defaulted(arguments), arguments.defaults or []))
+    defaults: dict[str, nodes.NodeNG] = dict(zip(_defaulted(arguments), arguments.defaults or []))
     count = len(free)
-    while count and free[count - 1] in defaults and not (
-            isinstance(defaults[free[count - 1]], nodes.Const) and defaults[free[count - 1]].value is None):
+    while count and free[count - 1] in defaults and not _none_constant(defaults[free[count - 1]]):
         count -= 1
     return count
+
+
+def _none_constant(node: nodes.NodeNG) -> bool:
+    return isinstance(node, nodes.Const) and node.value is None
 
 
 def _defaulted(arguments: nodes.Arguments) -> list[str]:
