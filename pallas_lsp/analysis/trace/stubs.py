@@ -930,6 +930,8 @@ def class_pattern(interp: Interpreter, cls: Any, pattern: nodes.MatchClass, subj
     names = class_attribute(cls, "__match_args__")
     if names is _NOT_FOUND and cls.dataclass and not cls.keyword_only:
         names = tuple(field.name for field in _fields(cls) if field.init and not field.init_only)
+    elif names is _NOT_FOUND and _is_named_tuple(cls):  # (a named tuple's fields, in order)
+        names = tuple(field.name for field in _fields(cls))
     if pattern.patterns and not (isinstance(names, tuple) and len(names) >= len(pattern.patterns)
                                  and all(isinstance(name, str) for name in names)):
         return None
