@@ -1901,11 +1901,12 @@ class Interpreter:
 
     def _identity(self, op: str, left: Any, right: Any) -> Any:
         """`_compare`, and `is` between allocations: two of them are two refs; one is one ref in
-        a kernel body that got it once (the same spec given twice, `[spec] * 2`, is two refs)."""
+        a kernel body that got it once (the same spec given twice, `[spec] * 2`, is two refs);
+        outside a kernel body, one allocation is the one spec object Python compares."""
         if op in ("is", "is not") and isinstance(left, o.Alloc) and isinstance(right, o.Alloc):
             if left is not right:
                 return op == "is not"
-            if self.kernels and id(left) not in self.repeated_refs:
+            if not self.kernels or id(left) not in self.repeated_refs:
                 return op == "is"
             return UNKNOWN
         if op in ("is", "is not", "==", "!=") and o.Instance in (type(left), type(right)) \
