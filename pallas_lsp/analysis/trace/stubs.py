@@ -2161,6 +2161,7 @@ def _kernel(interp: Interpreter, qname: str, node: nodes.Call, args: list[Any], 
         if bound.get(key) is not None:
             bound[key] = _named_tuples_as_tuples(bound[key])
     scratch = next((bound[k] for k in ("scratch_types", "scratch_shapes") if bound.get(k) is not None), ())
+    run = interp.record("kernel", node, bound)
     operands, outputs = _operands_here(interp, node), _outputs(bound)
     leading = operands + outputs if operands is not None and outputs is not None else None
     # run again where it is applied, when the application's operands decide what it binds: a
@@ -2169,7 +2170,6 @@ def _kernel(interp: Interpreter, qname: str, node: nodes.Call, args: list[Any], 
     later = leading is None and outputs is not None and (
         _takes_refs(body) and all(isinstance(item, (tuple, list)) for _, item in o.split(scratch))
         or all(ignored_scratch(item) for _, item in o.split(scratch)))
-    run = interp.record("kernel", node, bound)
     if not (later and _applied_only_here(interp, node)):
         _run_body(interp, node, body, scratch, tail=True, gmem=True, leading=leading, run=run)
     if later and outputs is not None:
