@@ -1452,8 +1452,6 @@ class Interpreter:
         bases = tuple(self.ev(base, frame) for base in node.bases)  # type: ignore[arg-type]  # astroid types these as inference results; parsed code holds nodes
         body = Frame(frame)
         model = any(self.stubs.is_model_base(base) for base in bases)  # its fields are its __init__'s
-        keywords = {keyword.arg: keyword.value for keyword in node.keywords or ()
-                    if keyword.arg not in (None, "metaclass")}
         written = getattr(node, "_metaclass", None)  # (astroid keeps `metaclass=` apart from the other keywords)
         meta = self.ev(written, frame) if written is not None else next(
             (base.metaclass for base in bases if isinstance(base, o.ClassObj) and base.metaclass is not None), None)
@@ -1474,8 +1472,10 @@ class Interpreter:
         finally:
             self.calls = saved
         self.stubs.make_members(self, cls)
-        self._init_subclass(cls, node, frame)
-        value: Any = self._made_by_metaclass(cls, keywords, frame) if cls.metaclass is not None else cls
+        keywords = {keyword.arg: self.ev(keyword.value, frame) for keyword in node.keywords or ()
+                    if keyword.arg not in (None, "metaclass")}  # (astroid keeps `metaclass=` apart, but not always)
+        self._init_subclass(cls, node, keywords)
+        value: Any = self._made_by_metaclass(cls, keywords) if cls.metaclass is not None else cls
         for decorator in reversed(node.decorators.nodes if node.decorators else []):
             wrapper = self.ev(decorator, frame)
             if not _runs_code(wrapper):
@@ -1489,7 +1489,7 @@ class Interpreter:
                 self.stack = stack
         return value
 
-    def _made_by_metaclass(self, cls: o.ClassObj, keywords: dict[str, nodes.NodeNG], frame: Frame) -> Any:
+    def _made_by_metaclass(self, cls: o.ClassObj, keywords: dict[str, Any]) -> Any:
         """Python makes a class by calling its metaclass: the metaclass's `__new__` runs with
         the name, bases, namespace and the class statement's keywords (JAX's tests:
         `class XWGTest(XTest, lowering_semantics=Warpgroup)`, whose `__new__` sets
@@ -1503,11 +1503,10 @@ class Interpreter:
         if not isinstance(new, o.Closure):
             return cls  # a library's metaclass (`abc.ABCMeta`): what it does is not followed
         node = cls.node
-        arguments = {name: self.ev(value, frame) for name, value in keywords.items()}
         stack, self.stack = self.stack, self.stack + [node]
         self.classes_made.append(cls)
         try:
-            made = self.run(new, [meta, node.name, cls.bases, dict(cls.env.vars)], arguments, node)
+            made = self.run(new, [meta, node.name, cls.bases, dict(cls.env.vars)], keywords, node)
         except _Signal:
             made = cls
         finally:
@@ -1516,7 +1515,7 @@ class Interpreter:
             self.raised = False
         return made if isinstance(made, o.ClassObj) else cls
 
-    def _init_subclass(self, cls: o.ClassObj, node: nodes.ClassDef, frame: Frame) -> None:
+    def _init_subclass(self, cls: o.ClassObj, node: nodes.ClassDef, keywords: dict[str, Any]) -> None:
         """Python runs the nearest base's `__init_subclass__` (a class method, implicitly) on a
         class as it is made, with the class statement's keywords, before its decorators."""
         hook = next((found for klass in list(cls.mro())[1:]
@@ -1524,8 +1523,6 @@ class Interpreter:
         hook = getattr(hook, "func", hook)  # (written with `@classmethod` or not)
         if not isinstance(hook, o.Closure):
             return  # `object`'s, or one we do not read: it does nothing we follow
-        keywords = {keyword.arg: self.ev(keyword.value, frame) for keyword in node.keywords or ()
-                    if keyword.arg not in (None, "metaclass")}
         stack = self.stack
         self.stack = stack + [node]
         try:
