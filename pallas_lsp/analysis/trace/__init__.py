@@ -26,6 +26,9 @@ __all__ = ["Trace", "Site", "objects"]
 
 MAX_ENVIRONMENTS = 8  # closures of one function of the analysed file run after it escaped, per round
 MAX_ENTRY_ROUNDS = 4
+# A callable an entry point returned with its arguments (`return matmul, (a, b)`): the guard
+# of the path that returned it, the callable, the arguments (`_handed_back`)
+_HandedBack = tuple[objects.Guard, Any, tuple[Any, ...] | list[Any]]
 # Steps one entry point may take (a 9,800-line test file of JAX's takes 56,000 in all), and
 # all entries of a file together: past them, what was recorded stands and the rest is silent.
 STEPS_PER_ENTRY = 100_000
@@ -389,7 +392,7 @@ class Trace:
         names = positional + [arg.name for arg in arguments.kwonlyargs]
         bound = set(positional[:len(args)]) | set(keywords)
         if isinstance(target.node, nodes.Lambda) and partial.handed_back:
-            bound |= set(_default_nodes(target.node))  # (left to their defaults)
+            bound |= set(objects.default_nodes(target.node.args))  # (left to their defaults)
         interp, node = self.interp, target.node
         preset = self._inputs(node, None, names, interp.modules[self.module], free=free, bound={},
                               defaults=getattr(target, "defaults", {}))
@@ -710,20 +713,21 @@ class Trace:
         for parameters in getattr(closure, "parameters", ()):
             preset.update(_cases(parameters, positional[offset:], names))
         result = interp.run(closure, [], {}, func, preset=preset)
-        called = {id(func) for _, func, _ in _handed_back(result)}  # (called with their arguments: below)
+        handed_back = list(_handed_back(result))
+        called = {id(func) for _, func, _ in handed_back}  # (called with their arguments: below)
         for item in _handed_on(result):  # (to its caller: code we do not read, which may call it)
             if isinstance(item, (objects.Bound, objects.Instance)) and id(item) not in called:
                 interp.escape(item)
-        interp.partials.extend(_calls_handed_back(result))
-        self._apply_handed_back(result)
+        interp.partials.extend(_calls_handed_back(handed_back))
+        self._apply_handed_back(handed_back)
 
-    def _apply_handed_back(self, result: Any) -> None:
+    def _apply_handed_back(self, handed_back: list[_HandedBack]) -> None:
         """A kernel returned with a tuple of arguments beside it (`return plgpu.kernel(...), (a,
         b)`: a test's case) is applied to them by the caller: JAX traces its body there, with
         its operands counted (`stubs.apply_kernel`: a `*refs` body, a `pallas_call`'s whole
         blocks), on the path that returned it."""
         interp = self.interp
-        for guard, kernel, args in _handed_back(result):
+        for guard, kernel, args in handed_back:
             if not isinstance(kernel, objects.Kernel) or kernel.later is None:
                 continue
             saved, interp.guard = interp.guard, guard
@@ -793,7 +797,7 @@ class Trace:
                 preset[names[0]] = UNKNOWN
         if free:
             # the defaults as the `def` evaluated them, once (`(96, 128)`, `Config()`, `CONFIG`)
-            written = _default_nodes(func)
+            written = objects.default_nodes(func.args)
             for name, default in defaults.items():
                 if name not in written or name in bound:
                     continue  # (a bound parameter never has its default)
@@ -903,18 +907,6 @@ def _literal(value: Any, depth: int = 0) -> bool:
     return type(value) in (tuple, list) and depth < 4 and all(_literal(item, depth + 1) for item in value)
 
 
-def _default_nodes(func: nodes.FunctionDef | nodes.Lambda) -> dict[str, nodes.NodeNG]:
-    """The parameters that have a default -> the expression written for it."""
-    arguments = func.args
-    assert arguments.args is not None and arguments.defaults is not None and arguments.kw_defaults is not None
-    positional = (arguments.posonlyargs or []) + arguments.args
-    found = {arg.name: default for arg, default in
-             zip(positional[len(positional) - len(arguments.defaults):], arguments.defaults)}
-    found.update((arg.name, default) for arg, default in zip(arguments.kwonlyargs, arguments.kw_defaults)
-                 if default is not None)
-    return found
-
-
 def _one_of(free: Any, values: list[Any]) -> Any:
     """An input the module's partials bind to one of these literals: each under the condition
     `free == value` (so a finding one of them gives says "when block_m == 96"), and that the
@@ -997,21 +989,21 @@ def _bound_values(partial: objects.Partial) -> list[Any]:
     return args + list(keywords.values())
 
 
-def _calls_handed_back(result: Any) -> Iterator[objects.Partial]:
+def _calls_handed_back(handed_back: list[_HandedBack]) -> Iterator[objects.Partial]:
     """A function of the analysed code returned with a tuple of arguments beside it (`return
     matmul, (a, b)`: a test's case, a benchmark's workload) is a call handed to the caller, who
     makes it: as the uncalled `functools.partial(matmul, a, b)` it amounts to, it runs with
     those arguments (`Trace._partials_not_called`). A callable object (`return Matmul(), (a,
     b)`) or a bound method is called as Python calls it: its class's function with the object
     first."""
-    for _, func, args in _handed_back(result):
+    for _, func, args in handed_back:
         func, receiver = _with_receiver(func)
         partial = objects.Partial(func, (*receiver, *args), (), handed_back=True)
         if objects.partial_target(partial) is not None:
             yield partial
 
 
-def _handed_back(result: Any) -> Iterator[tuple[objects.Guard, Any, tuple[Any, ...] | list[Any]]]:
+def _handed_back(result: Any) -> Iterator[_HandedBack]:
     """The callables an entry point returned with a tuple of arguments beside them (`return
     matmul, (a, b)`), each with its arguments and the guard of the path that returned it."""
     for guard, value in objects.split(result):

@@ -1435,18 +1435,7 @@ class Interpreter:
         return value
 
     def _defaults(self, arguments: nodes.Arguments, frame: Frame) -> dict[str, Any]:
-        found: dict[str, Any] = {}
-        if arguments.args is None:
-            return found
-        assert arguments.defaults is not None and arguments.kw_defaults is not None  # with args, always lists
-        default: nodes.NodeNG | None
-        positional = (arguments.posonlyargs or []) + arguments.args
-        for arg, default in zip(positional[len(positional) - len(arguments.defaults):], arguments.defaults):
-            found[arg.name] = self.ev(default, frame)
-        for arg, default in zip(arguments.kwonlyargs, arguments.kw_defaults):
-            if default is not None:
-                found[arg.name] = self.ev(default, frame)
-        return found
+        return {name: self.ev(default, frame) for name, default in o.default_nodes(arguments).items()}
 
     def define_class(self, node: nodes.ClassDef, frame: Frame) -> Any:
         bases = tuple(self.ev(base, frame) for base in node.bases)  # type: ignore[arg-type]  # astroid types these as inference results; parsed code holds nodes
@@ -2613,12 +2602,8 @@ def _each_way(ways: Sequence[tuple[Guard, Any]], parts: Sequence[tuple[Guard, An
 
 
 def _set_of(ways: Any) -> Any:
-    """A set display's value: a set of plain values (strings, numbers: what `in` asks of it;
-    its order, which hashing decides, is never followed), per path; else unknown."""
-    if ways is UNKNOWN:
-        return UNKNOWN
-    return guarded((guard, set(items) if all(isinstance(item, _PRIMITIVE) for item in items) else UNKNOWN)
-                   for guard, items in ways)
+    """A set display's value, per path: a set of plain values (`objects.plain_set`), else unknown."""
+    return UNKNOWN if ways is UNKNOWN else guarded((guard, o.plain_set(set, items)) for guard, items in ways)
 
 
 def _with_item(mapping: dict[Any, Any], key: Any, item: Any) -> dict[Any, Any]:

@@ -949,6 +949,26 @@ def dict_key(value: Any, depth: int = 0) -> bool:
     return type(value) is tuple and depth < 3 and all(dict_key(item, depth + 1) for item in value)
 
 
+def default_nodes(arguments: nodes.Arguments) -> dict[str, nodes.NodeNG]:
+    """A function's parameters that have a default -> the expression written for it
+    (positional ones in order, then keyword-only ones)."""
+    if arguments.args is None:
+        return {}  # (a function astroid built from a living object)
+    positional = (arguments.posonlyargs or []) + arguments.args
+    defaults = arguments.defaults or []
+    found = {arg.name: default for arg, default in zip(positional[len(positional) - len(defaults):], defaults)}
+    found.update((arg.name, default) for arg, default in zip(arguments.kwonlyargs, arguments.kw_defaults or [])
+                 if default is not None)
+    return found
+
+
+def plain_set(kind: type, items: Iterable[Any]) -> Any:
+    """`set(items)` / `frozenset(items)` of plain values (what `in` asks of it; its order, which
+    hashing decides, is never followed); UNKNOWN when an item is anything else."""
+    items = list(items)
+    return kind(items) if all(isinstance(item, _PRIMITIVE) for item in items) else UNKNOWN
+
+
 # ---------------------------------------------------------------------------
 # Truthiness, one definition for the interpreter's `if`s and the rules' verdicts.
 

@@ -168,16 +168,9 @@ def bind_api(interp: Interpreter, qname: str, args: list[Any], kwargs: dict[str,
 
 @functools.lru_cache(maxsize=None)
 def literal_defaults(node: nodes.FunctionDef) -> dict[str, Any]:
-    found = {}
-    arguments = node.args
-    assert arguments.args is not None and arguments.defaults is not None and arguments.kw_defaults is not None
-    positional = (arguments.posonlyargs or []) + arguments.args
-    pairs = list(zip(positional[len(positional) - len(arguments.defaults):], arguments.defaults))
-    pairs += [(a, d) for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults) if d is not None]
-    for arg, default in pairs:
-        found[arg.name] = default.value if isinstance(default, nodes.Const) else (
-            () if isinstance(default, nodes.Tuple) and not default.elts else UNKNOWN)
-    return found
+    return {name: default.value if isinstance(default, nodes.Const) else (
+        () if isinstance(default, nodes.Tuple) and not default.elts else UNKNOWN)
+        for name, default in o.default_nodes(node.args).items()}
 
 
 # ---------------------------------------------------------------------------
@@ -1114,16 +1107,13 @@ def _set_of(kind: type) -> Callable[..., Any]:
             return UNKNOWN
 
         def made(iterable: Any) -> Any:
-            if type(iterable) in (set, frozenset):  # (copied: its order is never followed)
+            if type(iterable) in (set, frozenset):  # (copied)
                 return kind(iterable) if id(iterable) not in interp.poisoned else UNKNOWN
             items = interp.iterate(iterable)
-            return kind(items) if items is not UNKNOWN and all(isinstance(item, _HASHED) for item in items) else UNKNOWN
+            return UNKNOWN if items is UNKNOWN else o.plain_set(kind, items)
 
         return interp.lift(made, args[0]) if args else kind()
     return build
-
-
-_HASHED = (bool, int, float, str, bytes, type(None))  # what a set of plain values holds
 
 
 def _sequence(kind: type) -> Callable[..., Any]:
@@ -2509,8 +2499,9 @@ def _run_one_body(interp: Interpreter, node: nodes.NodeNG, body: Any, scratch: A
         keywords = {**keywords, **scratch}
         # (a parameter after one the scratch names is never filled positionally: it keeps its default)
         first = next((i for i, p in enumerate(free) if p in scratch), len(free))
+        defaults = o.default_nodes(arguments)
         operands = [p for p in free[:first] if p not in scratch] + [
-            p for p in free[first:] if p not in scratch and p not in _defaulted(arguments)]
+            p for p in free[first:] if p not in scratch and p not in defaults]
         preset.update({p: operand(p) for p in operands})
         if arguments.vararg and tail:  # the operands the named parameters leave (a `*args, **kwargs` wrapper)
             preset[arguments.vararg] = UNKNOWN if leading is None else tuple(
@@ -2570,7 +2561,7 @@ def _filled(free: list[str], arguments: nodes.Arguments, leading: int | None, sc
     None default may be a ref's slot)."""
     if leading is not None:
         return min(len(free), leading + scratch)
-    defaults: dict[str, nodes.NodeNG] = dict(zip(_defaulted(arguments), arguments.defaults or []))
+    defaults = o.default_nodes(arguments)
     count = len(free)
     while count and free[count - 1] in defaults and not _none_constant(defaults[free[count - 1]]):
         count -= 1
@@ -2579,12 +2570,6 @@ def _filled(free: list[str], arguments: nodes.Arguments, leading: int | None, sc
 
 def _none_constant(node: nodes.NodeNG) -> bool:
     return isinstance(node, nodes.Const) and node.value is None
-
-
-def _defaulted(arguments: nodes.Arguments) -> list[str]:
-    """The positional parameters with a default, in order (each `arguments.defaults`' own)."""
-    positional = (arguments.posonlyargs or []) + (arguments.args or [])
-    return [arg.name for arg in positional[len(positional) - len(arguments.defaults or []):]]
 
 
 def _misses_parameters(arguments: nodes.Arguments, free: list[str], leading: int | None) -> bool:
