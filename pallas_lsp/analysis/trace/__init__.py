@@ -122,8 +122,8 @@ class Trace:
         return interp
 
     def sites(self, kind: str) -> list[Site]:
-        if kind == "kernel":
-            return [site for site in self.interp.sites if site.kind == kind]  # (each build: a run or not)
+        if kind == "kernel" or not self._superseded_runs():  # (each build stays: a run or not)
+            return [site for site in self.interp.sites if site.kind == kind]
         return [site for site in self.interp.sites if site.kind == kind and not self.superseded(site)]
 
     def superseded(self, site: Site) -> bool:
