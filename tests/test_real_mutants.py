@@ -47,6 +47,17 @@ KNOWN_MISSES: dict[tuple[str, str], str] = {
     ("jax/experimental/pallas/ops/gpu/blackwell_matmul_mgpu.py", "cluster-one@218:6"): _ODD_WHY,
 }
 KNOWN_WRONG: dict[tuple[str, str], str] = {}
+# Findings beside JAX's about parameterizations of a test the harness does not run (it records a
+# test's first failing one): (file, mutant ident) -> the extra code, its " when ..." condition
+# naming those parameterizations, and where JAX confirmed that code on such a kernel.
+_MGT = "tests/pallas/mosaic_gpu_test.py"
+_LHS_TMEM = ("PLS014", "lhs_tmem != False",
+             "the collective accumulator beside the non-collective LHS TMEM the lhs_tmem=True runs allocate: "
+             "JAX 0.10.2 refuses the mix when lowering a pallas_call (tests/fixtures/pallas_call_collective.py)")
+OTHER_CONFIGURATIONS: dict[tuple[str, str], tuple[str, str, str]] = {
+    (_MGT, "collective-true@6075:8"): _LHS_TMEM,
+    (_MGT, "collective-true@6165:8"): _LHS_TMEM,
+}
 # Files the analysis cannot finish within its budget today.
 KNOWN_SLOW: dict[str, str] = {}
 # Unmodified code: findings JAX confirms (the deprecated plgpu.kernel spelling, a
@@ -150,4 +161,6 @@ def test_mutant(verdicts, source, mutant):
         at = [f for f in new if f[0] is None and f[1] == verdict["line"] and f[2] in codes]
     assert at, (f"{mutant.what} at line {mutant.line}: JAX raises {verdict['code']} at line {verdict['line']} "
                 f"({verdict['message'][:200]}); we report {new}")
-    assert [f for f in new if f not in at] == []
+    extra = [f for f in new if f not in at]
+    code, condition, _ = OTHER_CONFIGURATIONS.get((source.rel, mutant.ident), (None, None, None))
+    assert [f for f in extra if not (f[2] == code and f" when {condition}" in f[3])] == []
