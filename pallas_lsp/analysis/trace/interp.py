@@ -122,7 +122,32 @@ class _Signal(Exception):
     kind; none when the outcomes of an `if` all ended, in different ways)."""
 
 
-_RAISED = ("Raise",)  # the args of a `_Signal` that an exception raised
+_RAISED = ("Raise",)  # the args of a `_Signal` that an exception raised (of a class not known)
+
+
+def _raise(error: str | bool) -> _Signal:
+    """The `_Signal` of an exception raised: of this builtin class, or (True) of one not known."""
+    return _Signal("Raise", error) if isinstance(error, str) else _Signal(*_RAISED)
+
+
+def _ended_so(endings: set[tuple[Any, ...]]) -> tuple[Any, ...]:
+    """How a statement whose outcomes all ended ends: as they all did; raising (of a class
+    not known unless they all raised one) when they all raised; else none of the kinds."""
+    if len(endings) == 1:
+        return next(iter(endings))
+    if all(map(_raises, endings)):
+        return _RAISED
+    return ()
+
+
+def _raises(ending: tuple[Any, ...] | None) -> bool:
+    """Did a path end by raising (a `_Signal`'s args)?"""
+    return ending is not None and ending[:1] == _RAISED
+
+
+def _error(ending: tuple[Any, ...]) -> str | bool:
+    """The builtin class of the exception a raising path ended with; True: not known."""
+    return ending[1] if len(ending) > 1 else True
 
 
 @dataclass
@@ -218,8 +243,9 @@ class Interpreter:
         self._active: dict[nodes.NodeNG, int] = {}
         self._steps = 0
         # Did the function `run` last ran raise on every path? (`call` ends the caller's path
-        # then: the code after a call that always raises never runs)
-        self.raised = False
+        # then: the code after a call that always raises never runs) True, or the builtin
+        # class of what it raised when that is known (a `try` then runs the handler for it)
+        self.raised: bool | str = False
         # Paths that raised while others went on (a test, assert or call we could not decide
         # dropped them), counted: a `try` whose body adds to it may end in a handler instead
         self.dropped_raises = 0
@@ -326,7 +352,7 @@ class Interpreter:
         try:
             self.block(node.body, frame)
         except _Signal as signal:
-            if other and signal.args == _RAISED:  # its top level raised: so does every import of it
+            if other and _raises(signal.args):  # its top level raised: so does every import of it
                 self.failed_modules.add(node)
         except EntryExhausted:
             self.world_clean = False  # its state is what the budget let it make
@@ -479,14 +505,18 @@ class Interpreter:
                 self.handling.pop()
             self.block(node.finalbody, frame)
         elif isinstance(node, nodes.Try):
+            returns = self.calls[-1].returns if self.calls else []
+            mark = len(returns)
             try:
                 if node.handlers:
                     self._try_handled(node, frame)
                 else:
                     self.block(node.body, frame)
             finally:
-                self.block(node.finalbody, frame)
-        elif isinstance(node, (nodes.Raise, nodes.Break, nodes.Continue)):
+                self._finally(node, frame, returns, mark)
+        elif isinstance(node, nodes.Raise):
+            raise _raise(self._raised_class(node, frame) or True)
+        elif isinstance(node, (nodes.Break, nodes.Continue)):
             raise _Signal(type(node).__name__)
         elif isinstance(node, nodes.Global):
             frame.declared_global.update(node.names)
@@ -541,7 +571,7 @@ class Interpreter:
             else:
                 self.with_block(node, rest, frame)
         except _Signal as signal:
-            self.stubs.exited(self, manager, expression, raised=signal.args == _RAISED)
+            self.stubs.exited(self, manager, expression, raised=_raises(signal.args))
             raise
         # (after a suppressing manager the body may have raised: `__exit__` is told it does not know)
         self.stubs.exited(self, manager, expression, raised=suppresses)
@@ -551,9 +581,13 @@ class Interpreter:
         pass`, whose body may have stopped at any statement (a call JAX refuses raises where
         the trace goes on), so unless it raised on every path, each name it rebound may or may
         not be after it."""
-        attempt = self._attempt(run, frame, (self.stubs.suppressed(manager), False))
-        if attempt.ending == _RAISED:
+        swallowed = self.stubs.suppressed(manager)
+        attempt = self._attempt(run, frame, (swallowed, False))
+        ending = attempt.ending
+        if ending is not None and _raises(ending):
             self._pass_log(attempt.log)
+            if o.catches(swallowed, _error(ending)) is False:
+                raise _Signal(*ending)  # (`suppress(KeyError)` around `1 // 0`)
             return
         self._body_or_handler(node, frame, attempt, orelse=lambda: None, handler=lambda: None)
 
@@ -592,11 +626,23 @@ class Interpreter:
             return
         held = [guard for guard, truth in outcomes if truth]
         if not held:
-            raise _Signal(*_RAISED)
+            raise _raise("AssertionError")
         if len(held) < len(outcomes):
             self.dropped_raises += 1
         if len(held) == 1:
             self.guard = held[0]
+
+    def _finally(self, node: nodes.Try, frame: Frame, returns: list[tuple[Guard, Any]], mark: int) -> None:
+        """`finally:` runs however the `try` ended; where it ends on every path itself (`return`
+        in `finally`), its ending wins: what the `try` returned (from `mark` on) is not."""
+        if not node.finalbody:
+            return
+        middle = len(returns)
+        try:
+            self.block(node.finalbody, frame)
+        except _Signal:
+            del returns[mark:middle]
+            raise
 
     def _try_handled(self, node: nodes.Try, frame: Frame) -> None:
         """`try` with `except` clauses. A body that raised on every path runs a handler; one
@@ -605,10 +651,10 @@ class Interpreter:
         the body's own ending (and `else`), or a handler's."""
         attempt = self._attempt(lambda: self.block(node.body, frame), frame, catches=self._handles(node, frame))
         ending = attempt.ending
-        if ending == _RAISED or not attempt.partly:
+        if _raises(ending) or not attempt.partly:
             self._pass_log(attempt.log)
-            if ending == _RAISED:
-                self._handled(node, frame)
+            if ending is not None and _raises(ending):
+                self._handled(node, frame, _error(ending))
             elif ending is not None:
                 raise _Signal(*ending)
             else:
@@ -675,7 +721,7 @@ class Interpreter:
             for container, old in changed.values():
                 _restore(container, old)
         self.guard = saved
-        if _RAISED in endings and live:
+        if any(map(_raises, endings)) and live:
             self.dropped_raises += 1  # `else` or a handler raised: the try does, on some paths
         self._rejoin(endings, live, changed, ended, before, frame)
 
@@ -695,7 +741,7 @@ class Interpreter:
         self._count_exits(endings, bool(live))
         if not live:
             frame.vars = before
-            raise _Signal(*(next(iter(endings)) if len(endings) == 1 else ()))
+            raise _Signal(*_ended_so(endings))
         split = self._join_containers(changed, ended)
         if len(live) == 1:
             self.guard, frame.vars = live[0]
@@ -704,7 +750,7 @@ class Interpreter:
         for name, value in frame.vars.items():  # each path's own list; other holders: unknown
             if id(value) in split and value is changed[id(value)][0]:
                 frame.vars[name] = split[id(value)]
-        if endings and endings <= {_RAISED, ("Return",)}:
+        if endings and all(_raises(ending) or ending == ("Return",) for ending in endings):
             _keep_live(frame.vars, [guard for guard, _ in live])
 
     def _count_exits(self, endings: set[tuple[Any, ...]], live: bool) -> None:
@@ -736,14 +782,34 @@ class Interpreter:
             for key, entry in log.items():
                 self.branch_logs[-1].setdefault(key, entry)
 
-    def _handled(self, node: nodes.Try, frame: Frame) -> None:
-        """The `try` body raised: a handler runs (its exception's type we do not know: the
-        only one, or one of several, which the way they end is not decided by)."""
+    def _handled(self, node: nodes.Try, frame: Frame, error: str | bool = True) -> None:
+        """The `try` body raised `error` (a builtin class; True: not known): the first handler
+        that catches it runs; none does: it goes on. Where that is not known (the error's class
+        or a handler's), a handler runs: the only one, or one of several, which the way they
+        end is not decided by."""
         self._caught(node, frame)
+        chosen = self._handler_for(node, frame, error)
+        if chosen is None:
+            raise _raise(error)
+        if chosen is not UNKNOWN:
+            self.block(chosen.body, frame)
+            return
         if len(node.handlers) == 1:
             self.block(node.handlers[0].body, frame)
             return
         self.opaque_loop(node, None, frame, bodies=[handler.body for handler in node.handlers])
+
+    def _handler_for(self, node: nodes.Try, frame: Frame, error: str | bool) -> Any:
+        """The first `except` clause catching `error`; None when none does; UNKNOWN when a
+        clause before it may or may not."""
+        for handler in node.handlers:
+            if handler.type is None:
+                return handler
+            classes = self.stubs.exception_classes([handler.type], _binds(frame))
+            hit = o.catches(classes, error)
+            if hit is not False:
+                return handler if hit is True else UNKNOWN
+        return None
 
     def _handles(self, node: nodes.Try, frame: Frame) -> o.Handler | None:
         """What a `try` does with its body's errors (`objects.Handler`): None when every
@@ -832,7 +898,7 @@ class Interpreter:
             for container, old in changed.values():  # the next outcome starts from before
                 _restore(container, old)
         self.guard = saved
-        if _RAISED in endings and (live or len(endings) > 1):
+        if any(map(_raises, endings)) and (live or len({ending[:1] for ending in endings}) > 1):
             self.dropped_raises += 1
         self._rejoin(endings, live, changed, ended, before, frame)
 
@@ -1201,7 +1267,7 @@ class Interpreter:
                 try:
                     self.block(body, frame)
                 except _Signal as signal:
-                    if signal.args == _RAISED:
+                    if _raises(signal.args):
                         self.dropped_raises += 1  # on some run of it
                     elif bodies is not None and signal.args in (("Break",), ("Continue",)):
                         self.dropped_exits[signal.args[0]] += 1  # one case or handler left the loop's body
@@ -1866,6 +1932,8 @@ class Interpreter:
 
     def binary(self, op: str, left: Any, right: Any) -> Any:
         if type(left) is not o.Guarded and type(right) is not o.Guarded:
+            if op in _DIVISIONS and type(right) in _NUMBERS and type(left) in _NUMBERS and right == 0:
+                raise _raise("ZeroDivisionError")  # (`1 // 0`)
             return self._binary(op, left, right)
         return self.lift(lambda a, b: self._binary(op, a, b), left, right)
 
@@ -1933,7 +2001,7 @@ class Interpreter:
         try:
             found = self.attribute(value, name)
         except _Signal as signal:
-            if signal.args != _RAISED:
+            if not _raises(signal.args):
                 raise
             return default
         if self.dropped_raises == dropped:
@@ -1948,8 +2016,8 @@ class Interpreter:
         self.raised = False
         found = look_up(self, *args)
         if self.raised:
-            self.raised = False
-            raise _Signal(*_RAISED)
+            error, self.raised = self.raised, False
+            raise _raise(error)
         return found
 
     def _or_unknown(self, look_up: Callable[..., Any], *args: Any) -> Any:
@@ -2074,7 +2142,7 @@ class Interpreter:
         give. One that raised on every path (a function of the analysed code, an `__enter__`)
         gives nothing; when all did, so does this (and when some did, a raise was dropped)."""
         results = []
-        raised = False
+        raised: set[str | bool] = set()  # (the classes of what they raised)
         saved = self.guard
         try:
             for guard, item in alternatives:
@@ -2085,14 +2153,14 @@ class Interpreter:
                 self.raised = False
                 value = run(item)
                 if self.raised:
-                    raised = True
+                    raised.add(self.raised)
                     continue
                 results.append((both, value))
         finally:
             self.guard = saved
             self.raised = False
         if raised and not results:
-            raise _Signal(*_RAISED)
+            raise _raise(raised.pop() if len(raised) == 1 else True)
         if raised:
             self.dropped_raises += 1
         return guarded(results) if results else UNKNOWN
@@ -2312,23 +2380,25 @@ class Interpreter:
         dropped = self.dropped_raises
         effects = self._effects()
         self.frame = frame
-        raised = False
+        raised: bool | str = False
         try:
             if isinstance(func, nodes.Lambda):
                 try:
                     result = self.ev(func.body, frame)
-                except _Signal:  # its body raises on every path: so does the call
-                    result, raised = UNKNOWN, True
+                except _Signal as signal:  # its body raises on every path: so does the call
+                    result, raised = UNKNOWN, _error(signal.args) if _raises(signal.args) else True
             else:
+                ending: tuple[Any, ...] = ()
                 try:
                     self.block(func.body, frame)
                     self.calls[-1].returns.append((self.guard, self._ended(self.calls[-1], None, frame)))
-                except _Signal:
-                    pass
+                except _Signal as signal:
+                    ending = signal.args
                 returns = self.calls[-1].returns
                 # (a generator's body runs when it is iterated: calling it does not raise; here
                 # it runs at once, and its "returns" are what it yielded)
-                raised = not returns and not generator
+                if not returns and not generator:
+                    raised = _error(ending) if _raises(ending) else True
                 result = guarded(returns) if returns else (UNKNOWN if generator else None)
         finally:
             self.calls.pop()
@@ -2720,6 +2790,8 @@ _BINARY = {
     "%": operator.mod, "**": operator.pow, "<<": operator.lshift, ">>": operator.rshift,
     "|": operator.or_, "&": operator.and_, "^": operator.xor,
 }
+_DIVISIONS = frozenset({"/", "//", "%"})
+_NUMBERS = (int, float, bool)
 _COMPARE: dict[str, Callable[[Any, Any], Any]] = {
     "==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le, ">": operator.gt,
     ">=": operator.ge, "in": lambda a, b: a in b, "not in": lambda a, b: a not in b,

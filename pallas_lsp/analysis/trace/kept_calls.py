@@ -49,7 +49,7 @@ class KeptCall:
     """What one call's run left (see the module's docstring)."""
 
     result: Any
-    raised: bool
+    raised: bool | str  # (the class of what it raised, when known)
     steps: int
     sites: list[Site]
     executed: set[nodes.NodeNG]
@@ -139,7 +139,7 @@ class CallKeeper:
         interp.executed, interp.known_calls = set(), set()
         return recording
 
-    def finish(self, interp: Interpreter, recording: _Recording, result: Any, raised: bool, completed: bool) -> None:
+    def finish(self, interp: Interpreter, recording: _Recording, result: Any, raised: bool | str, completed: bool) -> None:
         """The call ran (`completed`: to its end): its functions go back into the trace's
         sets, and its run is recorded if it left nothing but what `KeptCall` holds."""
         executed, known = interp.executed, interp.known_calls

@@ -913,10 +913,11 @@ BUILTIN_EXCEPTIONS = frozenset(name for name, value in vars(builtins).items()
 Handler: TypeAlias = "tuple[frozenset[str] | None, str | None | bool]"
 
 
-def _catches(classes: frozenset[str] | None, raised: str) -> Any:
+def catches(classes: frozenset[str] | None, raised: str | bool) -> Any:
     """Does an `except` naming these builtin exception classes (None: classes not known)
-    catch the builtin exception `raised`? True, False, or UNKNOWN."""
-    if classes is None:
+    catch the builtin exception `raised` (True: of a class not known)? True, False, or
+    UNKNOWN."""
+    if classes is None or raised is True or raised is False:
         return UNKNOWN
     error = getattr(builtins, raised)
     return any(issubclass(error, getattr(builtins, name)) for name in classes)
@@ -928,7 +929,7 @@ def caught(handlers: tuple[Handler, ...], raised: str) -> Any:
     another in its place (`raise RuntimeError(...) from error`) hands that one outwards."""
     current: str | None = raised
     for classes, becomes in reversed(handlers):
-        hit = _catches(classes, current) if current is not None else UNKNOWN
+        hit = catches(classes, current) if current is not None else UNKNOWN
         if hit is False:
             continue
         if becomes is False or hit is UNKNOWN:

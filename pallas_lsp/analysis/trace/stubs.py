@@ -266,7 +266,10 @@ def _str_method(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) ->
         return UNKNOWN
     try:
         return getattr(str, name)(text, *rest, **kwargs)
-    except (TypeError, ValueError, IndexError, KeyError):
+    except (ValueError, IndexError, KeyError) as error:  # (`"abc".index("z")`: plain values, Python's own answer)
+        interp.raised = type(error).__name__
+        return UNKNOWN
+    except TypeError:
         return UNKNOWN
 
 
@@ -444,7 +447,7 @@ def _ref_shape(ref: Any) -> Any:
 
 def item(interp: Interpreter, obj: Any, key: Any, node: nodes.NodeNG | None = None) -> Any:  # noqa: C901
     if obj is None:
-        interp.raised = True  # a TypeError: None is not subscriptable
+        interp.raised = "TypeError"  # None is not subscriptable
         return UNKNOWN
     if isinstance(obj, o.At):
         return o.View(obj.ref, key)
@@ -471,8 +474,8 @@ def item(interp: Interpreter, obj: Any, key: Any, node: nodes.NodeNG | None = No
             obj[key] = made
             return made
         # a KeyError: a plain dict we know all the keys of lacks this one
-        interp.raised = type(obj) is dict and o.dict_key(key) \
-            and id(obj) not in interp.poisoned
+        if type(obj) is dict and o.dict_key(key) and id(obj) not in interp.poisoned:
+            interp.raised = "KeyError"
         return UNKNOWN
     if isinstance(obj, o.TailTuple):
         size = len(obj.suffix)
@@ -781,6 +784,8 @@ def _dict_method(interp: Interpreter, obj: dict[Any, Any], name: str, args: list
     if name == "setdefault" and args and isinstance(args[0], (str, int)):
         return obj.setdefault(args[0], args[1] if len(args) > 1 else None)
     if name == "pop" and args and isinstance(args[0], (str, int)):
+        if len(args) == 1 and args[0] not in obj:
+            interp.raised = "KeyError"
         return obj.pop(args[0], args[1] if len(args) > 1 else UNKNOWN)
     if name == "popitem" and not args and not kwargs and obj:
         return obj.popitem()
@@ -959,7 +964,7 @@ def _b_next(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any
     if not items:
         if len(args) == 2:
             return args[1]
-        interp.raised = True  # StopIteration ends the path
+        interp.raised = "StopIteration"  # (it ends the path)
         return UNKNOWN
     interp.changing(items)
     return items.pop(0)
@@ -1043,7 +1048,7 @@ def _search(interp: Interpreter, items: list[Any] | tuple[Any, ...], name: str, 
             found.append(position)
     if name == "count":
         return len(found)
-    interp.raised = True  # ValueError: not in the sequence
+    interp.raised = "ValueError"  # not in the sequence
     return UNKNOWN
 
 
@@ -1194,6 +1199,12 @@ def _numeric(function: Callable[..., Any]) -> Callable[..., Any]:
         values = interp.iterate(args[0]) if iterable else args
         if values is UNKNOWN or kwargs or not values:
             return UNKNOWN
+        if function in (int, float) and len(values) == 1 and type(values[0]) is str:
+            try:
+                return function(values[0])
+            except ValueError:  # (`int("seven")`)
+                interp.raised = "ValueError"
+                return UNKNOWN
         return interp.lift(applied, *values)  # (each alternative: `int(os.environ.get(name, "96"))`)
 
     def applied(*values: Any) -> Any:
