@@ -201,3 +201,28 @@ def test_jax_raises_the_finding_an_unrelated_sibling_keeps(tmp_path, name):
     assert result["error"] is None, result
     assert [((case["trace"] or {}).get("code"), (case["trace"] or {}).get("line")) for case in result["cases"]] == [
         (m.code, m.line) for m in parse_markers(kernel)]
+
+
+def test_fields_of_a_dataclass_other_modules_make_are_what_they_give_it(tmp_path):
+    """A library module's op class, made by the module beside it: its methods run as entry points
+    on an instance whose fields that module's calls decide (not the class's defaults, which its
+    `__post_init__` replaces), so a sentinel default is no finding."""
+    (tmp_path / "ops.py").write_text(textwrap.dedent('''
+        import dataclasses
+        import jax.numpy as jnp
+        from jax.experimental.pallas import mosaic_gpu as plgpu
+
+
+        @dataclasses.dataclass(frozen=True)
+        class Op:
+            rows: int = 0
+
+            def __post_init__(self):
+                if self.rows == 0:
+                    object.__setattr__(self, "rows", 128)
+
+            def scratch(self):
+                return [plgpu.TMEM((self.rows, 256), jnp.float32)]
+        '''), encoding="utf-8")
+    (tmp_path / "use.py").write_text("from ops import Op\n\nOp(64).scratch()\n", encoding="utf-8")
+    assert analyze_file(str(tmp_path / "ops.py")).findings == []

@@ -748,9 +748,12 @@ class Trace:
         arguments, as a function's callers do: its parameters are unknown, not inputs a
         finding could be "when" about."""
         cls, interp = instance.cls, self.interp
+        if cls.dataclass:
+            self._post_initialise(instance)
+            return
         init = stubs.class_attribute(cls, "__init__")
         if not isinstance(init, objects.Closure) or not isinstance(init.node, nodes.FunctionDef) \
-                or cls.dataclass or cls.enum or stubs.is_made_otherwise(interp, cls):
+                or cls.enum or stubs.is_made_otherwise(interp, cls):
             return
         arguments = init.node.args
         if arguments.args is None or not arguments.args or arguments.vararg or arguments.kwarg:
@@ -761,6 +764,18 @@ class Trace:
                               defaults=getattr(init, "defaults", {}))
         preset[names[0]] = instance
         interp.run(init, [], {}, init.node, preset=preset)
+
+    def _post_initialise(self, instance: objects.Instance) -> None:
+        """A dataclass's `__init__` runs its `__post_init__` (without init-only variables) on
+        the instance it made: what that normalises (`if self.rows == 0: object.__setattr__(self,
+        "rows", 128)`) is what every instance holds; its fields stay inputs."""
+        post = stubs.class_attribute(instance.cls, "__post_init__")
+        if not isinstance(post, objects.Closure) or not isinstance(post.node, nodes.FunctionDef):
+            return
+        arguments = post.node.args
+        if arguments.args is None or len(arguments.args) != 1 or arguments.vararg or arguments.kwonlyargs:
+            return
+        self.interp.run(post, [], {}, post.node, preset={arguments.args[0].name: instance})
 
     def _instantiated_here(self, owner: nodes.ClassDef | None, module: objects.ModuleObj) -> bool:
         """Does the analysed module make instances of the method's class, or of a subclass of
@@ -791,8 +806,10 @@ class Trace:
         if owner is not None and module is not None and names and not _is_static(func):
             cls = module.env.vars.get(owner.name)
             if isinstance(cls, objects.ClassObj):
+                # (a dataclass's fields, on an instance other modules make: what they give it)
                 preset[names[0]] = objects.Instance(
-                    cls, free=objects.Free(("self", owner), names[0]) if free else None)
+                    cls, free=objects.Free(("self", owner), names[0]) if free else None,
+                    init_unread=not free and cls.dataclass)
             else:
                 preset[names[0]] = UNKNOWN
         if free:
