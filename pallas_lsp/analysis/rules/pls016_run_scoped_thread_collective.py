@@ -26,7 +26,10 @@ class RunScopedThreadCollective(SiteRule):
     that allocates SMEM, TMEM or barriers inside a `plgpu.kernel` launched with `num_threads=`
     and `thread_name=` (a thread name makes the kernel multithreaded to JAX, even with
     `num_threads=1`), without `collective_axes=<thread_name>` (`collective_axes=None` is
-    none: JAX takes it as `(None,)`). JAX gives no source line: the
+    none: JAX takes it as `(None,)`). Also flags `collective_axes=` naming anything but the
+    kernel's thread axis alone (a cluster or grid axis, the thread axis with another, any axis
+    in a kernel without threads), which Mosaic GPU refuses whatever the scope allocates.
+    JAX gives no source line: the
     finding goes on the `pl.run_scoped` call, the one to fix (in a helper module, on that
     module's line), or on the call of the function `pl.with_scoped` decorated, whose fix goes
     on the decorator. A kernel whose TMEM allocations JAX refuses first (PLS013, PLS014) is
@@ -56,20 +59,21 @@ class RunScopedThreadCollective(SiteRule):
     ```
 
     ## Fix safety
-    Adding `collective_axes=<thread_name>` is unsafe: all threads then share one allocation,
-    which the body may not expect.
+    Adding `collective_axes=<thread_name>` (or putting it in place of other axes) is unsafe:
+    all threads then share one allocation, which the body may not expect; so is removing
+    axes from a kernel without threads (the scope is then its block's own).
 
     ## JAX message
     `Only thread-collective allocations are supported in multithreaded kernels. Hint: add
     collective_axes=wg to your run_scoped ...` (NotImplementedError when lowering, in every
-    supported version); with `collective_axes=None`: `Only thread-collective allocations are
-    supported in run_scoped.` (ValueError); in an interpreted kernel: `Scoped allocation must
+    supported version); with `collective_axes=None` or other axes: `Only thread-collective
+    allocations are supported in run_scoped.` (ValueError); in an interpreted kernel: `Scoped allocation must
     have the thread axis in its collective axes.` (ValueError).
     """
 
     code = "PLS016"
     name = "run-scoped-thread-collective"
-    summary = "pl.run_scoped allocating in a multithreaded kernel without collective_axes="
+    summary = "pl.run_scoped allocating in a multithreaded kernel without collective_axes=, or naming other axes"
     jax_message = "Only thread-collective allocations are supported in multithreaded kernels."
     triggers = (b"run_scoped", b"with_scoped")
     identifiers = frozenset({"run_scoped", "with_scoped"})
@@ -84,35 +88,70 @@ class RunScopedThreadCollective(SiteRule):
             return UNKNOWN
         if trace_raises(ctx, pick, run):
             return None  # (JAX stops when tracing: the kernel is never lowered, nor interpreted)
+        axes = _axes(pick.pick(site.arguments.get("collective_axes")))
+        threads = threads_of(pick, run)
+        if axes is UNKNOWN or threads is UNKNOWN:
+            return UNKNOWN
+        thread_axis = threads[1] if threads else None
+        if axes and axes != (thread_axis,):
+            interpreted = pick.truth(run.site.arguments.get("interpret"), free=True)
+            if interpreted is UNKNOWN:
+                return UNKNOWN
+            if not interpreted:
+                return self._other_axes(pick, run, threads, axes)
+        if threads is None or thread_axis in axes:
+            return None  # (JAX's interpreter: not known to refuse more than a missing thread axis)
         allocates = _allocates(pick, (site.arguments.get("types"), site.arguments.get("kw_types")))
         if allocates is not True:
             return allocates
-        axes = pick.pick(site.arguments.get("collective_axes"))
-        axes = (axes,) if isinstance(axes, str) else () if axes is None else axes  # (None: `(None,)`, no thread's axis)
-        if not isinstance(axes, (tuple, list)):
-            return UNKNOWN
-        threads = threads_of(pick, run)
-        if threads is UNKNOWN:
-            return UNKNOWN
-        if threads is None or axes:
-            return None
         stops = fails_allocating(pick, run)
         if stops is not False:
             return None if stops is True else UNKNOWN  # the kernel's TMEM stops JAX first
-        return (run.node, threads, run.api)
+        return (run.node, threads, run.api, None)
+
+    @staticmethod
+    def _other_axes(pick: Picker, run: Any, threads: Any, axes: tuple[Any, ...]) -> Any:
+        """`collective_axes` naming anything but the kernel's thread axis alone (a cluster or
+        grid axis, the thread axis with another; any, in a kernel without threads): Mosaic GPU
+        refuses the scope before it looks at what it allocates."""
+        stops = fails_allocating(pick, run)
+        if stops is not False:
+            return None if stops is True else UNKNOWN
+        return (run.node, threads, run.api, axes)
 
     def message(self, ctx: Context, site: Site, detail: Any) -> str:
-        kernel, (count, name), api_name = detail
-        return ("Only thread-collective allocations are supported in multithreaded kernels: the "
-                f"{api_name} at {ctx.where(kernel)} has num_threads={count}, thread_name={name!r}; "
-                f"add collective_axes={name!r}")
+        kernel, threads, api_name, axes = detail
+        where = f"the {api_name} at {ctx.where(kernel)}"
+        if axes is None:
+            count, name = threads
+            return ("Only thread-collective allocations are supported in multithreaded kernels: "
+                    f"{where} has num_threads={count}, thread_name={name!r}; add collective_axes={name!r}")
+        given = axes[0] if len(axes) == 1 else axes
+        if threads is None:
+            return (f"Only thread-collective allocations are supported in run_scoped: {where} has no "
+                    f"threads, and collective_axes={given!r} names an axis; remove it")
+        name = threads[1]
+        return (f"Only thread-collective allocations are supported in run_scoped: collective_axes={given!r} "
+                f"is not the thread axis of {where} (thread_name={name!r}); use collective_axes={name!r}")
 
     def fixes(self, ctx: Context, site: Site, detail: Any) -> tuple[Fix, ...]:
-        name = detail[1][1]
+        threads = detail[1]
         decorator = site.arguments.get("decorator")  # (`@pl.with_scoped(...)`: called elsewhere)
-        edits = fixes.set_keyword(ctx, decorator if isinstance(decorator, nodes.Call) else site.node,
-                                  "collective_axes", repr(name))
-        return (Fix(f"Add collective_axes={name!r}", Applicability.UNSAFE, edits),) if edits else ()
+        call = decorator if isinstance(decorator, nodes.Call) else site.node
+        if threads is None:
+            edits = fixes.remove_keyword(ctx, call, "collective_axes")
+            return (Fix("Remove collective_axes", Applicability.UNSAFE, edits),) if edits else ()
+        name = threads[1]
+        edits = fixes.set_keyword(ctx, call, "collective_axes", repr(name))
+        verb = "Add" if detail[3] is None else "Use"
+        return (Fix(f"{verb} collective_axes={name!r}", Applicability.UNSAFE, edits),) if edits else ()
+
+
+def _axes(value: Any) -> Any:
+    """`collective_axes` as `pl.run_scoped` makes it a tuple (one name: a tuple of it, None
+    too); UNKNOWN unless each is a name or None."""
+    axes = value if isinstance(value, tuple) else (value,)
+    return axes if all(axis is None or isinstance(axis, str) for axis in axes) else UNKNOWN
 
 
 def _allocates(pick: Picker, value: Any) -> Any:
