@@ -24,6 +24,7 @@ from astroid import nodes
 
 from .. import api
 from ..values import UNKNOWN
+from . import arrays
 from . import objects as o
 
 if TYPE_CHECKING:
@@ -314,8 +315,10 @@ def attribute(interp: Interpreter, obj: Any, name: str) -> Any:  # noqa: C901 - 
     if isinstance(obj, (o.Alloc, o.View)) and name == "dtype":  # `.at[...]` keeps the allocation's dtype
         dtype = o.base_ref(obj).argument("dtype", UNKNOWN) if isinstance(o.base_ref(obj), o.Alloc) else UNKNOWN
         return dtype.as_instance() if isinstance(dtype, api.DType) else UNKNOWN
-    if isinstance(obj, api.ShapeDtype) and obj.qualified == api.ARRAY and name == "astype":
-        return o.Partial(o.Native("<astype>"), (obj,), ())
+    if isinstance(obj, api.ShapeDtype) and name in _ARRAY_METHODS:  # (an input's too: JAX traces it as an array)
+        return o.Partial(o.Native(_ARRAY_METHODS[name]), (obj,), ())
+    if isinstance(obj, api.ShapeDtype) and name == "T":
+        return arrays.transposed(obj)
     if isinstance(obj, api.ShapeDtype) and name in ("shape", "dtype", "ndim", "size"):
         found = obj.shape if name != "dtype" else obj.dtype
         if found is None:
@@ -451,6 +454,8 @@ def item(interp: Interpreter, obj: Any, key: Any, node: nodes.NodeNG | None = No
         return UNKNOWN
     if isinstance(obj, o.At):
         return o.View(obj.ref, key)
+    if isinstance(obj, api.ShapeDtype):  # (an input's too: JAX traces it as an array)
+        return arrays.indexed(obj, key)
     if type(obj) is str and (type(key) in (int, bool, slice)):  # `"xy"[0]`, `name[:2]`
         return obj[key] if type(key) is slice or -len(obj) <= key < len(obj) else UNKNOWN
     if isinstance(obj, o.Library) and obj.qname == o.ENVIRONMENT and isinstance(key, str):
@@ -1907,6 +1912,34 @@ def _is_false(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[An
     return o.guarded((guard, value is False) for guard, value in o.split(args[0])) if len(args) == 1 else False
 
 
+_ARRAY_METHODS = {"astype": "<astype>", "reshape": "<array reshape>", "squeeze": "<array squeeze>"}
+
+
+def _array_reshape(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """`x.reshape(64, 128)`, `x.reshape((64, 128))`, `jnp.reshape(x, shape)`, `jax.lax.reshape(x,
+    shape)`: the dtype, and the shape given."""
+    if kwargs or len(args) < 2 or not isinstance(args[0], api.ShapeDtype):
+        return UNKNOWN
+    dims = args[1] if len(args) == 2 and isinstance(args[1], (tuple, list)) else args[1:]
+    return arrays.reshaped(args[0], tuple(dims))
+
+
+def _array_squeeze(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """`jnp.squeeze(x, axis=None)`, `x.squeeze(axis=None)`."""
+    given = {**dict(zip(("a", "axis"), args)), **kwargs}
+    if len(args) > 2 or set(given) - {"a", "axis"} or not isinstance(given.get("a"), api.ShapeDtype):
+        return UNKNOWN
+    return arrays.squeezed(given["a"], given.get("axis"))
+
+
+def _collapse(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """`jax.lax.collapse(x, start, stop=None)`."""
+    given = {**dict(zip(("operand", "start_dimension", "stop_dimension"), args)), **kwargs}
+    if len(given) != len(args) + len(kwargs) or not isinstance(given.get("operand"), api.ShapeDtype):
+        return UNKNOWN
+    return arrays.collapsed(given["operand"], given.get("start_dimension"), given.get("stop_dimension"))
+
+
 def _astype(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
     """`x.astype(dtype)` of an array: the same shape, that dtype (64-bit ones unknown, as for
     `jax.numpy`'s arrays, whichever library made it)."""
@@ -2778,6 +2811,12 @@ NATIVE: dict[str, Callable[..., Any]] = {
     "jax.numpy.where": _where,
     "jax.lax.axis_index": lambda interp, qname, node, args, kwargs: o.Index(),  # an int32 scalar, traced
     "<astype>": _astype,
+    "<array reshape>": _array_reshape,
+    "jax.numpy.reshape": _array_reshape,
+    "jax.lax.reshape": _array_reshape,
+    "<array squeeze>": _array_squeeze,
+    "jax.numpy.squeeze": _array_squeeze,
+    "jax.lax.collapse": _collapse,
     "<property setter>": lambda interp, qname, node, args, kwargs: (
         dataclasses.replace(args[0], setter=args[1]) if len(args) == 2 and not kwargs else UNKNOWN),
     "<never_called>": _never_called,
