@@ -170,8 +170,10 @@ def _index(): ...
 '''
 
 _JAX_STUB = '''
-"""pallas-lsp stand-in for jax: transformations that keep the function they wrap, and
-`eval_shape`, whose result is what the function makes of the shapes (the trace follows shapes)."""
+"""pallas-lsp stand-in for jax: transformations that keep the function they wrap (custom
+derivative rules: the function as it is called; `grad` and `vmap`: it called with the arguments
+as JAX traces them, whose gradients are not followed), and `eval_shape`, whose result is what
+the function makes of the shapes (the trace follows shapes)."""
 
 def jit(fun=None, *args, **kwargs):
     if fun is None:
@@ -185,6 +187,35 @@ named_call = checkpoint = remat = jit
 
 def eval_shape(fun, *args, **kwargs):
     return fun(*args, **kwargs)
+
+
+def custom_vjp(fun, nondiff_argnums=()):
+    return fun
+
+custom_jvp = custom_vjp
+
+
+def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, **kwargs):
+    def gradient(*args, **kwargs):
+        fun(*args, **kwargs)
+        return _traced()
+    return gradient
+
+
+def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, **kwargs):
+    def value_and_gradient(*args, **kwargs):
+        return fun(*args, **kwargs), _traced()
+    return value_and_gradient
+
+
+def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_name=None):
+    def batched(*args, **kwargs):
+        return fun(*_unbatched(args, in_axes), **_unbatched(kwargs, 0))
+    return batched
+
+
+def _unbatched(values, in_axes): ...
+def _traced(): ...
 '''
 
 _JAX_UTIL_STUB = '''

@@ -1932,6 +1932,23 @@ def _array_squeeze(interp: Interpreter, qname: str, node: nodes.NodeNG, args: li
     return arrays.squeezed(given["a"], given.get("axis"))
 
 
+def _unbatched(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """What `jax.vmap(f, in_axes)` hands `f` of its arguments (a tuple, or the keyword ones: a
+    dict, mapped along their first axis): one mapped along an axis is unknown (an array less
+    that axis: its dtype, not its shape); one `in_axes` maps to None is itself."""
+    values, axes = args if len(args) == 2 and not kwargs else (None, None)
+    if isinstance(values, dict):
+        return {name: UNKNOWN for name in values}
+    if not isinstance(values, tuple):
+        return UNKNOWN
+    if not isinstance(axes, (tuple, list)):
+        axes = (axes,) * len(values)
+    if len(axes) != len(values):
+        return tuple(UNKNOWN for _ in values)  # (JAX's own error)
+    return tuple(value if axis is None else arrays.derived(value, None) if isinstance(value, api.ShapeDtype)
+                 else UNKNOWN for value, axis in zip(values, axes))
+
+
 def _collapse(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
     """`jax.lax.collapse(x, start, stop=None)`."""
     given = {**dict(zip(("operand", "start_dimension", "stop_dimension"), args)), **kwargs}
@@ -2789,6 +2806,8 @@ NATIVE: dict[str, Callable[..., Any]] = {
     "<with_scoped>": _with_scoped_function,
     "<with_scoped call>": _with_scoped_call,
     "functools.partial": _partial,
+    "jax.tree_util.Partial": _partial,  # (a partial that is a pytree of its bound arguments)
+    "jax._unbatched": _unbatched,
     "functools.partialmethod": _partialmethod,
     f"{PL}.ds": _ds,
     f"{PL}.dslice": _ds,
