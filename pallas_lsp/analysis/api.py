@@ -26,6 +26,37 @@ PALLAS = "jax.experimental.pallas"
 # one it runs with (`if jax.__version_info__ >= (0, 11, 0):`) is followed with each
 JAX_VERSIONS = ((0, 10, 2), (0, 11, 0), (0, 12, 0))
 
+# The public names jax.experimental.pallas.mosaic_gpu binds in the supported releases (jax 0.10.2
+# and 0.12, recorded with `dir()` and the deprecated names that still resolve): a name outside
+# all of them is an AttributeError on each, and its import an ImportError (the version shims of
+# real code: `getattr(plgpu, "NewThing", None)`). A name only some of them bind is not known.
+MOSAIC_GPU_NAMES = frozenset("""
+    ACC Barrier BlockSpec ClusterBarrier CompilerParams CopyPartition GMEM InterpretGPUParams Layout
+    LoweringSemantics MemorySpace Mesh NDLoopInfo OOBFillMode PeerMemRef PipelinePipeline REGS
+    RefType RefUnion Replicated SMEM SemaphoreSignal SemaphoreType ShapeDtypeStruct SwizzleTransform
+    TMEM TMEMLayout Tiling TilingTransform TraceScope Transform TryClusterCancelResult
+    WGMMAAccumulatorRef WarpMesh alloc_semaphore as_torch_kernel async_copy_scales_to_tmem
+    async_copy_smem_to_tmem async_copy_sparse_metadata_to_tmem async_load_tmem async_prefetch
+    async_store_smem async_store_tmem atomic_add atomic_and atomic_max atomic_min atomic_or
+    atomic_xor barrier_arrive barrier_arrive_and_wait barrier_test barrier_wait broadcasted_iota
+    cluster_ref commit_smem commit_smem_to_gmem_group commit_tmem copy_gmem_to_smem
+    copy_smem_to_gmem dynamic_scheduling_loop emit_pipeline emit_pipeline_warp_specialized
+    find_swizzle force_gpu_interpret_mode format_tcgen05_sparse_metadata
+    griddepcontrol_launch_dependents griddepcontrol_wait im2col_ref inline_mgpu kernel layout_cast
+    load max min mma multicast_ref multimem_load_reduce multimem_store nd_loop planar_snake
+    print_layout prod query_cluster_cancel remote_ref semaphore_signal semaphore_signal_multicast
+    semaphore_signal_parallel semaphore_wait set_gpu_interpret_mode set_max_registers store sum
+    tcgen05_commit_arrive tcgen05_mma transform_ref transpose_ref try_cluster_cancel
+    wait_gmem_to_smem wait_load_tmem wait_smem_to_gmem warp_map wgmma wgmma_accumulator_load
+    wgmma_wait
+""".split())
+
+
+def surely_missing(module: str, name: str) -> bool:
+    """Does no supported release of this API module bind `name` (a public one)?"""
+    return module == MOSAIC_GPU and not name.startswith("_") and name not in MOSAIC_GPU_NAMES
+
+
 
 _MEMORY_SPACE_SIGNATURE = (
     "(shape, dtype, *, transforms=(), packed=None, collective=None, layout=None)"

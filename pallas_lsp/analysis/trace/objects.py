@@ -942,12 +942,21 @@ def dict_key(value: Any, depth: int = 0) -> bool:
     """Can the trace use a value as a key of its own dicts, finding what Python would? A
     number, string or None; a dtype under its one name (`DType` hashes as NumPy's and JAX's
     do; not `np.half`, whose name differs from its equal's, nor a 64-bit type, which JAX may
-    make 32-bit); a tuple of those."""
+    make 32-bit); a member of an enum (not a `Flag`, whose members combine into others), which
+    the trace makes once and Python compares by identity; a tuple of those."""
     if isinstance(value, _PRIMITIVE):
         return True
     if isinstance(value, api.DType):
         return value.bits != 64 and api.canonical_dtype_name(value.name) == value.name
+    if type(value) is Instance:
+        return value.cls.enum and not value.cls.flag and not _compares_itself(value.cls)
     return type(value) is tuple and depth < 3 and all(dict_key(item, depth + 1) for item in value)
+
+
+def _compares_itself(cls: ClassObj) -> bool:
+    """Does the class (or a base the analysed code has) define how its objects compare?"""
+    return any("__eq__" in klass.node.locals or "__hash__" in klass.node.locals
+               for klass in cls.mro() if isinstance(klass.node, nodes.ClassDef))
 
 
 def default_nodes(arguments: nodes.Arguments) -> dict[str, nodes.NodeNG]:

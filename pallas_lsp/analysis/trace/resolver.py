@@ -28,6 +28,7 @@ class _Project(Protocol):
 
 class _Interpreter(Protocol):
     failed_modules: set[nodes.Module]
+    handling: list[o.Handler]
 
     def module(self, node: nodes.Module, read: bool = True) -> o.ModuleObj: ...
 
@@ -103,6 +104,8 @@ class Resolver:
     def member(self, interp: _Interpreter, node: nodes.ImportFrom, name: str, bound_as: str) -> Any:
         modname = node.modname or ""
         if not node.level and not self._is_project(node, bound_as):
+            if api.surely_missing(modname, name) and o.caught(tuple(interp.handling), "ImportError") is True:
+                raise o.ImportFails(name)  # (a version shim: `try: from ... import NewThing except ImportError:`)
             qname = f"{modname}.{name}"
             return stubs.resolve(qname) if _known(modname) else o.Library(qname)
         if not node.level:

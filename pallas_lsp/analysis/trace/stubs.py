@@ -305,6 +305,9 @@ def attribute(interp: Interpreter, obj: Any, name: str) -> Any:  # noqa: C901 - 
     if isinstance(obj, o.Super):
         return _super_attribute(interp, obj, name)
     if isinstance(obj, o.Library):
+        if api.surely_missing(obj.qname, name) and o.caught(tuple(interp.handling), "AttributeError") is True:
+            interp.raised = "AttributeError"  # (a version shim: `try: plgpu.NewThing except AttributeError:`)
+            return UNKNOWN
         return resolve(f"{obj.qname}.{name}")
     if isinstance(obj, api.ApiValue) and not obj.qualified.endswith("()"):
         return resolve(f"{obj.qualified}.{name}")  # plgpu.TMEMLayout.SCALES_LAYOUT
@@ -1631,6 +1634,8 @@ def _b_hasattr(interp: Interpreter, args: list[Any], kwargs: dict[str, Any], nod
             return True if name in obj.attributes else UNKNOWN
         if isinstance(obj, o.ModuleObj):
             return True if name in obj.env.vars else UNKNOWN
+        if isinstance(obj, o.Library) and api.surely_missing(obj.qname, name):
+            return False  # (no supported release binds it)
         if isinstance(obj, o.Instance):
             if name in obj.attributes or name == "__class__":
                 return True
