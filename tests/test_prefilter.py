@@ -99,6 +99,18 @@ def test_partial_counts_the_function_it_binds():
     assert {"kernel", "scratch_shapes", "run_scoped", "collective_axes"} <= uses
 
 
+def test_an_api_name_in_getattr_counts():
+    # `getattr(plgpu, "SMEM")(...)`: the tracer looks the name up; one not written is any name
+    wanted = frozenset({"SMEM", "TMEM", "RefUnion"})
+    source = """
+        from jax.experimental.pallas import mosaic_gpu as plgpu
+        getattr(plgpu, "SMEM")((128, 64), jnp.float16, packed=True)
+    """
+    assert api_uses(Bindings.of(ast.parse(textwrap.dedent(source)), ""), wanted) & wanted == {"SMEM"}
+    source += "    getattr(plgpu, space)((128, 64), jnp.float16)\n"
+    assert api_uses(Bindings.of(ast.parse(textwrap.dedent(source)), ""), wanted) & wanted == wanted
+
+
 def test_api_values_count_since_aliases_are_followed():
     # `alloc = plgpu.TMEM; alloc(...)`: the tracer calls the alias, so the file is analysed
     assert {"TMEM", "SMEM"} <= _uses("""

@@ -482,6 +482,14 @@ def api_uses(bindings: Bindings, wanted: frozenset[str] | None = None) -> set[st
     used: set[str] = set()
     for call in bindings.calls:
         callee = call.func
+        if _name_of(callee) == "getattr" and len(call.args) >= 2 and bindings.may_be_api(call.args[0]):
+            named = call.args[1]  # `getattr(plgpu, "SMEM")(...)`: the name in a string (any, when not written)
+            if isinstance(named, ast.Constant) and isinstance(named.value, str):
+                if wanted is None or named.value in wanted:
+                    used.add(named.value)
+            elif wanted is not None:
+                used |= wanted
+            continue
         if bindings.is_partial(callee):  # functools.partial(plgpu.kernel, scratch_types=...)
             if not call.args:
                 continue
