@@ -992,8 +992,8 @@ def known_truth(item: Any) -> Any:
     an instance that may define `__bool__`)."""
     if isinstance(item, _PRIMITIVE + (tuple, list, dict, range)):
         return bool(item)
-    if isinstance(item, _ALWAYS_TRUE) or isinstance(item, ApiValue):
-        return True
+    if isinstance(item, _ALWAYS_TRUE) or isinstance(item, (ApiValue, api.DType)):
+        return True  # (a dtype, JAX's scalar type or NumPy's dtype object, is true)
     if isinstance(item, Instance) and item.cls.enum and "_value_" in item.attributes:
         return _member_truth(item)
     if isinstance(item, Instance) and plain_class(item.cls) and not defines(item.cls, "__bool__", "__len__"):
