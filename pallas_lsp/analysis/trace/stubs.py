@@ -103,18 +103,69 @@ def _signature_module(module_name: str) -> nodes.Module:
 
 def _signature_of(function: Any) -> Any:
     """`inspect.signature(f)` of an API function (its stub's parameters) or of a function of
-    the analysed code: an object whose `parameters` maps each name, in order (version shims
-    ask `"out_type" in inspect.signature(plgpu.kernel).parameters`)."""
+    the analysed code (a bound method's without its receiver): an object whose `parameters`
+    maps each name, in order (version shims ask `"out_type" in
+    inspect.signature(plgpu.kernel).parameters`), and whose `bind(*args, **kwargs)` binds
+    them as Python does (tokamax's `Op.__call__` forwards `*ba.args, **ba.kwargs`)."""
+    bound = isinstance(function, o.Bound) and isinstance(function.func, o.Closure)
+    if bound:
+        function = function.func
     qname = getattr(function, "qname", None) or getattr(function, "qualified", None)
     node = function.node if isinstance(function, o.Closure) else signature(qname) if isinstance(qname, str) else None
     arguments = node.args if isinstance(node, (nodes.FunctionDef, nodes.Lambda)) else None
     if arguments is None or arguments.args is None:
         return UNKNOWN
-    names = [arg.name for arg in [*(arguments.posonlyargs or []), *arguments.args, *(arguments.kwonlyargs or [])]]
-    names += [name for name in (arguments.vararg, arguments.kwarg) if name]
-    if node is not None and isinstance(node.parent, nodes.ClassDef) and names and names[0] == "self":
-        names = names[1:]
-    return o.Namespace({"parameters": {name: UNKNOWN for name in names}})
+    positional = [arg.name for arg in [*(arguments.posonlyargs or []), *arguments.args]]
+    keyword = [arg.name for arg in arguments.kwonlyargs or []]
+    if positional and (bound or (node is not None and isinstance(node.parent, nodes.ClassDef) and positional[0] == "self")):
+        positional = positional[1:]
+    names = positional + keyword + [name for name in (arguments.vararg, arguments.kwarg) if name]
+    defaulted = o.default_nodes(arguments)
+    parameters = _Parameters(tuple(positional), arguments.vararg, tuple(keyword), arguments.kwarg,
+                             len(arguments.posonlyargs or []) - (1 if bound else 0),
+                             frozenset(name for name in (*positional, *keyword) if name not in defaulted))
+    return o.Namespace({"parameters": {name: UNKNOWN for name in names},
+                        "bind": o.Partial(o.Native("<signature bind>"), (parameters,), ())})
+
+
+@dataclass(frozen=True)
+class _Parameters:
+    positional: tuple[str, ...]
+    vararg: str | None
+    keyword: tuple[str, ...]
+    kwarg: str | None
+    positional_only: int
+    required: frozenset[str]  # (those without a default)
+
+
+def _signature_bind(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """`signature.bind(*args, **kwargs)`: its `args` and `kwargs` as `inspect.BoundArguments`
+    gives them (the positional parameters bound, in order, up to the first not bound; the
+    rest by name); UNKNOWN where Python raises a TypeError (or what is given is not known)."""
+    parameters, given = args[0], list(args[1:])
+    if not isinstance(parameters, _Parameters) or any(isinstance(value, o.Guarded) for value in kwargs.values()):
+        return UNKNOWN
+    bound: dict[str, Any] = dict(zip(parameters.positional, given))
+    extra = tuple(given[len(parameters.positional):])
+    if extra and parameters.vararg is None:
+        return UNKNOWN
+    named: dict[str, Any] = {}
+    for name, value in kwargs.items():
+        if name in bound or name in parameters.positional[:parameters.positional_only]:
+            return UNKNOWN  # (given twice, or a positional-only parameter by name: a TypeError)
+        if name in parameters.positional or name in parameters.keyword:
+            bound[name] = value
+        elif parameters.kwarg is not None:
+            named[name] = value
+        else:
+            return UNKNOWN
+    if not parameters.required <= bound.keys():
+        return UNKNOWN  # (a TypeError: one missing)
+    leading = tuple(itertools.takewhile(lambda name: name in bound, parameters.positional))
+    positional = tuple(bound[name] for name in leading) + (extra if len(leading) == len(parameters.positional) else ())
+    keywords = {name: bound[name] for name in (*parameters.positional, *parameters.keyword)
+                if name in bound and name not in leading}
+    return o.Namespace({"args": positional, "kwargs": {**keywords, **named}, "arguments": UNKNOWN})
 
 
 def _copy(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
@@ -2835,6 +2886,7 @@ NATIVE: dict[str, Callable[..., Any]] = {
     "jax.numpy.where": _where,
     "jax.lax.axis_index": lambda interp, qname, node, args, kwargs: o.Index(),  # an int32 scalar, traced
     "<astype>": _astype,
+    "<signature bind>": _signature_bind,
     "<array reshape>": _array_reshape,
     "jax.numpy.reshape": _array_reshape,
     "jax.lax.reshape": _array_reshape,
