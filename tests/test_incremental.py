@@ -599,16 +599,17 @@ def _fwd(x):
   return kernel.build(x, (5,))
 
 
-fwd = jax.custom_vjp(_fwd)
+fwd = jax.custom_batching.custom_vmap(_fwd)
 """
 
 
 def test_a_module_function_run_after_the_entry_points_is_replayed_while_its_code_is_unchanged(
         tmp_path: Path) -> None:
-    """tokamax's ops module defines `_fwd`, handed to `jax.custom_vjp`, which calls the
-    kernel module an editor is changing: its run reads the file's text, so it is never kept
-    for other traces, and it ran again at every keystroke. While the code it runs is the
-    same, the next trace of the file replays it as it replays an entry point."""
+    """tokamax's ops module defines `_fwd`, handed to code we do not read (here
+    `jax.custom_batching.custom_vmap`; `jax.custom_vjp` is followed: it hands the function back),
+    which calls the kernel module an editor is changing: its run reads the file's text, so it
+    is never kept for other traces, and it ran again at every keystroke. While the code it
+    runs is the same, the next trace of the file replays it as it replays an entry point."""
     (tmp_path / "ops.py").write_text(_OPS)
     text = _UNITS.replace("SEEN = []", "import ops\n\nSEEN = []")
     (tmp_path / "kernel.py").write_text(text)
