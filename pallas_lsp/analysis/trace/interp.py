@@ -125,6 +125,12 @@ class _Signal(Exception):
 _RAISED = ("Raise",)  # the args of a `_Signal` that an exception raised (of a class not known)
 
 
+class Suspended(BaseException):
+    """A `@contextmanager` generator stopped at its `yield` (`Interpreter.suspend_next`): the
+    `with` body runs now, what follows the `yield` when it is left. A `finally` it is in does
+    not run (the frame is suspended, not left)."""
+
+
 def _raise(error: str | bool) -> _Signal:
     """The `_Signal` of an exception raised: of this builtin class, or (True) of one not known."""
     return _Signal("Raise", error) if isinstance(error, str) else _Signal(*_RAISED)
@@ -190,6 +196,7 @@ class _Call:
     # it started in (a `yield` in a loop it does not unroll yields we cannot count)
     generator: bool = False
     loop_depth: int = 0
+    suspends: bool = False  # (a `@contextmanager` entered: it stops at its `yield`)
 
 
 class Interpreter:
@@ -246,6 +253,9 @@ class Interpreter:
         # then: the code after a call that always raises never runs) True, or the builtin
         # class of what it raised when that is known (a `try` then runs the handler for it)
         self.raised: bool | str = False
+        # The next function `run` runs is a `@contextmanager` a `with` enters: it stops at its
+        # `yield` (`Suspended`), unmemoized
+        self.suspend_next = False
         # Paths that raised while others went on (a test, assert or call we could not decide
         # dropped them), counted: a `try` whose body adds to it may end in a handler instead
         self.dropped_raises = 0
@@ -507,13 +517,18 @@ class Interpreter:
         elif isinstance(node, nodes.Try):
             returns = self.calls[-1].returns if self.calls else []
             mark = len(returns)
+            suspended = False
             try:
                 if node.handlers:
                     self._try_handled(node, frame)
                 else:
                     self.block(node.body, frame)
+            except Suspended:
+                suspended = True
+                raise
             finally:
-                self._finally(node, frame, returns, mark)
+                if not suspended:
+                    self._finally(node, frame, returns, mark)
         elif isinstance(node, nodes.Raise):
             raise _raise(self._raised_class(node, frame) or True)
         elif isinstance(node, (nodes.Break, nodes.Continue)):
@@ -610,6 +625,8 @@ class Interpreter:
         extended = tuple(items)
         frame.vars[_YIELDED] = self.lift(lambda before: before + extended if isinstance(before, tuple) else UNKNOWN,
                                          frame.vars.get(_YIELDED, UNKNOWN))
+        if call.suspends:
+            raise Suspended()
 
     @staticmethod
     def _ended(call: _Call, value: Any, frame: Frame) -> Any:
@@ -2321,6 +2338,7 @@ class Interpreter:
         """Call a function of the analysed code (or a stub) with these arguments."""
         func = closure.node
         self.raised = False
+        suspends, self.suspend_next = self.suspend_next, False
         depth = self._active.get(func, 0)
         if depth >= MAX_DEPTH or len(self.stack) > MAX_DEPTH:
             return UNKNOWN
@@ -2333,8 +2351,8 @@ class Interpreter:
             # (a stub's inner function nests legitimately: `pl.when` inside `pl.when`)
         frame.vars.update(bound)
         anchor = self.anchor()
-        key = _memo_key(func, closure.env, bound, self.guard, anchor, self.kernel_run(),
-                        self._free_values(func, closure.env))
+        key = None if suspends else _memo_key(func, closure.env, bound, self.guard, anchor, self.kernel_run(),
+                                              self._free_values(func, closure.env))
         generator = not isinstance(func, nodes.Lambda) and self._is_generator(func)
         if key is not None and key in self._memo:
             answer = self._memo[key]
@@ -2354,7 +2372,7 @@ class Interpreter:
                 return kept.result
             recording = keeper.start(self, closure, node, key)
         if recording is None:
-            return self._execute(closure, func, bound, frame, node, key, depth, generator)
+            return self._execute(closure, func, bound, frame, node, key, depth, generator, suspends)
         assert keeper is not None
         completed, result = False, None
         try:
@@ -2365,7 +2383,8 @@ class Interpreter:
         return result
 
     def _execute(self, closure: o.Closure, func: nodes.FunctionDef | nodes.Lambda, bound: dict[str, Any],
-                 frame: Frame, node: nodes.NodeNG, key: tuple[Any, ...] | None, depth: int, generator: bool) -> Any:
+                 frame: Frame, node: nodes.NodeNG, key: tuple[Any, ...] | None, depth: int, generator: bool,
+                 suspends: bool = False) -> Any:
         """`run`'s call, when no memo or kept run answers it."""
         self.executed.add(func)
         if not any(value is UNKNOWN for value in bound.values()):
@@ -2375,7 +2394,8 @@ class Interpreter:
         if pushed:
             self.stack = self.stack + [node]
         self._active[func] = depth + 1
-        self.calls.append(_Call(function=func, generator=generator, loop_depth=self.loop_depth))
+        self.calls.append(_Call(function=func, generator=generator, loop_depth=self.loop_depth,
+                                suspends=suspends and generator))
         if generator:
             frame.vars[_YIELDED] = ()
         saved_guard, saved_frame = self.guard, self.frame
@@ -2393,6 +2413,8 @@ class Interpreter:
                 ending: tuple[Any, ...] = ()
                 try:
                     self.block(func.body, frame)
+                    self.calls[-1].returns.append((self.guard, self._ended(self.calls[-1], None, frame)))
+                except Suspended:  # (at its `yield`: what it yielded so far, as if it had returned)
                     self.calls[-1].returns.append((self.guard, self._ended(self.calls[-1], None, frame)))
                 except _Signal as signal:
                     ending = signal.args

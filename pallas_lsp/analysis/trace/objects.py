@@ -859,6 +859,12 @@ class ContextManager:
     suppresses: bool = False  # may it swallow an exception the `with` body raises?
     # the exception classes it swallows, by builtin name (None: not known), when it does
     suppressed: frozenset[str] | None = None
+    # A generator stopped at its `yield` (`interp.Suspended`) whose code after it is not run
+    # when the `with` is left: what it wrote before (containers; the module names it declared
+    # `global`, in that frame), unknown from then on
+    written: tuple[Any, ...] = ()
+    names: tuple[str, ...] = ()
+    frame: Any = None
 
 
 @dataclass(eq=False)

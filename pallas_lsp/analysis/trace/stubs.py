@@ -932,8 +932,17 @@ def entered(interp: Interpreter, manager: Any, node: nodes.NodeNG) -> Any:
 
 def exited(interp: Interpreter, manager: Any, node: nodes.NodeNG, raised: bool) -> None:
     """Leaving a `with` block: a class of the analysed code's `__exit__` runs (with no
-    exception, or one we do not know); what it returns does not change how the block ended."""
+    exception, or one we do not know); what it returns does not change how the block ended. A
+    `@contextmanager` stopped at its `yield` runs the rest then, which we do not: what it wrote
+    before is unknown from here on."""
     for guard, item in o.split(manager):
+        if isinstance(item, o.ContextManager) and (item.written or item.names):
+            for container in item.written:
+                interp.changing(container)
+                interp.poisoned.add(id(container))
+            for name in item.names:
+                if item.frame is not None and name in item.frame.vars:
+                    item.frame.vars[name] = UNKNOWN
         if not isinstance(item, o.Instance):
             continue
         found = class_attribute(item.cls, "__exit__")
@@ -1479,10 +1488,49 @@ def _contextmanager(interp: Interpreter, qname: str, node: nodes.NodeNG, args: l
 
 
 def _managed(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
-    """A `@contextmanager` function called: its generator, as a context manager."""
+    """A `@contextmanager` function called: its generator, as a context manager. One whose one
+    `yield` every path reaches runs up to it (`interp.Suspended`): the `with` body sees what it
+    set (`_CFG["rows"] = rows; try: yield; finally: _CFG["rows"] = old`); what it wrote is
+    unknown once the `with` is left (`exited`), where the code after the `yield` runs."""
     function = args[0].func if isinstance(args[0], o.Bound) else args[0]
     catches = isinstance(function, o.Closure) and _yields_in_try(function.node)
-    return o.ContextManager(interp.invoke(args[0], args[1:], kwargs, node), catches)
+    if not (isinstance(function, o.Closure) and isinstance(function.node, nodes.FunctionDef)
+            and _suspendable(function.node)):
+        return o.ContextManager(interp.invoke(args[0], args[1:], kwargs, node), catches)
+    interp.suspend_next = True
+    interp.branch_logs.append({})
+    try:
+        generator = interp.invoke(args[0], args[1:], kwargs, node)
+    finally:
+        interp.suspend_next = False
+        log = interp.branch_logs.pop()
+        if interp.branch_logs:
+            for key, entry in log.items():
+                interp.branch_logs[-1].setdefault(key, entry)
+    names = tuple(name for found in function.node.nodes_of_class(nodes.Global) for name in found.names)
+    return o.ContextManager(generator, catches, written=tuple(container for container, _ in log.values()),
+                            names=names, frame=function.env)
+
+
+def _suspendable(function: nodes.FunctionDef) -> bool:
+    """Does every run of the generator reach its one `yield`, in statements only `try` bodies
+    and `with` blocks hold, and write nothing the trace cannot make unknown again (an
+    attribute)?"""
+    yields = [found for found in function.nodes_of_class((nodes.Yield, nodes.YieldFrom), skip_klass=_SCOPES)]
+    if len(yields) != 1 or not isinstance(yields[0], nodes.Yield) \
+            or any(True for _ in function.nodes_of_class(nodes.AssignAttr, skip_klass=_SCOPES)):
+        return False
+    child: nodes.NodeNG = yields[0].statement()
+    for parent in child.node_ancestors():
+        if parent is function:
+            return child in function.body
+        if not (isinstance(parent, nodes.With) or isinstance(parent, nodes.Try) and child in parent.body):
+            return False
+        child = parent
+    return False
+
+
+_SCOPES = (nodes.FunctionDef, nodes.Lambda, nodes.ClassDef)
 
 
 def _yields_in_try(function: nodes.FunctionDef | nodes.Lambda) -> bool:
