@@ -690,14 +690,20 @@ class Interpreter:
         self.branch_logs.append({})
         if catches is not None:
             self.handling.append(catches)
+        suspended = False
         try:
             run()
         except _Signal as signal:
             attempt.ending = signal.args
+        except Suspended:
+            suspended = True
+            raise
         finally:
             if catches is not None:
                 self.handling.pop()
             attempt.log = self.branch_logs.pop()
+            if suspended:  # (a `@contextmanager` at its `yield`: what it changed so far stands)
+                self._pass_log(attempt.log)
         attempt.partly = self.dropped_raises != dropped
         self.dropped_raises = dropped
         return attempt
