@@ -93,31 +93,24 @@ class RunScopedThreadCollective(SiteRule):
         if axes is UNKNOWN or threads is UNKNOWN:
             return UNKNOWN
         thread_axis = threads[1] if threads else None
-        if axes and axes != (thread_axis,):
+        # Other axes than the thread axis alone: Mosaic GPU refuses the scope before it looks at
+        # what it allocates (JAX's interpreter is not known to refuse more than a missing one)
+        other = bool(axes) and axes != (thread_axis,)
+        if other:
             interpreted = pick.truth(run.site.arguments.get("interpret"), free=True)
             if interpreted is UNKNOWN:
                 return UNKNOWN
-            if not interpreted:
-                return self._other_axes(pick, run, threads, axes)
-        if threads is None or thread_axis in axes:
-            return None  # (JAX's interpreter: not known to refuse more than a missing thread axis)
-        allocates = _allocates(pick, (site.arguments.get("types"), site.arguments.get("kw_types")))
-        if allocates is not True:
-            return allocates
+            other = not interpreted
+        if not other:
+            if threads is None or thread_axis in axes:
+                return None
+            allocates = _allocates(pick, (site.arguments.get("types"), site.arguments.get("kw_types")))
+            if allocates is not True:
+                return allocates
         stops = fails_allocating(pick, run)
         if stops is not False:
             return None if stops is True else UNKNOWN  # the kernel's TMEM stops JAX first
-        return (run.node, threads, run.api, None)
-
-    @staticmethod
-    def _other_axes(pick: Picker, run: Any, threads: Any, axes: tuple[Any, ...]) -> Any:
-        """`collective_axes` naming anything but the kernel's thread axis alone (a cluster or
-        grid axis, the thread axis with another; any, in a kernel without threads): Mosaic GPU
-        refuses the scope before it looks at what it allocates."""
-        stops = fails_allocating(pick, run)
-        if stops is not False:
-            return None if stops is True else UNKNOWN
-        return (run.node, threads, run.api, axes)
+        return (run.node, threads, run.api, axes if other else None)
 
     def message(self, ctx: Context, site: Site, detail: Any) -> str:
         kernel, threads, api_name, axes = detail

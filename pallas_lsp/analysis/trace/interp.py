@@ -600,7 +600,7 @@ class Interpreter:
         attempt = self._attempt(run, frame, (swallowed, False))
         ending = attempt.ending
         if ending is not None and _raises(ending):
-            self._pass_log(attempt.log)
+            self.pass_log(attempt.log)
             if o.catches(swallowed, _error(ending)) is False:
                 raise _Signal(*ending)  # (`suppress(KeyError)` around `1 // 0`)
             return
@@ -669,7 +669,7 @@ class Interpreter:
         attempt = self._attempt(lambda: self.block(node.body, frame), frame, catches=self._handles(node, frame))
         ending = attempt.ending
         if _raises(ending) or not attempt.partly:
-            self._pass_log(attempt.log)
+            self.pass_log(attempt.log)
             if ending is not None and _raises(ending):
                 self._handled(node, frame, _error(ending))
             elif ending is not None:
@@ -703,7 +703,7 @@ class Interpreter:
                 self.handling.pop()
             attempt.log = self.branch_logs.pop()
             if suspended:  # (a `@contextmanager` at its `yield`: what it changed so far stands)
-                self._pass_log(attempt.log)
+                self.pass_log(attempt.log)
         attempt.partly = self.dropped_raises != dropped
         self.dropped_raises = dropped
         return attempt
@@ -798,7 +798,7 @@ class Interpreter:
             for key, entry in self.branch_logs.pop().items():
                 changed.setdefault(key, entry)
 
-    def _pass_log(self, log: dict[int, tuple[Any, Any]]) -> None:
+    def pass_log(self, log: dict[int, tuple[Any, Any]]) -> None:
         """Containers changed by code that ran on the path as it is: an enclosing branch
         restores them too."""
         if self.branch_logs:

@@ -1504,9 +1504,7 @@ def _managed(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any
     finally:
         interp.suspend_next = False
         log = interp.branch_logs.pop()
-        if interp.branch_logs:
-            for key, entry in log.items():
-                interp.branch_logs[-1].setdefault(key, entry)
+        interp.pass_log(log)
     names = tuple(name for found in function.node.nodes_of_class(nodes.Global) for name in found.names)
     return o.ContextManager(generator, catches, written=tuple(container for container, _ in log.values()),
                             names=names, frame=function.env)
