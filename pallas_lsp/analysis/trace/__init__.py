@@ -718,8 +718,22 @@ class Trace:
         for item in _handed_on(result):  # (to its caller: code we do not read, which may call it)
             if isinstance(item, (objects.Bound, objects.Instance)) and id(item) not in called:
                 interp.escape(item)
-        interp.partials.extend(_calls_handed_back(handed_back))
+        for partial in _calls_handed_back(handed_back):
+            self._call_handed_back(partial, free)
         self._apply_handed_back(handed_back)
+
+    def _call_handed_back(self, partial: objects.Partial, free: bool) -> None:
+        """A call a case hands back runs now, as its caller makes it once the case has
+        returned: with what the case wrote to modules and classes still there (`config.X =
+        False; return run, (a, b)`), which `_maybe_run` undoes after the entry."""
+        interp, target = self.interp, objects.partial_target(partial)
+        assert target is not None
+        interp.partials.append(partial)
+        if not any(_informative(value) for value in _bound_values(partial)):
+            return  # (left to `_partials_not_called`: the function's own run knows more)
+        self._partials_run.add(id(partial))
+        self._partials_of.setdefault(target.node, []).append(partial)
+        self._call_partial(partial, target, free)
 
     def _apply_handed_back(self, handed_back: list[_HandedBack]) -> None:
         """A kernel returned with a tuple of arguments beside it (`return plgpu.kernel(...), (a,
@@ -732,7 +746,7 @@ class Trace:
                 continue
             saved, interp.guard = interp.guard, guard
             try:
-                stubs.apply_kernel(interp, kernel, list(args), kernel.node)
+                stubs.apply_kernel(interp, kernel, list(args), kernel.node, handed_back=True)
             finally:
                 interp.guard = saved
                 interp.raised = False

@@ -1494,7 +1494,7 @@ class Interpreter:
         (a class body's, for a method: `@value.setter` reads the property just defined there)."""
         scope = frame if scope is None else scope
         defaults = self._defaults(node.args, scope)
-        closure = o.Closure(node, frame, stub)
+        closure = o.Closure(node, _outside_class(node, frame) if isinstance(node, nodes.Lambda) else frame, stub)
         object.__setattr__(closure, "defaults", defaults)
         if not stub:
             self.closures.setdefault(node, []).append(closure)
@@ -1846,8 +1846,8 @@ class Interpreter:
                       frame: Frame, items: list[Any] | Any) -> Any:
         """Its value over these items of its first iterable."""
         states: list[list[Any]] = [[self.guard, []]]  # [guard, results]: one per outcome so far
-        if items is UNKNOWN or not self._generate(node, list(node.generators), Frame(frame), frame, states, states,
-                                                  items):
+        inner = Frame(_outside_class(node, frame))
+        if items is UNKNOWN or not self._generate(node, list(node.generators), inner, frame, states, states, items):
             return UNKNOWN
         return guarded((guard, self._collected(node, results)) for guard, results in states)
 
@@ -2591,6 +2591,14 @@ _MANGLED: weakref.WeakKeyDictionary[nodes.NodeNG, str] = weakref.WeakKeyDictiona
 _COMPREHENSIONS = (nodes.ListComp, nodes.SetComp, nodes.DictComp, nodes.GeneratorExp)
 
 
+def _outside_class(node: nodes.NodeNG, frame: Frame) -> Frame:
+    """The frame a comprehension or lambda written in a class body reads names through: the
+    class body's names are not visible to the scopes nested in it (only its first iterable
+    and its defaults are evaluated there)."""
+    in_class = node.parent is not None and isinstance(node.parent.scope(), nodes.ClassDef)
+    return frame.parent if in_class and frame.parent is not None else frame
+
+
 def _walrus_scope(node: nodes.NamedExpr, frame: Frame) -> tuple[Frame, bool]:
     """Where an assignment expression binds (PEP 572): in a comprehension, the scope around it
     (each comprehension runs in a frame of its own), and whether a generator expression on the
@@ -2889,6 +2897,20 @@ def _combined(function: Any, left: Any, right: Any) -> Any:
 _REFLEXIVE = {"==": True, "is": True, "<=": True, ">=": True, "!=": False, "is not": False, "<": False, ">": False}
 
 
+def _same_dtype_object(left: api.DType, right: api.DType) -> Any:
+    """`left is right`: a dtype object is never a scalar type (`x.dtype is jnp.float16` is
+    False); NumPy's dtype objects of one dtype are one object; two scalar types of one dtype
+    may be two (`jnp.float16`, `np.float16`): not known, unless they are one value here."""
+    if left is right:
+        return True
+    same = api.same_dtype(left, right)
+    if same is UNKNOWN or same is False:
+        return same
+    if left.instance != right.instance:
+        return False
+    return True if left.instance else UNKNOWN
+
+
 def _compare(op: str, left: Any, right: Any) -> Any:
     member = _member_compare(op, left, right)
     if member is not None:
@@ -2907,6 +2929,9 @@ def _compare(op: str, left: Any, right: Any) -> Any:
     if op in ("in", "not in") and isinstance(left, o.Free) and isinstance(right, (tuple, list, set, frozenset)) \
             and right and all(isinstance(item, _PRIMITIVE) for item in right):
         return _one_of_constants(left, list(dict.fromkeys(right)), op == "in")
+    if isinstance(left, api.DType) and isinstance(right, api.DType) and op in ("is", "is not"):
+        same = _same_dtype_object(left, right)
+        return UNKNOWN if same is UNKNOWN else same == (op == "is")
     if op in ("is", "is not"):
         for subject, other in ((left, right), (right, left)):
             if other is None and isinstance(subject, o.Free) and subject.text:

@@ -758,6 +758,13 @@ class FieldSpec:
     compare: bool = True  # False: left out of the dataclass's `==`
 
 
+@dataclass(frozen=True, eq=False)
+class Factory:
+    """A dataclass field's `default_factory`: called for each instance made without the field."""
+
+    func: Any
+
+
 @dataclass(eq=False)
 class Namespace:
     """`types.ModuleType(name)`: a module made at run time; `ns.__dict__.update(mod.__dict__)`
@@ -900,10 +907,13 @@ class Kernel:
     it was made); a `pallas_call`'s, whose blocks are whole operands, runs its body there,
     with the operands' shapes (`later` holds its specs in place of the count); one handed on
     (returned by a wrapper, given to `jax.jit`) also ran where it was made, for applications
-    the trace cannot see (`Trace.superseded`)."""
+    the trace cannot see (`Trace.superseded`). A `plgpu.kernel`'s body that ran where it was
+    made runs again when a case hands the kernel back with its operands (`handed_back`): JAX
+    traces it then, reading what its closure holds after the case returned."""
 
     node: nodes.Call
     later: tuple[Any, Any, dict[str, Any], Any, Chain] | None = field(default=None, compare=False)
+    handed_back: bool = field(default=False, compare=False)  # `later` is for a case's caller only
 
 
 # ---------------------------------------------------------------------------

@@ -518,8 +518,12 @@ def item(interp: Interpreter, obj: Any, key: Any, node: nodes.NodeNG | None = No
         if isinstance(obj, list) and id(obj) in interp.poisoned or isinstance(obj, o.NotSequence):
             return UNKNOWN  # (no items: a TypeError)
         if isinstance(key, int):  # (a bool too: `(1, 2)[collective]`)
-            return obj[key] if -len(obj) <= key < len(obj) else UNKNOWN  # (not an IndexError: the
-            # operands a kernel's `*refs` get, or what a library returns, may be more than we know)
+            if -len(obj) <= key < len(obj):
+                return obj[key]
+            if all(type(part) in _PRIMITIVES for part in obj):
+                interp.raised = "IndexError"  # (a config's tuple; not refs: the operands a kernel's
+                # `*refs` get, or what a library returns, may be more than we know)
+            return UNKNOWN
         if isinstance(key, slice):
             return obj[key]
         return UNKNOWN
@@ -970,7 +974,8 @@ def iterator_of(interp: Interpreter, instance: o.Instance) -> Any:
     return made if isinstance(made, o.Generator) else UNKNOWN
 
 
-_PLAIN = (bool, int, float, complex, str, bytes, type(None), tuple, list, dict)
+_PRIMITIVES = (bool, int, float, complex, str, bytes, type(None))
+_PLAIN = (*_PRIMITIVES, tuple, list, dict)
 _BUILTIN_CLASSES = {"builtins.int": int, "builtins.str": str, "builtins.float": float, "builtins.bool": bool,
                     "builtins.tuple": tuple, "builtins.list": list, "builtins.dict": dict}
 
@@ -1914,6 +1919,8 @@ def call_native(interp: Interpreter, callee: o.Native, args: list[Any], kwargs: 
         return o.Index()
     if qname == "<class made>":
         return interp.classes_made[-1] if interp.classes_made else UNKNOWN
+    if qname in METHOD_DECORATORS and len(args) == 1 and not kwargs:
+        return METHOD_DECORATORS[qname](args[0])  # (`get = staticmethod(lambda: False)` in a class body)
     handler = NATIVE.get(qname) or BUILTIN_FUNCTIONS.get(qname)
     if handler is None:
         for value in list(args) + list(kwargs.values()):
@@ -2203,6 +2210,22 @@ def _itemgetter(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[
     return o.Partial(o.Native("<itemgetter>"), (tuple(args),), ())
 
 
+def _methodcaller(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any],
+                  kwargs: dict[str, Any]) -> Any:
+    """`operator.methodcaller("get", key, default)`: a callable calling that method of its argument."""
+    if not args or not isinstance(args[0], str):
+        return UNKNOWN
+    return o.Partial(o.Native("<methodcaller>"), (args[0], tuple(args[1:]), tuple(kwargs.items())), ())
+
+
+def _call_method(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any],
+                 kwargs: dict[str, Any]) -> Any:
+    if len(args) != 4 or kwargs:
+        return UNKNOWN
+    name, given, keywords, value = args
+    return interp.invoke(interp.attribute(value, name), list(given), dict(keywords), node)
+
+
 def _get_items(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any],
                kwargs: dict[str, Any]) -> Any:
     if len(args) != 2 or kwargs:
@@ -2323,11 +2346,15 @@ def _kernel(interp: Interpreter, qname: str, node: nodes.Call, args: list[Any], 
     later = leading is None and outputs is not None and (
         _takes_refs(body) and all(isinstance(item, (tuple, list)) for _, item in o.split(scratch))
         or all(ignored_scratch(item) for _, item in o.split(scratch)))
+    if later and outputs is not None:
+        kernel = o.Kernel(node, (body, scratch, bound, outputs, tuple(interp.stack)))
+    else:  # (a case may hand it back: it runs again there, `apply_kernel`)
+        kernel = o.Kernel(node, (body, scratch, bound, outputs, tuple(interp.stack)), handed_back=True) \
+            if outputs is not None else o.Kernel(node)
+        run.value = kernel
     if not (later and _applied_only_here(interp, node)):
         _run_body(interp, node, body, scratch, tail=True, gmem=True, leading=leading, run=run)
-    if later and outputs is not None:
-        return o.Kernel(node, (body, scratch, bound, outputs, tuple(interp.stack)))
-    return o.Kernel(node)
+    return kernel
 
 
 def _named_tuples_as_tuples(scratch: Any) -> Any:
@@ -2379,13 +2406,23 @@ def _only_called(node: nodes.Call) -> bool:
     return calls > 0  # (never applied: the run at once stands for whoever applies it)
 
 
-def apply_kernel(interp: Interpreter, kernel: o.Kernel, args: list[Any], node: nodes.Call) -> None:
+def apply_kernel(interp: Interpreter, kernel: o.Kernel, args: list[Any], node: nodes.Call,
+                 handed_back: bool = False) -> None:
     """`kernel(x, y)` of a kernel whose body takes `*refs` and ran with its operands not
     counted: it runs again as the application traces it, with them counted; of a
     `pallas_call` whose blocks are whole operands: it runs here, with their shapes."""
-    if kernel.later is None:
+    if kernel.later is None or kernel.handed_back and not handed_back:
         return
     body, scratch, bound, outputs, built = kernel.later
+    if kernel.handed_back:  # (this run supersedes the one made where it was built, whose calls
+        # led to it: the caller the case hands it to is code we do not read)
+        saved, interp.stack = interp.stack, list(built)
+        try:
+            run = interp.record("kernel", kernel.node, bound, value=kernel, built=built)
+            _run_body(interp, kernel.node, body, scratch, tail=True, gmem=True, leading=len(args) + outputs, run=run)
+        finally:
+            interp.stack = saved
+        return
     if isinstance(outputs, tuple):  # (a `pallas_call`'s specs, inputs then outputs)
         # (this run supersedes the one made where it was built, if any: `Trace.superseded`)
         run = interp.record("kernel", kernel.node, bound, value=kernel, built=built)
@@ -2781,8 +2818,7 @@ def _field(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any],
     if "default" in kwargs:
         return o.FieldSpec(kwargs["default"], True, init, static, compare)
     if "default_factory" in kwargs:
-        made = interp.invoke(kwargs["default_factory"], [], {}, node)
-        return o.FieldSpec(made, True, init, static, compare)
+        return o.FieldSpec(o.Factory(kwargs["default_factory"]), True, init, static, compare)
     return o.FieldSpec(UNKNOWN, False, init, static, compare)
 
 
@@ -2922,6 +2958,11 @@ NATIVE: dict[str, Callable[..., Any]] = {
     "operator.attrgetter": _attrgetter,
     "operator.itemgetter": _itemgetter,
     "<itemgetter>": _get_items,
+    "operator.methodcaller": _methodcaller,
+    "<methodcaller>": _call_method,
+    "operator.truth": lambda interp, qname, node, args, kwargs: _b_bool(interp, args, kwargs) if args else UNKNOWN,
+    "operator.not_": lambda interp, qname, node, args, kwargs: (
+        interp.unary("not", args[0]) if len(args) == 1 and not kwargs else UNKNOWN),
     "builtins.dict.fromkeys": _from_keys,
     "collections.defaultdict": _default_dict,
     "collections.OrderedDict": _ordered_dict,
@@ -3648,6 +3689,8 @@ def instantiate(interp: Interpreter, cls: o.ClassObj, args: list[Any], kwargs: d
         init_only = []
         for field in fields:
             value = given.get(field.name, UNKNOWN if field.default is _NOT_FOUND else field.default)
+            if type(value) is o.Factory:  # (a list of its own for each instance)
+                value = interp.invoke(value.func, [], {}, node)
             if field.init_only:
                 init_only.append(value)
             else:  # (an `init=False` field without a default is unset until `__post_init__` sets it)
