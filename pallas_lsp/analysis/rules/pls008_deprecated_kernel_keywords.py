@@ -12,6 +12,7 @@ from .. import fixes
 from ..context import Context
 from ..findings import Applicability, Edit, Fix, Severity
 from ..trace import Site
+from ..trace.objects import KEYWORDS_GIVEN
 from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
@@ -42,7 +43,8 @@ class DeprecatedKernelKeywords(SiteRule):
     old names; jax 0.12 removed them. Code that still uses them, as the Blackwell matmul
     tutorial did, warns on jax 0.10.2 and 0.11 and fails on jax 0.12 with a `TypeError` that
     does not say what to write instead. Passing an old name together with its new name fails
-    in every version.
+    in every version, even as `out_shape=None`: jax 0.10.2 tells a keyword given None from
+    one left out.
 
     ## Example
     ```python
@@ -88,7 +90,9 @@ class DeprecatedKernelKeywords(SiteRule):
     def problem(self, ctx: Context, site: Site, pick: Picker) -> Any:
         if api_function(site) == PALLAS_KERNEL:
             return _pallas_kernel_use(site)
-        given = {name: pick.given(site.arguments.get(name)) for name in (*RENAMES, *RENAMES.values())}
+        written = site.arguments.get(KEYWORDS_GIVEN, ())
+        given = {name: True if name in written else pick.given(site.arguments.get(name))
+                 for name in (*RENAMES, *RENAMES.values())}  # (`out_shape=None` is given: JAX tells)
         old = tuple(name for name in RENAMES if given[name] is True)
         if not old:
             return UNKNOWN if UNKNOWN in (given["out_shape"], given["scratch_shapes"]) else None

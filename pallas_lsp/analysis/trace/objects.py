@@ -899,6 +899,11 @@ class TreeDef:
     count: int
 
 
+# A "kernel" site's argument naming the keywords the call was given (an explicit `out_shape=None`
+# is not the default: JAX tells them apart)
+KEYWORDS_GIVEN = "**keywords"
+
+
 @dataclass(frozen=True)
 class Kernel:
     """What `plgpu.kernel(...)` returns. Calling it runs its body again only when the body

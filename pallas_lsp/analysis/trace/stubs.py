@@ -2333,6 +2333,7 @@ def _kernel(interp: Interpreter, qname: str, node: nodes.Call, args: list[Any], 
     if body is None:  # @plgpu.kernel(out_type=..., ...)
         return o.Partial(o.Native(qname), (), tuple(kwargs.items()))
     bound = bind_api(interp, qname, args, kwargs) or {}
+    bound[o.KEYWORDS_GIVEN] = frozenset(kwargs)
     for key in ("scratch_types", "scratch_shapes"):
         if bound.get(key) is not None:
             bound[key] = _named_tuples_as_tuples(bound[key])
