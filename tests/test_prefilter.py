@@ -151,6 +151,34 @@ def test_a_trigger_word_here_does_not_hide_what_an_imported_helper_makes(tmp_pat
     assert "PLS013" in {rule.code for rule in kept}
 
 
+def test_an_allocation_helper_three_modules_down_keeps_its_rules(tmp_path):
+    # A project's usual layout: the case imports the package, whose `api` wraps `kernel`,
+    # which takes its TMEM from `common`: the only module that says `TMEM` (found by a probe).
+    package = tmp_path / "pk"
+    package.mkdir()
+    (package / "__init__.py").write_text("from pk.api import matmul\n", encoding="utf-8")
+    (package / "api.py").write_text("from . import kernel\n\ndef matmul(a, dtype):\n  return kernel.run(a, dtype)\n",
+                                    encoding="utf-8")
+    (package / "kernel.py").write_text(textwrap.dedent("""
+        from jax.experimental.pallas import mosaic_gpu as plgpu
+        from . import common
+
+        def run(a, dtype):
+          return plgpu.kernel(lambda *refs: None, out_type=a, scratch_types=[common.acc((128, 128), dtype)])(a)
+    """), encoding="utf-8")
+    (package / "common.py").write_text(textwrap.dedent("""
+        from jax.experimental.pallas import mosaic_gpu as plgpu
+
+        def acc(shape, dtype):
+          return plgpu.TMEM(shape, dtype)
+    """), encoding="utf-8")
+    source = "import jax.numpy as jnp\nimport pk\n\ndef run(a):\n  return pk.matmul(a, jnp.float16)\n"
+    path = tmp_path / "case.py"
+    path.write_text(source, encoding="utf-8")
+    kept = applicable(list(RULES), source, lambda: Bindings.of(ast.parse(source)), str(path))
+    assert {"PLS005", "PLS019"} <= {rule.code for rule in kept}
+
+
 def test_the_import_scan_finds_what_the_regular_expression_finds():
     """`_imports` tries only lines with `import` in them; it must match as `finditer` does."""
     from pallas_lsp.analysis import prefilter
@@ -312,7 +340,7 @@ def test_the_walk_of_the_imports_is_kept_only_while_what_it_read_is_unchanged(tm
     path = tmp_path / "kernel.py"
     data = b"from pkg import helpers\nimport util\n"
     path.write_bytes(data)
-    key = (str(path), 2, (b"from pkg import helpers", b"import util"))  # its import statements
+    key = (str(path), prefilter.IMPORT_DEPTH, (b"from pkg import helpers", b"import util"))  # its import statements
     settled = [1_000_000_000]
 
     def walked() -> tuple[bytes, set[str]]:

@@ -228,10 +228,13 @@ def settled_from_tree(text: str, path: str | None, tree: ast.Module | None = Non
 _IMPORT = re.compile(
     rb"^[ \t]*(?:from[ \t]+(?P<dots>\.*)(?P<module>[\w.]*)[ \t]+import[ \t]+(?P<names>[\w., \t()*]+)"
     rb"|import[ \t]+(?P<plain>[\w.]+))", re.M)
-MAX_IMPORTED_FILES = 24
+MAX_IMPORTED_FILES = 40
+# a project's case imports its package, whose api wraps the kernel module, whose TMEM comes
+# from a helper module: four levels
+IMPORT_DEPTH = 4
 
 
-def imported_data(data: bytes, path: str, depth: int = 2, probed: set[str] | None = None) -> bytes:
+def imported_data(data: bytes, path: str, depth: int = IMPORT_DEPTH, probed: set[str] | None = None) -> bytes:
     """The bytes of the project modules `data` (the file at `path`) imports, and of theirs,
     `depth` levels down (jax's own modules are not the project's; a package's `__init__.py`,
     which re-exports what its modules define, is no level). `probed` gets every path
