@@ -2291,6 +2291,8 @@ class Interpreter:
             return self.stubs.call_native(self, callee, args, kwargs, node)
         if isinstance(callee, o.ClassObj):
             return self.stubs.instantiate(self, callee, args, kwargs, node)
+        if isinstance(callee, self.stubs.Dispatcher):
+            return self.stubs.dispatch(self, callee, args, kwargs, node)
         if isinstance(callee, self.stubs.Method):
             return self.stubs.call_method(self, callee, args, kwargs, node)
         if isinstance(callee, o.Instance):  # a callable object: its class's __call__

@@ -347,6 +347,8 @@ def attribute(interp: Interpreter, obj: Any, name: str) -> Any:  # noqa: C901 - 
     if isinstance(obj, o.DictOf) and name in ("items", "keys", "values", "get") and isinstance(obj.owner, o.Instance) \
             and obj.owner.free is None and not obj.owner.opaque and not obj.owner.init_unread:
         return Method(dict(obj.owner.attributes), name)  # `vars(config).items()`: what the instance holds now
+    if isinstance(obj, Dispatcher):
+        return o.Partial(o.Native("<register>"), (obj,), ()) if name == "register" else UNKNOWN
     if isinstance(obj, o.Namespace):
         if name in obj.attributes:
             return obj.attributes[name]
@@ -734,6 +736,19 @@ class StaticMethod:
 @dataclass(frozen=True)
 class ClassMethod:
     func: Any
+
+
+@dataclass(eq=False)
+class Dispatcher:
+    """`functools.singledispatch(func)` (`method`: `functools.singledispatchmethod`, which
+    dispatches on the argument after `self`): a call runs the function registered for the
+    class of that argument, the nearest in its MRO, else `func`. `complete`: False once a
+    registration's class could not be told (then no call is known to reach `func`)."""
+
+    base: Any
+    method: bool = False
+    registry: list[tuple[Any, Any]] = dataclasses.field(default_factory=list)
+    complete: bool = True
 
 
 @dataclass(frozen=True)
@@ -1848,6 +1863,8 @@ def _bound_to(interp: Interpreter, found: Any, self_value: Any, cls: o.ClassObj,
         return o.Bound(found.func, cls)
     if isinstance(found, o.Closure):
         return o.Bound(found, self_value)
+    if isinstance(found, Dispatcher) and found.method:
+        return o.Partial(found, (self_value,), ())
     if isinstance(found, PartialMethod) and isinstance(found.func, o.Closure):
         return o.Partial(o.Bound(found.func, self_value), found.args, found.keywords)
     if isinstance(found, o.Partial) and found.func == _MANAGED and len(found.args) == 1 \
@@ -2307,6 +2324,93 @@ def _op(kind: str) -> Callable[..., Any]:
             interp.record(kind, node, bound)
         return None
     return record
+
+
+def _register(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """`f.register(cls, func)`, `@f.register(cls)` and `@f.register` (the class its first
+    parameter's annotation names): `func`, registered."""
+    if not args or not isinstance(args[0], Dispatcher) or kwargs or len(args) > 3:
+        return UNKNOWN
+    dispatcher, rest = args[0], args[1:]
+    if len(rest) == 1 and _dispatch_class(rest[0]):
+        return o.Partial(o.Native("<register>"), (dispatcher, rest[0]), ())  # (a decorator)
+    if len(rest) == 2 and _dispatch_class(rest[0]):
+        dispatcher.registry.append((rest[0], rest[1]))
+        return rest[1]
+    cls = _annotated_class(interp, rest[0], dispatcher.method) if len(rest) == 1 else None
+    if cls is None:
+        dispatcher.complete = False
+    else:
+        dispatcher.registry.append((cls, rest[0]))
+    return rest[0] if rest else UNKNOWN
+
+
+def _dispatch_class(value: Any) -> bool:
+    return isinstance(value, o.ClassObj) or isinstance(value, o.Native) and value.qname in _DISPATCH_BUILTINS
+
+
+_DISPATCH_BUILTINS = frozenset({"builtins.object", *_BUILTIN_CLASSES})
+
+
+def _annotated_class(interp: Interpreter, func: Any, method: bool) -> Any:
+    """The class the annotation of a function's first parameter (after `self`) names, if we can tell."""
+    if not isinstance(func, o.Closure) or not isinstance(func.node, nodes.FunctionDef) or func.env is None:
+        return None
+    arguments = func.node.args
+    position = 1 if method else 0
+    parameters = (arguments.posonlyargs or []) + (arguments.args or [])
+    annotations = (arguments.posonlyargs_annotations or []) + (arguments.annotations or [])
+    if len(parameters) <= position or annotations[position] is None:
+        return None
+    cls = interp.ev(annotations[position], func.env)
+    return cls if _dispatch_class(cls) else None
+
+
+def dispatch(interp: Interpreter, dispatcher: Dispatcher, args: list[Any], kwargs: dict[str, Any],
+             node: nodes.NodeNG) -> Any:
+    """A call of a `singledispatch` function: the implementation the argument's class picks
+    runs (one per alternative of the argument); UNKNOWN where its class cannot be told."""
+    position = 1 if dispatcher.method else 0
+    if len(args) <= position or not dispatcher.complete:
+        for value in list(args) + list(kwargs.values()):
+            interp.escape(value)
+        return UNKNOWN
+
+    def call(subject: Any) -> Any:
+        chosen = _implementation(dispatcher, subject)
+        return UNKNOWN if chosen is None else interp.invoke(chosen, args, kwargs, node)
+
+    return interp.per_alternative(o.split(args[position]), call)
+
+
+def _implementation(dispatcher: Dispatcher, subject: Any) -> Any:
+    """What `dispatcher` runs for `subject`: the registered function of the nearest class in
+    its MRO (the latest registration of a class wins); None when its classes are not known."""
+    keys = _dispatch_keys(subject)
+    if keys is None or type(subject) in _PRIMITIVES and any(
+            isinstance(cls, o.ClassObj) and is_value_enum(cls) for cls, _ in dispatcher.registry):
+        return None  # (a value enum's member is kept as its value: its class is not known)
+    for key in keys:
+        for cls, func in reversed(dispatcher.registry):
+            if cls is key or isinstance(cls, o.Native) and cls.qname == key:
+                return func
+    return dispatcher.base
+
+
+_PLAIN_BASES = frozenset({"builtins.object", "enum.Enum", "enum.Flag", "abc.ABC"})  # (no builtin class below)
+
+
+def _dispatch_keys(subject: Any) -> list[Any] | None:
+    """The classes of a value, nearest first (a builtin's as its qualified name)."""
+    if type(subject) in _PLAIN:
+        return [f"builtins.{cls.__name__}" for cls in type(subject).__mro__]
+    if isinstance(subject, o.Instance) and subject.free is None:
+        classes = list(subject.cls.mro())
+        if any(not isinstance(base, o.ClassObj) and getattr(base, "qname", None) not in _PLAIN_BASES
+               for cls in classes for base in cls.bases):
+            return None  # (a library base: the builtins in its order are not known)
+        return [*classes, "builtins.object"]
+    return None
 
 
 def _partialmethod(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any],
@@ -2948,6 +3052,11 @@ NATIVE: dict[str, Callable[..., Any]] = {
     "jax.tree_util.Partial": _partial,  # (a partial that is a pytree of its bound arguments)
     "jax._unbatched": _unbatched,
     "functools.partialmethod": _partialmethod,
+    "functools.singledispatch": lambda interp, qname, node, args, kwargs: (
+        Dispatcher(args[0]) if len(args) == 1 and not kwargs else UNKNOWN),
+    "functools.singledispatchmethod": lambda interp, qname, node, args, kwargs: (
+        Dispatcher(args[0], method=True) if len(args) == 1 and not kwargs else UNKNOWN),
+    "<register>": _register,
     f"{PL}.ds": _ds,
     f"{PL}.dslice": _ds,
     "types.SimpleNamespace": _simple_namespace,
