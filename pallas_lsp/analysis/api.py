@@ -204,7 +204,8 @@ _JAX_STUB = '''
 """pallas-lsp stand-in for jax: transformations that keep the function they wrap (custom
 derivative rules: the function as it is called; `grad` and `vmap`: it called with the arguments
 as JAX traces them, whose gradients are not followed), and `eval_shape`, whose result is what
-the function makes of the shapes (the trace follows shapes)."""
+the function makes of the shapes (the trace follows shapes); `jvp`, `vjp`, `linearize` and
+`make_jaxpr` call the function with the primals (the arguments) where they are called."""
 
 def jit(fun=None, *args, **kwargs):
     if fun is None:
@@ -237,6 +238,26 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
     def value_and_gradient(*args, **kwargs):
         return fun(*args, **kwargs), _traced()
     return value_and_gradient
+
+
+jacfwd = jacrev = hessian = grad
+
+
+def jvp(fun, primals, tangents, has_aux=False):
+    return fun(*primals), _traced()
+
+
+def vjp(fun, *primals, has_aux=False, **kwargs):
+    return fun(*primals), _traced()
+
+linearize = vjp
+
+
+def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False, abstracted_axes=None):
+    def jaxpr_of(*args, **kwargs):  # (traced here: inside the `with pytest.raises(...)` around it)
+        fun(*args, **kwargs)
+        return _traced()
+    return jaxpr_of
 
 
 def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_name=None):
