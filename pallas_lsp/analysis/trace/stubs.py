@@ -347,6 +347,8 @@ def attribute(interp: Interpreter, obj: Any, name: str) -> Any:  # noqa: C901 - 
     if isinstance(obj, o.DictOf) and name in ("items", "keys", "values", "get") and isinstance(obj.owner, o.Instance) \
             and obj.owner.free is None and not obj.owner.opaque and not obj.owner.init_unread:
         return Method(dict(obj.owner.attributes), name)  # `vars(config).items()`: what the instance holds now
+    if isinstance(obj, MonkeyPatch):
+        return o.Partial(o.Native("<monkeypatch setattr>"), (obj,), ()) if name == "setattr" else UNKNOWN
     if isinstance(obj, Dispatcher):
         return o.Partial(o.Native("<register>"), (obj,), ()) if name == "register" else UNKNOWN
     if isinstance(obj, o.Namespace):
@@ -428,6 +430,8 @@ def attribute(interp: Interpreter, obj: Any, name: str) -> Any:  # noqa: C901 - 
         return Method(obj, name)
     if isinstance(obj, o.Native) and obj.qname.startswith("<python>"):
         return UNKNOWN
+    if isinstance(obj, o.Native) and f"{obj.qname}.{name}" in NATIVE:  # (`mock.patch.object`)
+        return o.Native(f"{obj.qname}.{name}")
     if isinstance(obj, o.Native) and obj.qname == "builtins.dict" and name == "fromkeys":
         return o.Native("builtins.dict.fromkeys")
     if isinstance(obj, o.Native) and obj.qname == "builtins.object" and name == "__setattr__":
@@ -739,6 +743,26 @@ class ClassMethod:
 
 
 @dataclass(eq=False)
+class Patch:
+    """`unittest.mock.patch.object(target, name, new)` / `patch("module.name", new)`: inside
+    the `with` (or the call of a function it decorates) `target.<name>` is `new` (a mock,
+    unknown, when none is given); leaving it restores what was there."""
+
+    target: Any
+    name: str
+    new: Any
+    undo: list[Any] = dataclasses.field(default_factory=list)
+
+
+@dataclass(eq=False)
+class MonkeyPatch:
+    """`pytest.MonkeyPatch.context()`: its `setattr(target, name, value)` writes at once;
+    leaving the `with` undoes every write, the last first."""
+
+    undo: list[tuple[Any, str, Any]] = dataclasses.field(default_factory=list)
+
+
+@dataclass(eq=False)
 class Dispatcher:
     """`functools.singledispatch(func)` (`method`: `functools.singledispatchmethod`, which
     dispatches on the argument after `self`): a call runs the function registered for the
@@ -946,7 +970,31 @@ def entered(interp: Interpreter, manager: Any, node: nodes.NodeNG) -> Any:
         return UNKNOWN
     if isinstance(manager, o.ExitStack):
         return manager
+    if isinstance(manager, Patch):
+        manager.undo.append(_patched(interp, manager.target, manager.name, manager.new))
+        return manager.new
+    if isinstance(manager, MonkeyPatch):
+        return manager
     return UNKNOWN
+
+
+def _patched(interp: Interpreter, target: Any, name: str, value: Any) -> tuple[Any, str, Any]:
+    """`setattr(target, name, value)`, and what undoes it: the attribute as it was."""
+    interp.raised = False
+    old = attribute(interp, target, name)
+    if interp.raised:
+        interp.raised, old = False, _NOT_FOUND
+    interp.set_attribute(target, name, value)
+    return target, name, old
+
+
+def _unpatched(interp: Interpreter, undo: list[tuple[Any, str, Any]]) -> None:
+    while undo:
+        target, name, old = undo.pop()
+        if old is _NOT_FOUND:
+            interp.delete_attribute(target, name)
+        else:
+            interp.set_attribute(target, name, old)
 
 
 def exited(interp: Interpreter, manager: Any, node: nodes.NodeNG, raised: bool) -> None:
@@ -955,6 +1003,8 @@ def exited(interp: Interpreter, manager: Any, node: nodes.NodeNG, raised: bool) 
     `@contextmanager` stopped at its `yield` runs the rest then, which we do not: what it wrote
     before is unknown from here on."""
     for guard, item in o.split(manager):
+        if isinstance(item, (Patch, MonkeyPatch)):
+            _unpatched(interp, item.undo)
         if isinstance(item, o.ContextManager) and (item.written or item.names):
             for container in item.written:
                 interp.changing(container)
@@ -2326,6 +2376,54 @@ def _op(kind: str) -> Callable[..., Any]:
     return record
 
 
+def _patch_object(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any],
+                  kwargs: dict[str, Any]) -> Any:
+    target, name = (args + [None, None])[:2]
+    if not isinstance(name, str) or len(args) > 3:
+        return UNKNOWN
+    return Patch(target, name, args[2] if len(args) == 3 else kwargs.get("new", UNKNOWN))
+
+
+def _patch_by_name(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any],
+                   kwargs: dict[str, Any]) -> Any:
+    """`patch("package.module.NAME", new)` (or `"package.module.Class.NAME"`): the module
+    imported as `import package.module` would import it."""
+    if not args or not isinstance(args[0], str) or len(args) > 2 or not isinstance(node, nodes.Call):
+        return UNKNOWN
+    path, _, name = args[0].rpartition(".")
+    module, _, owner = path.rpartition(".")
+    new = args[1] if len(args) == 2 else kwargs.get("new", UNKNOWN)
+    for modname, inside in ((path, ""), (module, owner)):
+        target = interp.import_by_name(node, modname) if modname else UNKNOWN
+        if inside and isinstance(target, o.ModuleObj):
+            target = attribute(interp, target, inside)
+        if isinstance(target, o.ModuleObj if not inside else o.ClassObj):
+            return Patch(target, name, new)
+    return UNKNOWN
+
+
+def _monkeypatch_setattr(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any],
+                         kwargs: dict[str, Any]) -> Any:
+    if len(args) != 4 or kwargs or not isinstance(args[2], str):
+        return UNKNOWN
+    patch, target, name, value = args
+    patch.undo.append(_patched(interp, target, name, value))
+    return None
+
+
+def _call_patched(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any],
+                  kwargs: dict[str, Any]) -> Any:
+    """A function `@patch.object(target, name, new)` decorates, called: patched around the call
+    (given no `new`, it gets the mock as its last argument)."""
+    patch, func, *rest = args
+    mock = [] if patch.new is not UNKNOWN else [UNKNOWN]
+    entered(interp, patch, node)
+    try:
+        return interp.invoke(func, [*rest, *mock], kwargs, node)
+    finally:
+        exited(interp, patch, node, raised=False)
+
+
 def _register(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
     """`f.register(cls, func)`, `@f.register(cls)` and `@f.register` (the class its first
     parameter's annotation names): `func`, registered."""
@@ -3057,6 +3155,11 @@ NATIVE: dict[str, Callable[..., Any]] = {
     "functools.singledispatchmethod": lambda interp, qname, node, args, kwargs: (
         Dispatcher(args[0], method=True) if len(args) == 1 and not kwargs else UNKNOWN),
     "<register>": _register,
+    "unittest.mock.patch.object": _patch_object,
+    "unittest.mock.patch": _patch_by_name,
+    "pytest.MonkeyPatch.context": lambda interp, qname, node, args, kwargs: MonkeyPatch(),
+    "<monkeypatch setattr>": _monkeypatch_setattr,
+    "<patched>": _call_patched,
     f"{PL}.ds": _ds,
     f"{PL}.dslice": _ds,
     "types.SimpleNamespace": _simple_namespace,
