@@ -422,6 +422,22 @@ def dtype_named(qualified: str | None) -> DType | None:
     return DType(name, DTYPE_BITS[name])
 
 
+def scalar_of(dtype: DType, value: Any) -> Any:
+    """`np.int64(96)`, `np.bool_(0)`: a scalar type applied to a plain number, as the number
+    it is to Python (`bool()`, an index, a comparison); None where we do not say."""
+    if dtype.instance or type(value) not in (bool, int, float):
+        return None
+    if dtype.name == "bool_":
+        return bool(value)
+    if dtype.name.startswith(("int", "uint")) and dtype.bits >= 8 and float(value).is_integer() \
+            and (value >= 0 or dtype.name.startswith("int")) and abs(value) < 2 ** (dtype.bits - 1):
+        return int(value)
+    return None
+
+
+# NumPy's boolean scalars (`collective=np.False_`): to Python, the bools they compare equal to.
+NUMPY_BOOLS = {"numpy.False_": False, "numpy.True_": True}
+
 SHAPE_DTYPE_STRUCT = "jax.ShapeDtypeStruct"  # one output ref when given as out_type
 ARRAY = "<array>()"  # an array made in the code (`jnp.zeros(shape, dtype)`): its shape and dtype
 
@@ -476,6 +492,33 @@ ENUMS: dict[str, tuple[str, ...] | None] = {
                                  "SCALES_M64_COLLECTIVE_LAYOUT"),
     f"{MOSAIC_GPU}.Layout": None,
 }
+
+
+# Their members by value (`plgpu.LoweringSemantics(1)`), the same in every supported jax.
+ENUM_VALUES: dict[str, dict[Any, str]] = {
+    f"{MOSAIC_GPU}.LoweringSemantics": {1: "Lane", 2: "Warpgroup"},
+    f"{MOSAIC_GPU}.TraceScope": {"warp": "WARP", "warpgroup": "WARPGROUP"},
+    f"{MOSAIC_GPU}.SemaphoreType": {"regular": "REGULAR", "barrier": "BARRIER"},
+    f"{MOSAIC_GPU}.TMEMLayout": {1: "SCALES_LAYOUT", 2: "SPARSE_METADATA_LAYOUT", 3: "M64_COLLECTIVE_LAYOUT",
+                                 4: "SCALES_M64_COLLECTIVE_LAYOUT"},
+}
+
+# Where else the API's classes are defined and exported: Mosaic GPU's own package, whose
+# `LoweringSemantics` third-party kernels pass (`mgpu.LoweringSemantics.Lane`) is Pallas's.
+ALIASES = {
+    "jax.experimental.mosaic.gpu.LoweringSemantics": f"{MOSAIC_GPU}.LoweringSemantics",
+    "jax.experimental.mosaic.gpu.core.LoweringSemantics": f"{MOSAIC_GPU}.LoweringSemantics",
+}
+
+
+def enum_member(qualified: str, key: Any, by_name: bool) -> ApiValue | None:
+    """`Enum(value)` / `Enum["NAME"]` of one of the API's enums: the member, if it has one."""
+    if by_name:
+        names = ENUMS.get(qualified) or tuple(ENUM_VALUES.get(qualified, {}).values())
+        found = key if isinstance(key, str) and key in names else None
+    else:
+        found = ENUM_VALUES.get(qualified, {}).get(key) if type(key) in (int, str) else None
+    return None if found is None else ApiValue(f"{qualified}.{found}")
 
 
 def same_api_object(left: ApiValue, right: ApiValue) -> bool | None:

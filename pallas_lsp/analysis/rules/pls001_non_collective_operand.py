@@ -428,10 +428,14 @@ def _checked_here(ctx: Context, site: Site, guard: objects.Guard, problem: Probl
 
 
 def _lane_lowered(ctx: Context, pick: Picker, site: Site) -> bool:
-    """Does the MMA's kernel ask for Lane lowering semantics, which check no RefUnion member's
-    collective flag (only Warpgroup lowering does, the default from jax 0.11)?"""
+    """May the MMA's kernel ask for Lane lowering semantics, which check no RefUnion member's
+    collective flag (only Warpgroup lowering does, the default from jax 0.11)? Semantics we
+    cannot tell may be Lane: then JAX may lower it."""
     run = run_of(ctx, site)
-    return run is not None and lowering_semantics(pick, run) == "Lane"
+    if run is None:
+        return False
+    semantics = lowering_semantics(pick, run)
+    return semantics is UNKNOWN or semantics == "Lane"
 
 
 def _tracking(scope: Frame | None, guard: objects.Guard, collective: bool) -> list[str]:

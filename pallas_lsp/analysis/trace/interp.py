@@ -1362,6 +1362,8 @@ class Interpreter:
             if held is None:
                 continue
             if not isinstance(name, str):
+                if isinstance(obj, o.Namespace):
+                    obj.closed = False  # (any name may be there now)
                 for known, old in held.items():
                     if not isinstance(obj, (o.ClassObj, o.ModuleObj)) or isinstance(old, _DATA):
                         held[known] = UNKNOWN
@@ -2314,6 +2316,14 @@ class Interpreter:
             function = self.resolver.library_function(self, callee.qname)  # JAX's kernel building blocks
             if function is not None:
                 return self.invoke(function, args, kwargs, node, preset)
+        if type(callee) is api.DType and len(args) == 1 and not kwargs:  # `np.int64(96)`, `np.bool_(0)`
+            scalar = api.scalar_of(callee, args[0])
+            if scalar is not None:
+                return scalar
+        if type(callee) is api.ApiValue and len(args) == 1 and not kwargs:  # `plgpu.LoweringSemantics(1)`
+            member = api.enum_member(callee.qualified, args[0], by_name=False)
+            if member is not None:
+                return member
         for value in list(args) + list(kwargs.values()):
             self.escape(value)
         if isinstance(callee, (o.Library, api.ApiValue)):

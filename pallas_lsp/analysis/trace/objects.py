@@ -768,10 +768,14 @@ class Factory:
 @dataclass(eq=False)
 class Namespace:
     """`types.ModuleType(name)`: a module made at run time; `ns.__dict__.update(mod.__dict__)`
-    makes it a copy of `mod` (`fallback`), and assigned attributes override it."""
+    makes it a copy of `mod` (`fallback`), and assigned attributes override it. Also the
+    objects that hold attributes and nothing else (`types.SimpleNamespace`)."""
 
     attributes: dict[str, Any] = field(default_factory=dict)
     fallback: Any = None
+    # `types.SimpleNamespace(...)`, `argparse.Namespace(...)` made with names we know: no other
+    # attribute is there until one is set (reading one raises AttributeError)
+    closed: bool = False
 
 
 class ImportFails(Exception):

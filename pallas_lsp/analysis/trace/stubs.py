@@ -237,6 +237,9 @@ _VERSION_NAMES = {"jax.__version_info__": False, "jax.version._version_as_tuple"
 @functools.lru_cache(maxsize=4096)
 def resolve(qname: str) -> Any:
     """What a qualified name of a library means to the tracer (immutable values: cached)."""
+    for alias, name in api.ALIASES.items():
+        if qname == alias or qname.startswith(alias + "."):
+            qname = name + qname[len(alias):]
     for alias in (".MemorySpace.", ".GPUMemorySpace."):
         if f"{MGPU}{alias}" in qname + ".":
             qname = qname.replace(f"{MGPU}{alias}", f"{MGPU}.")
@@ -256,6 +259,8 @@ def resolve(qname: str) -> Any:
     dtype = api.dtype_named(qname)
     if dtype is not None:
         return dtype
+    if qname in api.NUMPY_BOOLS:
+        return api.NUMPY_BOOLS[qname]
     if qname.startswith(LIBRARY_PACKAGES):
         return o.Library(qname)  # JAX's kernel building blocks: read when called
     value = api.api_value(qname)
@@ -354,6 +359,8 @@ def attribute(interp: Interpreter, obj: Any, name: str) -> Any:  # noqa: C901 - 
     if isinstance(obj, o.Namespace):
         if name in obj.attributes:
             return obj.attributes[name]
+        if obj.closed and obj.fallback is None and not name.startswith("__"):
+            interp.raised = "AttributeError"  # (`getattr(SimpleNamespace(a=1), "b", False)`: the default)
         return attribute(interp, obj.fallback, name) if obj.fallback is not None else UNKNOWN
     if isinstance(obj, o.Free):
         return obj.attribute(name)
@@ -364,6 +371,9 @@ def attribute(interp: Interpreter, obj: Any, name: str) -> Any:  # noqa: C901 - 
             interp.raised = "AttributeError"  # (a version shim: `try: plgpu.NewThing except AttributeError:`)
             return UNKNOWN
         return resolve(f"{obj.qname}.{name}")
+    if isinstance(obj, api.ApiValue) and name == "__members__" and obj.qualified in api.ENUMS:
+        members = api.enum_members(obj.qualified)
+        return UNKNOWN if members is None else {member.qualified.rpartition(".")[2]: member for member in members}
     if isinstance(obj, api.ApiValue) and not obj.qualified.endswith("()"):
         return resolve(f"{obj.qualified}.{name}")  # plgpu.TMEMLayout.SCALES_LAYOUT
     if isinstance(obj, (o.Alloc, o.View)) and name == "shape":  # a ref's shape: its allocation's, or a view of it
@@ -514,6 +524,8 @@ def item(interp: Interpreter, obj: Any, key: Any, node: nodes.NodeNG | None = No
         return UNKNOWN
     if isinstance(obj, o.At):
         return o.View(obj.ref, key)
+    if isinstance(obj, api.ApiValue) and obj.qualified in api.ENUMS:  # `plgpu.LoweringSemantics["Lane"]`
+        return api.enum_member(obj.qualified, key, by_name=True) or UNKNOWN
     if isinstance(obj, api.ShapeDtype):  # (an input's too: JAX traces it as an array)
         return arrays.indexed(obj, key)
     if type(obj) is str and (type(key) in (int, bool, slice)):  # `"xy"[0]`, `name[:2]`
@@ -2255,9 +2267,12 @@ def _tree_unflatten(interp: Interpreter, qname: str, node: nodes.NodeNG, args: l
 
 def _simple_namespace(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any],
                       kwargs: dict[str, Any]) -> Any:
-    """`types.SimpleNamespace(**attributes)`: an object holding them as its attributes."""
+    """`types.SimpleNamespace(**attributes)` (`argparse.Namespace(**attributes)`): an object
+    holding them as its attributes, and no other."""
     given = args[0] if len(args) == 1 else {} if not args else UNKNOWN
-    return o.Namespace({**given, **kwargs}) if isinstance(given, dict) else UNKNOWN
+    if not isinstance(given, dict):
+        return UNKNOWN
+    return o.Namespace({**given, **kwargs}, closed=id(given) not in interp.poisoned)
 
 
 def _attrgetter(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any],
@@ -2535,7 +2550,7 @@ def _kernel(interp: Interpreter, qname: str, node: nodes.Call, args: list[Any], 
     if body is None:  # @plgpu.kernel(out_type=..., ...)
         return o.Partial(o.Native(qname), (), tuple(kwargs.items()))
     bound = bind_api(interp, qname, args, kwargs) or {}
-    bound[o.KEYWORDS_GIVEN] = frozenset(kwargs)
+    bound[o.KEYWORDS_GIVEN] = frozenset(kwargs) | ({"out_shape"} if len(args) > 1 else set())  # (its 2nd parameter)
     for key in ("scratch_types", "scratch_shapes"):
         if bound.get(key) is not None:
             bound[key] = _named_tuples_as_tuples(bound[key])
@@ -3163,6 +3178,7 @@ NATIVE: dict[str, Callable[..., Any]] = {
     f"{PL}.ds": _ds,
     f"{PL}.dslice": _ds,
     "types.SimpleNamespace": _simple_namespace,
+    "argparse.Namespace": _simple_namespace,
     **{name: _tree_map for name in ("jax.tree.map", "jax.tree_util.tree_map")},
     **{name: _tree_leaves for name in ("jax.tree.leaves", "jax.tree_util.tree_leaves")},
     **{name: _tree_flatten for name in ("jax.tree.flatten", "jax.tree_util.tree_flatten")},
