@@ -130,3 +130,48 @@ def test_a_cancelled_trace_gives_back_what_it_did_not_write_to(tmp_path, traces,
     monkeypatch.setattr(interp.Interpreter, "tick", tick)
     analyze_file(str(tmp_path / "kernel.py"))
     assert _names(traces[-1].interp.world.used) == ["pkg"] and not traces[-1].interp.world.made
+
+
+def test_a_module_made_under_other_environment_variables_is_made_again(tmp_path, traces):
+    # kernel.py's trace makes pkg.config with the variable unset; case.py sets it before
+    # importing the package: its config is another (a probe's parallel run missed it)
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/config.py": 'import os\n\nCOLLECTIVE = os.environ.get("PKG_COLLECTIVE", "1") == "1"\n',
+        "pkg/kernel.py": textwrap.dedent("""
+            import jax
+            import jax.numpy as jnp
+            from jax.experimental.pallas import mosaic_gpu as plgpu
+            from pkg import config
+
+
+            def body(a_gmem, out_gmem, a_smem, b_smem, acc, bar):
+              plgpu.tcgen05_mma(acc, a_smem, b_smem, bar, collective_axis="x")
+
+
+            def matmul(a):
+              return plgpu.kernel(body, out_type=jax.ShapeDtypeStruct((128, 256), jnp.float32), cluster=(2,),
+                                  cluster_names=("x",), scratch_types=[
+                  plgpu.SMEM((128, 64), jnp.float16), plgpu.SMEM((64, 128), jnp.float16),
+                  plgpu.TMEM((128, 256), jnp.float32, collective=config.COLLECTIVE),
+                  plgpu.Barrier(orders_tensor_core=True)])(a)
+        """),
+        "case.py": textwrap.dedent("""
+            import os
+            os.environ["PKG_COLLECTIVE"] = "0"
+
+            from pkg import kernel
+
+
+            def run(a):
+              return kernel.matmul(a)
+        """),
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    assert analyze_file(str(tmp_path / "pkg" / "kernel.py")).findings == []
+    assert "pkg.config" in traces[0].interp.world.made
+    found = analyze_file(str(tmp_path / "case.py")).findings
+    assert [(finding.code, str(finding.span.path).endswith("kernel.py")) for finding in found] == [("PLS001", True)]
+    assert "pkg.config" not in _names(traces[1].interp.world.used)

@@ -146,6 +146,7 @@ def either_bool(free: Free) -> Guarded:
 
 
 ENVIRONMENT = "os.environ"
+UNSET = object()  # an environment variable the trace has not written (`world.ModuleRun.environment`)
 # Inputs set where the code is deployed: a value a module's top level made that the trace cannot
 # know (`Interpreter._module_input`), an environment variable's (`environment_variable`).
 DEPLOYED = ("module", "environ")

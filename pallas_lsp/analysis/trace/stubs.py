@@ -3465,6 +3465,8 @@ def environment_read(interp: Interpreter, name: str, default: Any = _NOT_FOUND) 
     """A read of the environment variable `name`: what the code wrote there before, else the
     variable as set where the code runs or, unset, `default` (none given: a read that only
     a set variable answers, `os.environ[name]`)."""
+    if interp.world is not None:
+        interp.world.environment_read(name, interp.environment.get(name, o.UNSET))
     if name in interp.environment:
         return interp.environment[name]
     return o.environment_value(name) if default is _NOT_FOUND else o.environment_variable(name, default)

@@ -17,7 +17,8 @@ answers, the steps. It is kept when
 and it is used in a later trace when each of its modules is the tree astroid (or the library
 reader) gives for its name now and none is loaded yet, and each module loaded before that it
 read (`deps`) is, in this trace, the very object it read then (so taken from the same kept
-runs). The runs a trace used or made go back to the store only if the trace wrote to none of
+runs), and each environment variable it read holds what the trace had written there then
+(`os.environ["X"] = "0"` before the import makes another module). The runs a trace used or made go back to the store only if the trace wrote to none of
 their objects (`Trace._pristine`, and the top levels run in it); else they are dropped and the
 next trace makes them again. One trace at a time holds them (`KeptModules.take`).
 """
@@ -65,6 +66,9 @@ class ModuleRun:
     # the call memo's answers it found made before it (made again without them, or with
     # answers it made itself already there, it would take other steps)
     memo_reads: list[tuple[Any, Any]]
+    # the environment variables it read, with what the trace had written to each (`o.UNSET`):
+    # a file that sets one before importing the module makes another module
+    environment: tuple[tuple[str, Any], ...] = ()
 
 
 @dataclass(eq=False)
@@ -77,6 +81,7 @@ class _Recording:
     requested: set[str]
     deps: dict[nodes.Module, o.ModuleObj] = field(default_factory=dict)
     memo_reads: dict[Any, Any] = field(default_factory=dict)
+    environment: dict[str, Any] = field(default_factory=dict)
 
 
 Kept: TypeAlias = "tuple[dict[str, ModuleRun], dict[frozenset[int], tuple[list[o.ModuleObj], set[int]]]]"
@@ -141,6 +146,8 @@ class World:
         for loaded, _ in run.loaded:
             if loaded in interp.modules or loaded in interp.from_text or not _current(loaded):
                 return False
+        if not all(_same_variable(interp.environment.get(name, o.UNSET), seen) for name, seen in run.environment):
+            return False
         return all(interp.modules.get(dep) is module and dep not in interp.from_text for dep, module in run.deps)
 
     # -- making them -------------------------------------------------------------------------
@@ -164,6 +171,12 @@ class World:
         """A top level being recorded found a call's answer in the call memo."""
         for recording in self._recordings:
             recording.memo_reads.setdefault(key, answer)
+
+    def environment_read(self, name: str, written: Any) -> None:
+        """A top level being recorded reads an environment variable the trace wrote `written`
+        to (`o.UNSET`: none)."""
+        for recording in self._recordings:
+            recording.environment.setdefault(name, written)
 
     def read(self, node: nodes.Module, module: o.ModuleObj) -> None:
         """A top level being recorded reads a module loaded before it."""
@@ -206,7 +219,8 @@ class World:
             interp.poisoned - poisoned, interp.repeated_refs - repeated, answers,
             dict(islice(interp._opaque.items(), opaque, None)), interp._steps - steps, interp.dropped_raises - dropped,
             interp.construction_sites - construction_sites, recording.requested,
-            [(key, answer) for key, answer in recording.memo_reads.items() if key not in made])
+            [(key, answer) for key, answer in recording.memo_reads.items() if key not in made],
+            tuple(recording.environment.items()))
 
     # -- after the trace ---------------------------------------------------------------------
 
@@ -265,6 +279,10 @@ class _Either:
 
     def __contains__(self, item: object) -> bool:
         return item in self._first or item in self._second
+
+
+def _same_variable(now: Any, then: Any) -> bool:
+    return now is then or type(now) is str and type(then) is str and now == then
 
 
 def _current(node: nodes.Module) -> bool:
