@@ -22,11 +22,14 @@ def test_version_dependent_findings_are_warnings_that_say_so():
 
 def test_deprecated_kernel_keywords_rename_safely_and_both_names_is_an_error():
     findings = _findings("kernel_keywords.py", "PLS008")
-    renames = [f for line, f in findings.items() if line != 47]
+    both_lines = (47, 58, 63, 67)  # (old and new name; the old one given None too, or positionally)
+    renames = [f for line, f in findings.items() if line not in both_lines]
     assert all(f.severity is Severity.WARNING and "jax 0.12" in f.message for f in renames)
     assert all(f.fixes[0].applicability is Applicability.SAFE and f.fixes[0].preferred for f in renames)
-    both = findings[47]
-    assert both.severity is Severity.ERROR and both.fixes[0].applicability is Applicability.UNSAFE
+    both = [findings[line] for line in both_lines]
+    assert all(f.severity is Severity.ERROR and "Cannot specify both" in f.message for f in both)
+    # (a keyword written in the call can be removed; one in a mapping, or a positional, cannot)
+    assert [[fix.applicability for fix in f.fixes] for f in both] == [[Applicability.UNSAFE]] * 2 + [[]] * 2
 
 
 def test_single_scratch_fix_is_safe_when_one_parameter_is_missing():
