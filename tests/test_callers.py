@@ -226,3 +226,45 @@ def test_fields_of_a_dataclass_other_modules_make_are_what_they_give_it(tmp_path
         '''), encoding="utf-8")
     (tmp_path / "use.py").write_text("from ops import Op\n\nOp(64).scratch()\n", encoding="utf-8")
     assert analyze_file(str(tmp_path / "ops.py")).findings == []
+
+
+def test_a_case_handing_back_a_partial_of_another_module_s_function_runs_it(tmp_path):
+    # `return functools.partial(ops.matmul, collective=False), (A, B)`: JAX calls it with the
+    # operands; the finding is in ops.py, reached from the partial the case made
+    (tmp_path / "lz").mkdir()
+    (tmp_path / "lz" / "__init__.py").write_text("")
+    (tmp_path / "lz" / "ops.py").write_text(textwrap.dedent("""
+        import jax
+        import jax.numpy as jnp
+        from jax.experimental.pallas import mosaic_gpu as plgpu
+
+
+        def body(a_gmem, b_gmem, out_gmem, a_smem, b_smem, acc_tmem):
+          plgpu.tcgen05_mma(acc_tmem, a_smem, b_smem, collective_axis="x")
+
+
+        def matmul(a, b, collective=True):
+          return plgpu.kernel(body, out_type=jax.ShapeDtypeStruct((128, 256), jnp.float32), cluster=(2,),
+                              cluster_names=("x",), scratch_types=[
+              plgpu.SMEM((128, 64), jnp.float16), plgpu.SMEM((64, 128), jnp.float16),
+              plgpu.TMEM((128, 256), jnp.float32, collective=collective)])(a, b)
+    """))
+    case = tmp_path / "case.py"
+    case.write_text(textwrap.dedent("""
+        import functools
+
+        import jax
+        import jax.numpy as jnp
+
+        from lz import ops
+
+        A = jax.ShapeDtypeStruct((128, 64), jnp.float16)
+        B = jax.ShapeDtypeStruct((64, 128), jnp.float16)
+
+
+        def case_partial():
+          return functools.partial(ops.matmul, collective=False), (A, B)
+    """))
+    [finding] = analyze_file(str(case)).findings
+    assert (finding.code, finding.span.path.endswith("ops.py"), finding.span.line) == ("PLS001", True, 8)
+    assert finding.anchor is not None and finding.anchor.line == 14

@@ -243,10 +243,13 @@ def imported_data(data: bytes, path: str, depth: int = IMPORT_DEPTH, probed: set
     The answer is kept for the same file, import statements and depth while every directory
     the walk looked into and every file it read are unchanged (a directory's modification
     time changes whenever an entry is added, removed or renamed): then the walk would find
-    the same, since it reads nothing else of `data`. Each analysis of a small tokamax kernel
+    the same, since it reads nothing else of `data` (its import statements, the names it
+    imports by name, whether it hands out its package's modules lazily). Each analysis of a small tokamax kernel
     spent 1.5 ms trying 150 candidate paths of its imports; checking the 60 stamps takes a
     tenth of that, and an editor's keystroke that changes no import keeps the answer."""
-    key = (os.path.abspath(path), depth, tuple(match.group() for match in _imports(data)))
+    key = (os.path.abspath(path), depth, tuple(match.group() for match in _imports(data))
+           + tuple(match.group() for match in _DYNAMIC_IMPORT.finditer(data))
+           + ((b"def __getattr__(",) if _LAZY_EXPORTS.search(data) else ()))
     kept = _imported.get(key)
     if kept is not None and kept.unchanged():
         if probed is not None:
@@ -304,6 +307,17 @@ class _Walk:
             self.cacheable = False
             return os.path.isfile(file)
         return name in listed[1]
+
+    def listed(self, directory: str) -> frozenset[str]:
+        """The names in a directory (one listing, as `is_file` takes them)."""
+        self.is_file(os.path.join(directory, "__init__.py"))
+        names = self.directories[directory][1]
+        if names is None:
+            try:
+                return frozenset(os.listdir(directory or os.curdir))
+            except OSError:
+                return frozenset()
+        return names
 
     def _list(self, directory: str) -> tuple[int | None, frozenset[str] | None]:
         try:
@@ -440,15 +454,39 @@ def _project_files(data: bytes, path: str, walk: _Walk) -> Iterator[str]:
             names = [n.strip() for n in re.split(r"[,()\s]+", match["names"].decode()) if n.strip()]
             candidates = [(base, module)] + [(base, f"{module}.{name}" if module else name)
                                              for name in names if name.isidentifier()]
-        for base, module in candidates:
-            top = module.split(".")[0] if module else ""
-            if not module or top == "jax" or (installed and base == root and top != own_top):
-                continue  # jax is served by the stubs; an installed package's project is itself
-            stem = os.path.join(base, *module.split("."))
-            for file in (stem + ".py", os.path.join(stem, "__init__.py")):
-                if exists(file):
-                    yield os.path.abspath(file)
-                    break
+        yield from _found(candidates, root, installed, own_top, exists)
+    for match in _DYNAMIC_IMPORT.finditer(data):  # `importlib.import_module("pkg.ops")`, `(".ops", __name__)`
+        base, module = directory if match["dots"] else root, match["module"].decode()
+        if match["dots"] and match["package"]:  # (`import_module(".ops", "pkg")`)
+            base, module = root, match["package"].decode().rsplit(".", len(match["dots"]) - 1)[0] + "." + module
+        else:
+            for _ in range(len(match["dots"]) - 1):
+                base = os.path.dirname(base)
+        yield from _found([(base, module)], root, installed, own_top, exists)
+    if os.path.basename(path) == "__init__.py" and _LAZY_EXPORTS.search(data):
+        # (PEP 562: a package's `__getattr__` may hand out any of its modules)
+        names = sorted(walk.listed(directory))
+        yield from _found([(directory, name[:-3]) for name in names if name.endswith(".py") and name != "__init__.py"],
+                          root, installed, own_top, exists)
+
+
+_DYNAMIC_IMPORT = re.compile(rb"\b(?:import_module|__import__)\(\s*(?:name\s*=\s*)?[\"'](?P<dots>\.*)(?P<module>[\w.]+)[\"']"
+                             rb"(?:\s*,\s*(?:package\s*=\s*)?[\"'](?P<package>[\w.]+)[\"'])?")
+_LAZY_EXPORTS = re.compile(rb"^def __getattr__\(", re.M)
+
+
+def _found(candidates: list[tuple[str, str]], root: str, installed: bool, own_top: str,
+           exists: Callable[[str], bool]) -> Iterator[str]:
+    """The files of the candidate modules (directory, dotted name) that exist in the project."""
+    for base, module in candidates:
+        top = module.split(".")[0] if module else ""
+        if not module or top == "jax" or (installed and base == root and top != own_top):
+            continue  # jax is served by the stubs; an installed package's project is itself
+        stem = os.path.join(base, *module.split("."))
+        for file in (stem + ".py", os.path.join(stem, "__init__.py")):
+            if exists(file):
+                yield os.path.abspath(file)
+                break
 
 
 @functools.lru_cache(maxsize=256)
@@ -589,6 +627,8 @@ def _imports_reach_api(bindings: Bindings, path: str | None, probed: set[str] | 
     for module, relative in bindings.modules:
         if module is None:
             return True  # a relative import above the top-level package: not known
+        if module == "importlib" or module.startswith("importlib."):
+            return True  # (`importlib.import_module(name)`: a module of the project, maybe)
         if _is_jax(module):
             continue  # served by the brain: what is read from it is judged by the names it binds
         if relative or tops.holds(module):
@@ -1343,7 +1383,7 @@ def _project_imports(file: str, package: str, stamp: Stamp) -> tuple[tuple[str |
     """The modules the file (as `_file_stamp` found it) imports as a module of `package`
     (absolute names, each with whether the import was relative; a name imported from a module
     may be one of its package's), kept while its size and modification time are; None when it
-    holds the word `jax` or cannot be read."""
+    holds the word `jax`, imports a module by name, or cannot be read."""
     kept = _imports_by_file.get((file, package))
     if kept is not None and kept[0] == stamp:
         return kept[1]
@@ -1364,8 +1404,8 @@ def _read_project_imports(file: str, package: str) -> tuple[tuple[str | None, bo
             data = handle.read()
     except OSError:
         return None
-    if b"jax" in data:
-        return None
+    if b"jax" in data or _DYNAMIC_IMPORT.search(data) or _LAZY_EXPORTS.search(data):
+        return None  # (a module imported by name may be any)
     return _imported_modules(data, package, parse=True)
 
 

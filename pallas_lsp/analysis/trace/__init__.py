@@ -733,7 +733,15 @@ class Trace:
             return  # (left to `_partials_not_called`: the function's own run knows more)
         self._partials_run.add(id(partial))
         self._partials_of.setdefault(target.node, []).append(partial)
-        self._call_partial(partial, target, free)
+        # (a partial of another module's function is reached from where the case made it)
+        made_at = next((inner.made_at for inner in _partials_in(partial) if inner.made_at is not None), None)
+        saved = interp.stack
+        if made_at is not None and not self._own(target.node):
+            interp.stack = interp.stack + [made_at]
+        try:
+            self._call_partial(partial, target, free)
+        finally:
+            interp.stack = saved
 
     def _apply_handed_back(self, handed_back: list[_HandedBack]) -> None:
         """A kernel returned with a tuple of arguments beside it (`return plgpu.kernel(...), (a,
@@ -1032,6 +1040,14 @@ def _calls_handed_back(handed_back: list[_HandedBack]) -> Iterator[objects.Parti
         partial = objects.Partial(func, (*receiver, *args), (), handed_back=True)
         if objects.partial_target(partial) is not None:
             yield partial
+
+
+def _partials_in(partial: objects.Partial) -> Iterator[objects.Partial]:
+    """The partial and those it wraps, outermost first."""
+    func: Any = partial
+    while isinstance(func, objects.Partial):
+        yield func
+        func = func.func
 
 
 def _handed_back(result: Any) -> Iterator[_HandedBack]:

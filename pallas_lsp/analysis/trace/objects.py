@@ -588,12 +588,14 @@ class Super:
 @dataclass(frozen=True)
 class Partial:
     """`functools.partial(func, *args, **keywords)`; `handed_back`: the call a function
-    returned beside its arguments amounts to (`Trace._calls_handed_back`)."""
+    returned beside its arguments amounts to (`Trace._calls_handed_back`); `made_at`: the
+    `functools.partial(...)` call that made it (where a run of it handed back is reached from)."""
 
     func: Any
     args: tuple[Any, ...]
     keywords: tuple[tuple[str, Any], ...]
     handed_back: bool = field(default=False, compare=False)
+    made_at: nodes.Call | None = field(default=None, compare=False, repr=False)
 
 
 def forwarded_to(closure: Closure) -> tuple[Closure, nodes.Call, frozenset[str]] | None:

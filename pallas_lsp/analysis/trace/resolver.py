@@ -34,6 +34,9 @@ class _Interpreter(Protocol):
 
     def read_names_of(self, module: o.ModuleObj) -> None: ...
 
+    def invoke(self, callee: Any, args: list[Any], kwargs: dict[str, Any], node: nodes.NodeNG,
+               preset: dict[str, Any] | None = None) -> Any: ...
+
 
 class Resolver:
     def __init__(self, project: _Project) -> None:
@@ -123,9 +126,21 @@ class Resolver:
         starred = self.star_member(module, name)
         if starred is not None:
             return starred
+        lazy = self.lazy_export(interp, module, name)
+        if lazy is not None:
+            return lazy[0]
         if _lacks(module, name):
             raise o.ImportFails(name)  # neither a name the module binds nor a module of its package
         return self.submodule(interp, module, name)
+
+    @staticmethod
+    def lazy_export(interp: _Interpreter, module: o.ModuleObj, name: str) -> tuple[Any] | None:
+        """What a module's `__getattr__` gives for a name it does not bind (PEP 562: a
+        package's lazy exports); None when it has none."""
+        getter = module.env.vars.get("__getattr__")
+        if not isinstance(getter, o.Closure) or name.startswith("__"):
+            return None
+        return (interp.invoke(getter, [name], {}, getter.node),)
 
     def star_member(self, module: o.ModuleObj, name: str) -> Any:
         """What `from <library> import *` at the module's top level bound to `name` (the

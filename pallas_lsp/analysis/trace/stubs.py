@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import importlib.util
 import itertools
 import keyword
 import math
@@ -432,7 +433,10 @@ def attribute(interp: Interpreter, obj: Any, name: str) -> Any:  # noqa: C901 - 
         if value is not _NOT_FOUND:
             return value
         starred = interp.resolver.star_member(obj, name)  # (`from <library> import *` there)
-        return interp.resolver.submodule(interp, obj, name) if starred is None else starred
+        if starred is not None:
+            return starred
+        lazy = interp.resolver.lazy_export(interp, obj, name)
+        return interp.resolver.submodule(interp, obj, name) if lazy is None else lazy[0]
     if isinstance(obj, (dict, list)) and name in _CONTAINER_METHODS or isinstance(obj, o.OrderedDict) \
             and name == "move_to_end" or isinstance(obj, (list, tuple)) and name in _SEARCHES:
         return Method(obj, name)
@@ -489,12 +493,21 @@ def _transpose(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[A
 
 def _import_module(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]
                    ) -> Any:
-    """`importlib.import_module("pkg.mod")` with an absolute name the trace knows (`package=`
-    names the package of a relative one only): the module; anything else, unknown."""
-    name = args[0] if len(args) == 1 else kwargs.get("name") if not args else None
-    if not isinstance(name, str) or not name or name.startswith(".") or set(kwargs) - {"name", "package"} \
+    """`importlib.import_module("pkg.mod")`, or a relative name and the package it is
+    relative to (`import_module(".ops", __name__)`, a lazy `__getattr__`'s): the module;
+    anything else, unknown."""
+    bound = dict(zip(("name", "package"), args), **kwargs)
+    name, package = bound.get("name"), bound.get("package")
+    if not isinstance(name, str) or not name or len(args) > 2 or set(bound) - {"name", "package"} \
             or not isinstance(node, nodes.Call):
         return UNKNOWN
+    if name.startswith("."):
+        if not isinstance(package, str):
+            return UNKNOWN
+        try:
+            name = importlib.util.resolve_name(name, package)
+        except ImportError:
+            return UNKNOWN
     return interp.import_by_name(node, name)
 
 
@@ -2534,7 +2547,7 @@ def _partialmethod(interp: Interpreter, qname: str, node: nodes.NodeNG, args: li
 def _partial(interp: Interpreter, qname: str, node: nodes.Call, args: list[Any], kwargs: dict[str, Any]) -> Any:
     if not args:
         return UNKNOWN
-    made = o.Partial(args[0], tuple(args[1:]), tuple(kwargs.items()))
+    made = o.Partial(args[0], tuple(args[1:]), tuple(kwargs.items()), made_at=node)
     target = o.partial_target(made)
     if target is not None and target.node.root() is interp.root:
         interp.partials.append(made)  # (run with what it binds if nothing calls it: `Trace`)
