@@ -1927,8 +1927,47 @@ class Interpreter:
 
     def truth(self, value: Any, under: Guard | None = None) -> list[tuple[Guard, Any]]:
         """Python truthiness as (guard, True | False | UNKNOWN) alternatives, pruned by the
-        path guard (or `under`)."""
+        path guard (or `under`); an object of a class with `__bool__` (else `__len__`) is
+        what that gives."""
+        if type(value) is o.Instance:
+            method = self._dunder(value, "__bool__")
+            length = self._dunder(value, "__len__") if method is None else None
+            called = method or length
+            if called is not None:
+                made = self.invoke(o.Bound(called, value), [], {}, called.node)
+                value = made if method is not None else self._identity("!=", made, 0)
         return o.truth_alternatives(value, self.guard if under is None else under)
+
+    def _dunder(self, value: Any, name: str) -> o.Closure | None:
+        """The analysed code's method `name` of an object's class (not an enum's), if it has one."""
+        if type(value) is not o.Instance or value.free is not None or value.cls.enum:
+            return None
+        method = self.stubs.class_attribute(value.cls, name)
+        return method if isinstance(method, o.Closure) else None
+
+    def _dunder_compare(self, op: str, left: Any, right: Any) -> Any:
+        """`==`, `!=` and `in` through the classes' own `__eq__`, `__ne__`, `__contains__`
+        (the left's first, then the right's reflected); None where neither defines one."""
+        if op in ("in", "not in"):
+            method = self._dunder(right, "__contains__")
+            if method is None:
+                return None
+            found = self.invoke(o.Bound(method, right), [left], {}, method.node)
+            return self.lift(lambda item: _not(item) if op == "not in" else item, self._truth_value(found))
+        if op not in ("==", "!="):
+            return None
+        for subject, other in ((left, right), (right, left)):
+            method = self._dunder(subject, "__ne__") if op == "!=" else None
+            negate = False
+            if method is None:
+                method, negate = self._dunder(subject, "__eq__"), op == "!="
+            if method is not None:
+                found = self.invoke(o.Bound(method, subject), [other], {}, method.node)
+                return self.lift(_not, self._truth_value(found)) if negate else found
+        return None
+
+    def _truth_value(self, value: Any) -> Any:
+        return guarded((guard, truth) for guard, truth in self.truth(value, TRUE))
 
     def lift(self, function: Callable[..., Any], *values: Any) -> Any:
         """Apply `function` to every combination of the values' alternatives."""
@@ -1988,6 +2027,10 @@ class Interpreter:
             if not self.kernels or id(left) not in self.repeated_refs:
                 return op == "is"
             return UNKNOWN
+        if o.Instance in (type(left), type(right)) and op in ("==", "!=", "in", "not in"):
+            dunder = self._dunder_compare(op, left, right)
+            if dunder is not None:
+                return dunder
         if op in ("is", "is not", "==", "!=") and o.Instance in (type(left), type(right)) \
                 and not any(type(side) is o.Instance and side.cls.enum for side in (left, right)):  # (`_member_compare`)
             same = self.stubs.instances_equal(left, right, op in ("is", "is not"))
@@ -2909,6 +2952,10 @@ def _combined(function: Any, left: Any, right: Any) -> Any:
 
 
 _REFLEXIVE = {"==": True, "is": True, "<=": True, ">=": True, "!=": False, "is not": False, "<": False, ">": False}
+
+
+def _not(truth: Any) -> Any:
+    return UNKNOWN if truth is UNKNOWN else not truth
 
 
 def _same_dtype_object(left: api.DType, right: api.DType) -> Any:
