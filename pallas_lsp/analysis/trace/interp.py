@@ -1317,7 +1317,12 @@ class Interpreter:
         elif isinstance(target, (nodes.Tuple, nodes.List)):
             self.unpack(target.elts, value, frame)  # type: ignore[arg-type]  # astroid types these as inference results; parsed code holds nodes
         elif isinstance(target, nodes.AssignAttr):
-            self.set_attribute(self.ev(target.expr, frame), _attribute_name(target), value)
+            owner = self.ev(target.expr, frame)
+            if owner is UNKNOWN and isinstance(target.expr, nodes.Subscript) and _pure_read(target.expr.value):
+                # `cfgs[jax.process_index()].collective = True`: any item may be the one written
+                for item in _items_of(self.ev(target.expr.value, frame)):
+                    self.set_attribute(item, _attribute_name(target), UNKNOWN)
+            self.set_attribute(owner, _attribute_name(target), value)
         elif isinstance(target, nodes.Subscript):
             container = self.ev(target.value, frame)
             key = self.ev(target.slice, frame)
@@ -1339,6 +1344,9 @@ class Interpreter:
                     self.poisoned.add(id(container))
                 else:
                     container[key] = items
+            elif type(container) in (list, dict):  # a key or index we cannot tell: any item may be it
+                self.changing(container)
+                self.poisoned.add(id(container))
         elif isinstance(target, nodes.Starred):
             self.assign(target.value, value, frame)
 
@@ -2952,6 +2960,22 @@ def _combined(function: Any, left: Any, right: Any) -> Any:
 
 
 _REFLEXIVE = {"==": True, "is": True, "<=": True, ">=": True, "!=": False, "is not": False, "<": False, ">": False}
+
+
+def _pure_read(node: nodes.NodeNG) -> bool:
+    """Is evaluating the expression again only reading names and attributes (in a display)?"""
+    if isinstance(node, (nodes.List, nodes.Tuple)):
+        return all(isinstance(element, nodes.NodeNG) and _pure_read(element) for element in node.elts)
+    while isinstance(node, nodes.Attribute):
+        node = node.expr
+    return isinstance(node, (nodes.Name, nodes.Const))
+
+
+def _items_of(container: Any) -> list[Any]:
+    """The objects a known list, tuple or dict holds."""
+    if type(container) in (list, tuple):
+        return list(container)
+    return list(container.values()) if type(container) is dict else []
 
 
 def _not(truth: Any) -> Any:

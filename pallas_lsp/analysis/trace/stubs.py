@@ -353,6 +353,8 @@ def attribute(interp: Interpreter, obj: Any, name: str) -> Any:  # noqa: C901 - 
     if isinstance(obj, o.DictOf) and name in ("items", "keys", "values", "get") and isinstance(obj.owner, o.Instance) \
             and obj.owner.free is None and not obj.owner.opaque and not obj.owner.init_unread:
         return Method(dict(obj.owner.attributes), name)  # `vars(config).items()`: what the instance holds now
+    if isinstance(obj, o.DictOf) and name in ("items", "keys", "values", "get") and isinstance(obj.owner, o.ModuleObj):
+        return Method(dict(obj.owner.env.vars), name)  # `globals().get("NAME", default)`
     if isinstance(obj, MonkeyPatch):
         return o.Partial(o.Native("<monkeypatch setattr>"), (obj,), ()) if name == "setattr" else UNKNOWN
     if isinstance(obj, Dispatcher):
@@ -602,6 +604,8 @@ def item(interp: Interpreter, obj: Any, key: Any, node: nodes.NodeNG | None = No
         return obj
     if isinstance(obj, o.DictOf) and isinstance(obj.owner, (o.Instance, o.Namespace)):
         return obj.owner.attributes.get(key, UNKNOWN) if isinstance(key, str) else UNKNOWN  # `vars(obj)["name"]`
+    if isinstance(obj, o.DictOf) and isinstance(obj.owner, o.ModuleObj):  # `globals()["NAME"]`
+        return obj.owner.env.vars.get(key, UNKNOWN) if isinstance(key, str) else UNKNOWN
     if isinstance(obj, (o.Alloc, o.Barrier, o.View, o.Operand)):
         return o.View(obj)  # a 3-D TMEM `acc[1]`-style read keeps the allocation
     return UNKNOWN
@@ -1180,6 +1184,14 @@ def _b_type(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any
     if len(args) == 1 and not kwargs:
         return interp.lift(lambda value: value.cls if isinstance(value, o.Instance) else UNKNOWN, args[0])
     return UNKNOWN
+
+
+def _b_globals(interp: Interpreter, args: list[Any], kwargs: dict[str, Any], node: nodes.NodeNG) -> Any:
+    """`globals()`: the calling module's names (`globals()["NAME"] = value` rebinds one)."""
+    module = interp.modules.get(node.root())
+    if args or kwargs or not isinstance(module, o.ModuleObj):
+        return UNKNOWN
+    return _b_vars(interp, [module], {})
 
 
 def _b_vars(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
@@ -1973,6 +1985,7 @@ BUILTIN_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "builtins.setattr": _b_setattr,
     "builtins.delattr": _b_delattr,
     "builtins.vars": _b_vars,
+    "builtins.globals": _b_globals,
     "builtins.type": _b_type,
     "builtins.isinstance": _b_isinstance,
     "builtins.hasattr": _b_hasattr,
@@ -1985,7 +1998,7 @@ BUILTIN_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "builtins.next": _b_next,
     **{f"builtins.{function.__name__}": _arithmetic(function) for function in (divmod, round, pow)},
 }
-AT_CALL = {"builtins.getattr", "builtins.hasattr", "builtins.sorted", "builtins.min", "builtins.max"}  # builtins whose handlers take the call node too
+AT_CALL = {"builtins.getattr", "builtins.hasattr", "builtins.sorted", "builtins.min", "builtins.max", "builtins.globals"}  # builtins whose handlers take the call node too
 BUILTINS: dict[str, Any] = {
     name.rpartition(".")[2]: o.Native(name)
     for name in [*BUILTIN_FUNCTIONS, *METHOD_DECORATORS, "builtins.str", "builtins.float", "builtins.object",
