@@ -1457,6 +1457,9 @@ class Interpreter:
             self.unpack_tail(targets, star, value.suffix, frame)
             return
         if star is None:
+            if type(value) in (tuple, list) and len(value) != len(targets) and id(value) not in self.poisoned \
+                    and all(isinstance(item, _PRIMITIVE) for item in value):
+                raise _raise("ValueError")  # (too many or not enough values to unpack, of plain values)
             for index, target in enumerate(targets):
                 self.assign(target, self.item(value, index), frame)
             return

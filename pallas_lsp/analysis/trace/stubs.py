@@ -544,7 +544,10 @@ def item(interp: Interpreter, obj: Any, key: Any, node: nodes.NodeNG | None = No
     if isinstance(obj, api.ShapeDtype):  # (an input's too: JAX traces it as an array)
         return arrays.indexed(obj, key)
     if type(obj) is str and (type(key) in (int, bool, slice)):  # `"xy"[0]`, `name[:2]`
-        return obj[key] if type(key) is slice or -len(obj) <= key < len(obj) else UNKNOWN
+        if type(key) is slice or -len(obj) <= key < len(obj):
+            return obj[key]
+        interp.raised = "IndexError"
+        return UNKNOWN
     if isinstance(obj, o.Library) and obj.qname == o.ENVIRONMENT and isinstance(key, str):
         return environment_read(interp, key)  # (unset: a KeyError)
     if isinstance(obj, (tuple, list)):
@@ -599,6 +602,8 @@ def item(interp: Interpreter, obj: Any, key: Any, node: nodes.NodeNG | None = No
         return UNKNOWN
     if isinstance(obj, o.ClassObj) and obj.enum:  # `Mode["PAIR"]`
         found = obj.env.vars.get(key) if isinstance(key, str) else None
+        if isinstance(key, str) and found is None and enum_members(obj):
+            interp.raised = "KeyError"  # (no member of that name)
         return found if isinstance(found, o.Instance) and found.cls is obj else UNKNOWN
     if isinstance(obj, o.ClassObj) and _is_generic(obj):  # `Box[int]`: an alias that makes a `Box` when called
         return obj
@@ -875,6 +880,8 @@ def call_method(interp: Interpreter, method: Method, args: list[Any], kwargs: di
         elif name == "pop" and len(args) <= 1 and all(isinstance(a, int) and not isinstance(a, bool) for a in args) \
                 and id(obj) not in interp.poisoned and obj and -len(obj) <= (args[0] if args else -1) < len(obj):
             return obj.pop(*args)
+        elif name == "pop" and not args and not kwargs and not obj and id(obj) not in interp.poisoned:
+            interp.raised = "IndexError"  # (pop from an empty list)
         elif name in ("clear", "reverse") and not args and not kwargs:
             getattr(obj, name)()
         elif name == "remove" and len(args) == 1 and id(obj) not in interp.poisoned and _found_in(obj, args[0]):
@@ -3787,6 +3794,12 @@ def _value_members(cls: o.ClassObj) -> dict[str, Any]:
             if not (name.startswith("_") and name.endswith("_")) and isinstance(value, (int, str))}
 
 
+def _surely_no_member(cls: o.ClassObj, value: Any) -> bool:
+    """Is a plain value surely none of an enum's members' values (all of them plain)?"""
+    values = [member.attributes.get("value", UNKNOWN) for member in enum_members(cls)]
+    return type(value) in _PRIMITIVES and bool(values) and all(type(known) in _PRIMITIVES for known in values)
+
+
 def _member_of(cls: o.ClassObj, value: Any) -> Any:
     """`Mode(value)`: the member with that value (or the member itself); UNKNOWN when none is."""
     if isinstance(value, o.Instance) and value.cls is cls:
@@ -3926,7 +3939,17 @@ def _declares_tuple_fields(cls: o.ClassObj) -> bool:
 def instantiate(interp: Interpreter, cls: o.ClassObj, args: list[Any], kwargs: dict[str, Any],
                 node: nodes.NodeNG) -> Any:
     if cls.enum:
-        return _member_of(cls, args[0]) if len(args) == 1 and not kwargs else UNKNOWN
+        if len(args) != 1 or kwargs:
+            return UNKNOWN
+        found = _member_of(cls, args[0])
+        if found is UNKNOWN and not cls.flag and _surely_no_member(cls, args[0]):
+            missing = class_attribute(cls, "_missing_")  # (its hook, else a ValueError)
+            if isinstance(missing, ClassMethod):
+                made = interp.invoke(o.Bound(missing.func, cls), [args[0]], {}, node)
+                return made if isinstance(made, o.Instance) and made.cls is cls else UNKNOWN
+            if missing is _NOT_FOUND:
+                interp.raised = "ValueError"
+        return found
     if is_value_enum(cls):  # `Kind("skinny")`: the member of that value, which the trace keeps as the value
         found = [value for value in cls.env.vars.values() if isinstance(value, (int, str)) and len(args) == 1
                  and type(value) is type(args[0]) and value == args[0]]
