@@ -1324,31 +1324,33 @@ class Interpreter:
                     self.set_attribute(item, _attribute_name(target), UNKNOWN)
             self.set_attribute(owner, _attribute_name(target), value)
         elif isinstance(target, nodes.Subscript):
-            container = self.ev(target.value, frame)
-            key = self.ev(target.slice, frame)
-            if isinstance(container, o.Library) and container.qname == o.ENVIRONMENT and isinstance(key, str):
-                self.changing(self.environment)  # `os.environ["NAME"] = "128"`: what later reads give
-                self.environment[key] = value
-            elif isinstance(container, o.DictOf):  # `obj.__dict__["name"] = value`
-                self.set_attribute(container.owner, key, value)
-            elif isinstance(container, dict) and o.dict_key(key):
-                self.changing(container)
-                container[key] = value
-            elif isinstance(container, list) and isinstance(key, int) and -len(container) <= key < len(container):
-                self.changing(container)
-                container[key] = value
-            elif isinstance(container, list) and isinstance(key, slice):  # `refs[1:3] = ...`
-                items = self.iterate(value)
-                self.changing(container)
-                if items is UNKNOWN:
-                    self.poisoned.add(id(container))
-                else:
-                    container[key] = items
-            elif type(container) in (list, dict):  # a key or index we cannot tell: any item may be it
-                self.changing(container)
-                self.poisoned.add(id(container))
+            self.set_item(self.ev(target.value, frame), self.ev(target.slice, frame), value)
         elif isinstance(target, nodes.Starred):
             self.assign(target.value, value, frame)
+
+    def set_item(self, container: Any, key: Any, value: Any) -> None:
+        """`container[key] = value` (`operator.setitem`)."""
+        if isinstance(container, o.Library) and container.qname == o.ENVIRONMENT and isinstance(key, str):
+            self.changing(self.environment)  # `os.environ["NAME"] = "128"`: what later reads give
+            self.environment[key] = value
+        elif isinstance(container, o.DictOf):  # `obj.__dict__["name"] = value`
+            self.set_attribute(container.owner, key, value)
+        elif isinstance(container, dict) and o.dict_key(key):
+            self.changing(container)
+            container[key] = value
+        elif isinstance(container, list) and isinstance(key, int) and -len(container) <= key < len(container):
+            self.changing(container)
+            container[key] = value
+        elif isinstance(container, list) and isinstance(key, slice):  # `refs[1:3] = ...`
+            items = self.iterate(value)
+            self.changing(container)
+            if items is UNKNOWN:
+                self.poisoned.add(id(container))
+            else:
+                container[key] = items
+        elif type(container) in (list, dict):  # a key or index we cannot tell: any item may be it
+            self.changing(container)
+            self.poisoned.add(id(container))
 
     def set_attribute(self, target: Any, name: Any, value: Any) -> None:
         """`target.<name> = value`, however it is spelled (`setattr`, `object.__setattr__`,
@@ -2378,6 +2380,8 @@ class Interpreter:
             member = api.enum_member(callee.qualified, args[0], by_name=False)
             if member is not None:
                 return member
+        if isinstance(callee, o.Library) and callee.qname in self.stubs.MUTATING_CALLS:
+            self.stubs.mutated_by(self, args)  # (`heapq.heapify(items)`)
         for value in list(args) + list(kwargs.values()):
             self.escape(value)
         if isinstance(callee, (o.Library, api.ApiValue)):

@@ -2325,6 +2325,22 @@ def _itemgetter(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[
     return o.Partial(o.Native("<itemgetter>"), (tuple(args),), ())
 
 
+# Standard library functions that change the list they are given in place (in an order, or
+# with items, the trace does not follow): what it held is unknown after them.
+MUTATING_CALLS = frozenset({
+    *(f"heapq.{name}" for name in ("heapify", "heappush", "heappop", "heapreplace", "heappushpop")),
+    *(f"bisect.{name}" for name in ("insort", "insort_left", "insort_right")),
+    "random.shuffle", "operator.delitem", "operator.iadd", "operator.iconcat",
+})
+
+
+def mutated_by(interp: Interpreter, args: list[Any]) -> None:
+    """A call of `MUTATING_CALLS` changes its first argument."""
+    if args and type(args[0]) in (list, dict):
+        interp.changing(args[0])
+        interp.poisoned.add(id(args[0]))
+
+
 def _methodcaller(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any],
                   kwargs: dict[str, Any]) -> Any:
     """`operator.methodcaller("get", key, default)`: a callable calling that method of its argument."""
@@ -3221,6 +3237,8 @@ NATIVE: dict[str, Callable[..., Any]] = {
     "operator.itemgetter": _itemgetter,
     "<itemgetter>": _get_items,
     "operator.methodcaller": _methodcaller,
+    "operator.setitem": lambda interp, qname, node, args, kwargs: (
+        interp.set_item(*args) if len(args) == 3 and not kwargs else None),
     "<methodcaller>": _call_method,
     "operator.truth": lambda interp, qname, node, args, kwargs: _b_bool(interp, args, kwargs) if args else UNKNOWN,
     "operator.not_": lambda interp, qname, node, args, kwargs: (
