@@ -45,7 +45,7 @@ ABSENT: Any = object()  # what a name a class or module did not have was (`share
 _DATA = (int, float, str, bytes, tuple, list, dict, set, type(None), o.Instance)
 WRITES_NAMES: Any = object()  # in `Interpreter.writes`: a `global` or `nonlocal` ran
 WRITES_IMPORTED: Any = object()  # ... an import ran
-_PRIMITIVE = (bool, int, float, complex, str, bytes, type(None))
+_PRIMITIVE = o.PRIMITIVE
 
 
 class Frame:
@@ -1966,7 +1966,7 @@ class Interpreter:
             if method is None:
                 return None
             found = self.invoke(o.Bound(method, right), [left], {}, method.node)
-            return self.lift(lambda item: _not(item) if op == "not in" else item, self._truth_value(found))
+            return self.unary("not", found) if op == "not in" else self._truth_value(found)
         if op not in ("==", "!="):
             return None
         for subject, other in ((left, right), (right, left)):
@@ -1976,7 +1976,7 @@ class Interpreter:
                 method, negate = self._dunder(subject, "__eq__"), op == "!="
             if method is not None:
                 found = self.invoke(o.Bound(method, subject), [other], {}, method.node)
-                return self.lift(_not, self._truth_value(found)) if negate else found
+                return self.unary("not", found) if negate else found
         return None
 
     def _truth_value(self, value: Any) -> Any:
@@ -2983,10 +2983,6 @@ def _items_of(container: Any) -> list[Any]:
     if type(container) in (list, tuple):
         return list(container)
     return list(container.values()) if type(container) is dict else []
-
-
-def _not(truth: Any) -> Any:
-    return UNKNOWN if truth is UNKNOWN else not truth
 
 
 def _same_dtype_object(left: api.DType, right: api.DType) -> Any:

@@ -972,7 +972,7 @@ def dict_key(value: Any, depth: int = 0) -> bool:
     do; not `np.half`, whose name differs from its equal's, nor a 64-bit type, which JAX may
     make 32-bit); a member of an enum (not a `Flag`, whose members combine into others), which
     the trace makes once and Python compares by identity; a tuple of those."""
-    if isinstance(value, _PRIMITIVE):
+    if isinstance(value, PRIMITIVE):
         return True
     if isinstance(value, api.DType):
         return value.bits != 64 and api.canonical_dtype_name(value.name) == value.name
@@ -1004,13 +1004,13 @@ def plain_set(kind: type, items: Iterable[Any]) -> Any:
     """`set(items)` / `frozenset(items)` of plain values (what `in` asks of it; its order, which
     hashing decides, is never followed); UNKNOWN when an item is anything else."""
     items = list(items)
-    return kind(items) if all(isinstance(item, _PRIMITIVE) for item in items) else UNKNOWN
+    return kind(items) if all(isinstance(item, PRIMITIVE) for item in items) else UNKNOWN
 
 
 # ---------------------------------------------------------------------------
 # Truthiness, one definition for the interpreter's `if`s and the rules' verdicts.
 
-_PRIMITIVE = (bool, int, float, complex, str, bytes, type(None))
+PRIMITIVE = (bool, int, float, complex, str, bytes, type(None))  # plain values, to Python and the trace
 _ALWAYS_TRUE = (Alloc, Union, Member, View, Barrier, Closure, Bound, Partial, Native, ClassObj, ModuleObj,
                 Kernel, Operand, Namespace, Generator, ContextManager, ExitStack)
 
@@ -1018,7 +1018,7 @@ _ALWAYS_TRUE = (Alloc, Union, Member, View, Barrier, Closure, Bound, Partial, Na
 def known_truth(item: Any) -> Any:
     """True or False for a value whose truthiness is certain, else UNKNOWN (a library's object,
     an instance that may define `__bool__`)."""
-    if isinstance(item, _PRIMITIVE + (tuple, list, dict, range)):
+    if isinstance(item, PRIMITIVE + (tuple, list, dict, range)):
         return bool(item)
     if isinstance(item, _ALWAYS_TRUE) or isinstance(item, (ApiValue, api.DType)):
         return True  # (a dtype, JAX's scalar type or NumPy's dtype object, is true)

@@ -556,7 +556,7 @@ def item(interp: Interpreter, obj: Any, key: Any, node: nodes.NodeNG | None = No
         if isinstance(key, int):  # (a bool too: `(1, 2)[collective]`)
             if -len(obj) <= key < len(obj):
                 return obj[key]
-            if all(type(part) in _PRIMITIVES for part in obj):
+            if all(type(part) in o.PRIMITIVE for part in obj):
                 interp.raised = "IndexError"  # (a config's tuple; not refs: the operands a kernel's
                 # `*refs` get, or what a library returns, may be more than we know)
             return UNKNOWN
@@ -1075,8 +1075,7 @@ def iterator_of(interp: Interpreter, instance: o.Instance) -> Any:
     return made if isinstance(made, o.Generator) else UNKNOWN
 
 
-_PRIMITIVES = (bool, int, float, complex, str, bytes, type(None))
-_PLAIN = (*_PRIMITIVES, tuple, list, dict)
+_PLAIN = (*o.PRIMITIVE, tuple, list, dict)
 _BUILTIN_CLASSES = {"builtins.int": int, "builtins.str": str, "builtins.float": float, "builtins.bool": bool,
                     "builtins.tuple": tuple, "builtins.list": list, "builtins.dict": dict}
 
@@ -2553,7 +2552,7 @@ def _implementation(dispatcher: Dispatcher, subject: Any) -> Any:
     """What `dispatcher` runs for `subject`: the registered function of the nearest class in
     its MRO (the latest registration of a class wins); None when its classes are not known."""
     keys = _dispatch_keys(subject)
-    if keys is None or type(subject) in _PRIMITIVES and any(
+    if keys is None or type(subject) in o.PRIMITIVE and any(
             isinstance(cls, o.ClassObj) and is_value_enum(cls) for cls, _ in dispatcher.registry):
         return None  # (a value enum's member is kept as its value: its class is not known)
     for key in keys:
@@ -2685,23 +2684,22 @@ def apply_kernel(interp: Interpreter, kernel: o.Kernel, args: list[Any], node: n
     if kernel.later is None or kernel.handed_back and not handed_back:
         return
     body, scratch, bound, outputs, built = kernel.later
-    if kernel.handed_back:  # (this run supersedes the one made where it was built, whose calls
-        # led to it: the caller the case hands it to is code we do not read)
-        saved, interp.stack = interp.stack, list(built)
-        try:
-            run = interp.record("kernel", kernel.node, bound, value=kernel, built=built)
-            _run_body(interp, kernel.node, body, scratch, tail=True, gmem=True, leading=len(args) + outputs, run=run)
-        finally:
-            interp.stack = saved
-        return
     if isinstance(outputs, tuple):  # (a `pallas_call`'s specs, inputs then outputs)
         # (this run supersedes the one made where it was built, if any: `Trace.superseded`)
         run = interp.record("kernel", kernel.node, bound, value=kernel, built=built)
         specs = tuple(_shaped_by(spec, args[i]) if i < len(args) else spec for i, spec in enumerate(outputs))
         _run_body(interp, kernel.node, body, scratch, tail=True, run=run, specs=specs)
         return
-    run = interp.record("kernel", kernel.node, bound, built=built)
-    _run_body(interp, kernel.node, body, scratch, tail=True, gmem=True, leading=len(args) + outputs, run=run)
+    # (a kernel a case hands back: this run supersedes the one where it was built, whose calls
+    # led to it, since the caller the case hands it to is code we do not read)
+    saved = interp.stack
+    if kernel.handed_back:
+        interp.stack = list(built)
+    try:
+        run = interp.record("kernel", kernel.node, bound, value=kernel if kernel.handed_back else None, built=built)
+        _run_body(interp, kernel.node, body, scratch, tail=True, gmem=True, leading=len(args) + outputs, run=run)
+    finally:
+        interp.stack = saved
 
 
 def _takes_refs(body: Any) -> bool:
@@ -3819,7 +3817,7 @@ def _value_members(cls: o.ClassObj) -> dict[str, Any]:
 def _surely_no_member(cls: o.ClassObj, value: Any) -> bool:
     """Is a plain value surely none of an enum's members' values (all of them plain)?"""
     values = [member.attributes.get("value", UNKNOWN) for member in enum_members(cls)]
-    return type(value) in _PRIMITIVES and bool(values) and all(type(known) in _PRIMITIVES for known in values)
+    return type(value) in o.PRIMITIVE and bool(values) and all(type(known) in o.PRIMITIVE for known in values)
 
 
 def _member_of(cls: o.ClassObj, value: Any) -> Any:
