@@ -256,6 +256,9 @@ class Interpreter:
         # The next function `run` runs is a `@contextmanager` a `with` enters: it stops at its
         # `yield` (`Suspended`), unmemoized
         self.suspend_next = False
+        self.suspended_frame: Frame | None = None  # (where the `@contextmanager` run stopped)
+        self.attempts = 0  # bodies running whose raises may be caught (`_attempt`)
+        self.raise_conditions: list[tuple[Var, Any, str]] = []  # (`raises_when`)
         # Paths that raised while others went on (a test, assert or call we could not decide
         # dropped them), counted: a `try` whose body adds to it may end in a handler instead
         self.dropped_raises = 0
@@ -626,7 +629,37 @@ class Interpreter:
         frame.vars[_YIELDED] = self.lift(lambda before: before + extended if isinstance(before, tuple) else UNKNOWN,
                                          frame.vars.get(_YIELDED, UNKNOWN))
         if call.suspends:
+            self.suspended_frame = frame
             raise Suspended()
+
+    def resume(self, suspended: tuple[nodes.FunctionDef, Frame, tuple[tuple[list[nodes.NodeNG], nodes.Try | None], ...]],
+               raised: bool, guard: Guard) -> None:
+        """A `with` leaves a `@contextmanager` generator stopped at its `yield`: its code after
+        the `yield` runs in its frame (when the body raised, only the `finally` blocks around
+        the `yield`, and what they raise is what the `with` raises). A `return` there ends it."""
+        both = conjoin(self.guard, guard)
+        if both is None:
+            return
+        function, frame, levels = suspended
+        saved_guard, saved_frame, self.guard, self.frame = self.guard, self.frame, both, frame
+        self.calls.append(_Call(function=function, generator=True, loop_depth=self.loop_depth))
+        ending: tuple[Any, ...] | None = None
+        try:
+            for after, around in levels:
+                if not raised and ending is None:
+                    try:
+                        self.block(after, frame)
+                        if around is not None:
+                            self.block(around.orelse, frame)
+                    except _Signal as signal:
+                        ending = signal.args
+                if around is not None:
+                    self.block(around.finalbody, frame)
+        finally:
+            self.calls.pop()
+            self.guard, self.frame = saved_guard, saved_frame
+        if ending is not None and _raises(ending):
+            raise _Signal(*ending)
 
     @staticmethod
     def _ended(call: _Call, value: Any, frame: Frame) -> Any:

@@ -879,12 +879,18 @@ class ContextManager:
     written: tuple[Any, ...] = ()
     names: tuple[str, ...] = ()
     frame: Any = None
+    # ... or whose code after it runs then (`Interpreter.resume`): its function, its frame, and
+    # what follows the `yield` (`stubs._resumed`)
+    resume: tuple[Any, Any, tuple[Any, ...]] | None = None
 
 
 @dataclass(eq=False)
 class ExitStack:
     """`contextlib.ExitStack()`: entering it gives itself; `enter_context(manager)` enters
-    `manager` and gives what its `__enter__` does."""
+    `manager` and gives what its `__enter__` does. What it will undo when it closes, in
+    order: ("exit", manager), ("call", callback, args, kwargs), ("push", exit function)."""
+
+    pushed: list[tuple[Any, ...]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

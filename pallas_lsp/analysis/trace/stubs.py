@@ -842,7 +842,8 @@ class Method:
 _MUTATORS = frozenset({"append", "extend", "insert", "update", "setdefault", "pop", "remove", "clear", "reverse",
                        "sort", "popitem", "move_to_end"})
 _CONTAINER_METHODS = frozenset({"append", "extend", "insert", "get", "items", "keys", "values", "copy",
-                                "update", "setdefault", "pop", "remove", "clear", "reverse", "sort", "popitem"})
+                                "update", "setdefault", "pop", "remove", "clear", "reverse", "sort", "popitem",
+                                "__setitem__", "__getitem__"})
 
 
 def call_method(interp: Interpreter, method: Method, args: list[Any], kwargs: dict[str, Any],  # noqa: C901
@@ -853,7 +854,7 @@ def call_method(interp: Interpreter, method: Method, args: list[Any], kwargs: di
     if isinstance(obj, (o.Instance, o.ClassObj)):
         return _tuple_method(interp, obj, name, args, kwargs)
     if isinstance(obj, o.ExitStack):
-        return _exit_stack_method(interp, name, args, kwargs, node)
+        return _exit_stack_method(interp, obj, name, args, kwargs, node)
     if isinstance(obj, o.DictOf):  # `clone.__dict__.update(module.__dict__)`, `vars(config).update(...)`
         target = obj.owner
         if isinstance(target, o.Namespace) and len(args) == 1 and isinstance(args[0], o.DictOf) and not kwargs:
@@ -862,6 +863,11 @@ def call_method(interp: Interpreter, method: Method, args: list[Any], kwargs: di
         elif name == "update":
             _update_attributes(interp, target, args, kwargs)
         return None
+    if isinstance(obj, (list, dict)) and name in ("__setitem__", "__getitem__"):  # (`box.__setitem__` handed on)
+        if name == "__setitem__" and len(args) == 2 and not kwargs:
+            interp.set_item(obj, args[0], args[1])
+            return None
+        return interp.item(obj, args[0]) if len(args) == 1 and not kwargs else UNKNOWN
     if isinstance(obj, (list, dict)) and name in _MUTATORS:
         interp.changing(obj)
     if isinstance(obj, list):
@@ -975,15 +981,51 @@ def _update_attributes(interp: Interpreter, target: Any, args: list[Any], kwargs
         interp.set_attribute(target, name, value)
 
 
-def _exit_stack_method(interp: Interpreter, name: str, args: list[Any], kwargs: dict[str, Any],
-                       node: nodes.NodeNG) -> Any:
-    """`stack.enter_context(manager)` enters it (its exit, at the stack's, is not followed);
-    a callback the stack keeps runs when the stack closes, with arguments we do not follow."""
+def _exit_stack_method(interp: Interpreter, stack: o.ExitStack, name: str, args: list[Any],
+                       kwargs: dict[str, Any], node: nodes.NodeNG) -> Any:
+    """`stack.enter_context(manager)` enters it; `callback(f, *args)` and `push(exit)` keep
+    what runs when the stack closes (`close_stack`), last in first out; `close()` closes it
+    now, `pop_all()` hands what it holds to a new stack."""
     if name == "enter_context" and len(args) == 1 and not kwargs:
-        return interp.enter(args[0], node)
+        entered = interp.enter(args[0], node)
+        _push(interp, stack, ("exit", args[0]))
+        return entered
+    if name == "callback" and args:
+        _push(interp, stack, ("call", args[0], tuple(args[1:]), tuple(kwargs.items())))
+        return args[0]
+    if name == "push" and len(args) == 1 and not kwargs:
+        _push(interp, stack, ("push", args[0]))
+        return args[0]
+    if name == "close" and not args and not kwargs:
+        close_stack(interp, stack, node, raised=False)
+        return None
+    if name == "pop_all" and not args and not kwargs:
+        moved = o.ExitStack(list(stack.pushed))
+        interp.changing(stack.pushed)
+        stack.pushed.clear()
+        return moved
     for value in list(args) + list(kwargs.values()):
         interp.escape(value)
     return UNKNOWN
+
+
+def _push(interp: Interpreter, stack: o.ExitStack, action: tuple[Any, ...]) -> None:
+    interp.changing(stack.pushed)
+    stack.pushed.append(action)
+
+
+def close_stack(interp: Interpreter, stack: o.ExitStack, node: nodes.NodeNG, raised: bool) -> None:
+    """An `ExitStack` closes: what it holds runs, the last pushed first (an exit function is
+    told no exception, or one we do not know)."""
+    interp.changing(stack.pushed)
+    while stack.pushed:
+        action = stack.pushed.pop()
+        if action[0] == "exit":
+            exited(interp, action[1], node, raised)
+        elif action[0] == "call":
+            interp.invoke(action[1], list(action[2]), dict(action[3]), node)
+        else:
+            interp.invoke(action[1], [UNKNOWN] * 3 if raised else [None] * 3, {}, node)
 
 
 # ---------------------------------------------------------------------------
@@ -1041,6 +1083,10 @@ def exited(interp: Interpreter, manager: Any, node: nodes.NodeNG, raised: bool) 
     for guard, item in o.split(manager):
         if isinstance(item, (Patch, MonkeyPatch)):
             _unpatched(interp, item.undo)
+        if isinstance(item, o.ContextManager) and item.resume is not None:
+            interp.resume(item.resume, raised, guard)
+        if isinstance(item, o.ExitStack):
+            close_stack(interp, item, node, raised)
         if isinstance(item, o.ContextManager) and (item.written or item.names):
             for container in item.written:
                 interp.changing(container)
@@ -1603,14 +1649,17 @@ def _contextmanager(interp: Interpreter, qname: str, node: nodes.NodeNG, args: l
 def _managed(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
     """A `@contextmanager` function called: its generator, as a context manager. One whose one
     `yield` every path reaches runs up to it (`interp.Suspended`): the `with` body sees what it
-    set (`_CFG["rows"] = rows; try: yield; finally: _CFG["rows"] = old`); what it wrote is
-    unknown once the `with` is left (`exited`), where the code after the `yield` runs."""
+    set (`_CFG["rows"] = rows; try: yield; finally: _CFG["rows"] = old`). When the `with` is
+    left, the code after the `yield` runs (`Interpreter.resume`) where only `try ... finally`
+    blocks hold the `yield`; elsewhere what it wrote is unknown from then on (`exited`)."""
     function = args[0].func if isinstance(args[0], o.Bound) else args[0]
     catches = isinstance(function, o.Closure) and _yields_in_try(function.node)
+    resumes = _resumed(function.node) if isinstance(function, o.Closure) else None
     if not (isinstance(function, o.Closure) and isinstance(function.node, nodes.FunctionDef)
-            and _suspendable(function.node)):
+            and (resumes is not None or _suspendable(function.node))):
         return o.ContextManager(interp.invoke(args[0], args[1:], kwargs, node), catches)
     interp.suspend_next = True
+    interp.suspended_frame = None
     interp.branch_logs.append({})
     try:
         generator = interp.invoke(args[0], args[1:], kwargs, node)
@@ -1618,9 +1667,40 @@ def _managed(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any
         interp.suspend_next = False
         log = interp.branch_logs.pop()
         interp.pass_log(log)
+    frame, interp.suspended_frame = interp.suspended_frame, None
+    if resumes is not None and frame is not None:
+        return o.ContextManager(generator, catches, resume=(function.node, frame, resumes))
+    if resumes is not None and not _suspendable(function.node):  # (it did not stop at its `yield`)
+        return o.ContextManager(o.Generator([UNKNOWN]), catches, written=tuple(container for container, _ in log.values()))
     names = tuple(name for found in function.node.nodes_of_class(nodes.Global) for name in found.names)
     return o.ContextManager(generator, catches, written=tuple(container for container, _ in log.values()),
                             names=names, frame=function.env)
+
+
+def _resumed(function: nodes.FunctionDef | nodes.Lambda) -> tuple[tuple[list[nodes.NodeNG], nodes.Try | None], ...] | None:
+    """What a `@contextmanager` generator runs after its one `yield`, level by level from the
+    innermost: the statements after it and the `try ... finally` block holding them (None at
+    the function's own level). None when anything but such blocks holds the `yield` (a
+    handler may swallow what the `with` body raises; a `with` would be exited)."""
+    if not isinstance(function, nodes.FunctionDef):
+        return None
+    yields = [found for found in function.nodes_of_class((nodes.Yield, nodes.YieldFrom), skip_klass=_SCOPES)]
+    if len(yields) != 1 or not isinstance(yields[0], nodes.Yield):
+        return None
+    child: nodes.NodeNG = yields[0].statement()
+    levels: list[tuple[list[nodes.NodeNG], nodes.Try | None]] = []
+    for parent in child.node_ancestors():
+        if parent is function:
+            return (*levels, (_after(function.body, child), None)) if child in function.body else None
+        if not (isinstance(parent, nodes.Try) and not parent.handlers and child in parent.body):
+            return None
+        levels.append((_after(parent.body, child), parent))
+        child = parent
+    return None
+
+
+def _after(block: list[nodes.NodeNG], statement: nodes.NodeNG) -> list[nodes.NodeNG]:
+    return block[block.index(statement) + 1:]
 
 
 def _suspendable(function: nodes.FunctionDef) -> bool:
