@@ -150,6 +150,7 @@ class Trace:
         interp = self.interp
         interp.entry_limit = min(interp._steps + STEPS_PER_ENTRY, STEPS_PER_FILE)
         interp._memo = {}  # each run on its own: what it records is not what another ran before
+        interp.memo_epochs = {}
         try:
             run(*args)
         except EntryExhausted:

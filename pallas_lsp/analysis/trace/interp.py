@@ -240,6 +240,10 @@ class Interpreter:
         self.unrolled = 1  # iterations of the enclosing unrolled loops, multiplied
         self.frame: Frame | None = None  # the frame of the function (or module) running now
         self._memo: dict[tuple[Any, ...], Any] = {}
+        # when each answer was taken, in writes made so far (`write_epoch`): the same call on the
+        # same objects reads what they hold, so a write since makes the answer one to take again
+        self.memo_epochs: dict[tuple[Any, ...], int] = {}
+        self.write_epoch = 0
         # replays and records runs of imported modules' functions across traces (`kept_calls`)
         self.keeper: CallKeeper | None = None
         self._generators: dict[nodes.NodeNG, bool] = {}
@@ -410,6 +414,7 @@ class Interpreter:
         """A container, instance or namespace is about to change (see `writes`, `loose_writes`;
         what the top level of a module in `from_text` changes counts as a loose write: if it
         is another module's, that module's state is the text's too)."""
+        self.write_epoch += 1
         if self.writes is not None:
             self.writes.append(obj)
         if self.constructing and self.top_levels[-1] not in self.from_text:
@@ -1559,6 +1564,9 @@ class Interpreter:
                 continue
             if _is_unknown_callable(wrapper):
                 self.escape(value)
+                object.__setattr__(closure, "wrapped", True)  # (what a call of it binds is the wrapper's)
+                if isinstance(wrapper, o.Library) and wrapper.qname.removesuffix("()") in self.stubs.CACHING:
+                    object.__setattr__(closure, "cached", True)
                 continue  # an unknown decorator (jit, parameterized, ...): calls still run the body
             if isinstance(wrapper, o.Native) and wrapper.qname in self.stubs.METHOD_DECORATORS:
                 value = self.stubs.METHOD_DECORATORS[wrapper.qname](value)
@@ -2465,7 +2473,8 @@ class Interpreter:
         key = None if suspends else _memo_key(func, closure.env, bound, self.guard, anchor, self.kernel_run(),
                                               self._free_values(func, closure.env))
         generator = not isinstance(func, nodes.Lambda) and self._is_generator(func)
-        if key is not None and key in self._memo:
+        if key is not None and key in self._memo and (self.memo_epochs.get(key) == self.write_epoch
+                                                      or getattr(closure, "cached", False)):
             answer = self._memo[key]
             if self.world is not None:
                 self.world.memo_read(key, answer)
@@ -2479,6 +2488,7 @@ class Interpreter:
             kept = keeper.replay(self, closure, node, key)
             if kept is not None:
                 self._memo[key] = (kept.result, kept.raised, self.dropped_raises != dropped)
+                self.memo_epochs[key] = self.write_epoch
                 self.raised = kept.raised
                 return kept.result
             recording = keeper.start(self, closure, node, key)
@@ -2542,6 +2552,7 @@ class Interpreter:
             self.guard, self.frame = saved_guard, saved_frame
         if key is not None and self._effects() == effects:
             self._memo[key] = (result, raised, self.dropped_raises != dropped)
+            self.memo_epochs[key] = self.write_epoch
         self.raised = raised
         return self._generator_of(result) if generator else result
 

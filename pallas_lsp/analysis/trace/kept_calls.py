@@ -118,6 +118,7 @@ class CallKeeper:
         if interp.writes is not None:  # (an entry point's run being watched: `reuse.Units`)
             interp.writes.extend(kept.unit_writes)
         interp._memo.update(kept.memo)
+        interp.memo_epochs.update(dict.fromkeys(kept.memo, interp.write_epoch))
         interp._opaque.update(kept.opaque)
         interp.escaped.extend(trace._twin(made) if isinstance(made, nodes.NodeNG) else made for made in kept.escaped)
         interp.dropped_raises += kept.dropped_raises

@@ -278,9 +278,14 @@ def library_call(callee: Any) -> Any:
     made = api.api_value(qname, called=True)
     if made is not None:
         return made
-    if isinstance(callee, o.Library) and _makes_dataclasses(qname):
+    if isinstance(callee, o.Library) and (_makes_dataclasses(qname) or qname in CACHING):
         return o.Library(qname + "()")  # `pydantic.dataclasses.dataclass(frozen=True)`: a class decorator
     return UNKNOWN
+
+
+# Decorators whose function answers a call with the arguments of an earlier one as it did then
+# (`functools.lru_cache(maxsize=None)`, `functools.cache`): what it read since does not matter.
+CACHING = frozenset({"functools.lru_cache", "functools.cache"})
 
 
 # Library base classes whose subclasses' `__init__` takes their annotated fields, by keyword.

@@ -125,6 +125,7 @@ class World:
         interp.poisoned |= run.poisoned
         interp.repeated_refs |= run.repeated
         interp._memo.update(run.memo)
+        interp.memo_epochs.update(dict.fromkeys(run.memo, interp.write_epoch))
         interp._opaque.update(run.opaque)
         interp._steps += run.steps
         interp.dropped_raises += run.dropped
