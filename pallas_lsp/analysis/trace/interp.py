@@ -1371,8 +1371,8 @@ class Interpreter:
         if isinstance(container, o.Library) and container.qname == o.ENVIRONMENT and isinstance(key, str):
             self.changing(self.environment)  # `os.environ["NAME"] = "128"`: what later reads give
             self.environment[key] = value
-        elif isinstance(container, o.DictOf):  # `obj.__dict__["name"] = value`
-            self.set_attribute(container.owner, key, value)
+        elif isinstance(container, o.DictOf):  # `obj.__dict__["name"] = value`: no setter runs
+            self.set_attribute(container.owner, key, value, plain=True)
         elif isinstance(container, dict) and o.dict_key(key):
             self.changing(container)
             container[key] = value
@@ -1389,20 +1389,23 @@ class Interpreter:
         elif type(container) in (list, dict):  # a key or index we cannot tell: any item may be it
             self.changing(container)
             self.poisoned.add(id(container))
+        elif type(container) in (tuple, str, int, float, bool, type(None)):
+            raise _raise("TypeError")  # (`(0,)[0] = 1`: no item assignment)
 
-    def set_attribute(self, target: Any, name: Any, value: Any) -> None:
+    def set_attribute(self, target: Any, name: Any, value: Any, plain: bool = False) -> None:
         """`target.<name> = value`, however it is spelled (`setattr`, `object.__setattr__`,
-        `vars(target)[name] = value`): a name we do not know may have been any attribute."""
+        `vars(target)[name] = value`, which `plain` is: past a property or descriptor): a name we do
+        not know may have been any attribute."""
         for guard, obj in split(target):
             setter = self.stubs.property_setter(obj, name) if isinstance(obj, o.Instance) and isinstance(
-                name, str) else None
+                name, str) and not plain else None
             if setter is not None:  # (run on this path alone)
                 both = o.conjoin(self.guard, guard)
                 if both is None:
                     continue
                 outer, self.guard = self.guard, both
                 try:
-                    self.invoke(setter, [obj, value], {}, setter.node)
+                    self.invoke(setter, [obj, value], {}, (setter.func if isinstance(setter, o.Bound) else setter).node)
                 finally:
                     self.guard = outer
                 continue
@@ -1606,6 +1609,7 @@ class Interpreter:
         finally:
             self.calls = saved
         self.stubs.make_members(self, cls)
+        self.stubs.name_descriptors(self, cls)
         keywords = {keyword.arg: self.ev(keyword.value, frame) for keyword in node.keywords or ()
                     if keyword.arg not in (None, "metaclass")}  # (astroid keeps `metaclass=` apart, but not always)
         self._init_subclass(cls, node, keywords)

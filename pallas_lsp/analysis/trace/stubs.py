@@ -457,6 +457,8 @@ def attribute(interp: Interpreter, obj: Any, name: str) -> Any:  # noqa: C901 - 
         return o.Native("builtins.dict.fromkeys")
     if isinstance(obj, o.Native) and obj.qname == "builtins.object" and name == "__setattr__":
         return o.Native("builtins.setattr")  # `object.__setattr__(self, name, value)`: a frozen dataclass's
+    if isinstance(obj, o.Native) and obj.qname == "builtins.object" and name == "__getattribute__":
+        return o.Native("<plain getattribute>")  # (inside a class's own `__getattribute__`)
     return UNKNOWN
 
 
@@ -670,11 +672,36 @@ def class_attribute(cls: o.ClassObj, name: str) -> Any:
     return _NOT_FOUND
 
 
-def property_setter(instance: o.Instance, name: str) -> o.Closure | None:
+def property_setter(instance: o.Instance, name: str) -> o.Closure | o.Bound | None:
     """The setter `instance.<name> = value` calls (a property's, defined with `@<name>.setter`
-    in its class), or None: the value is stored on the instance."""
+    in its class; a data descriptor's `__set__`, bound to it), or None: the value is stored on
+    the instance."""
     found = class_attribute(instance.cls, name)
-    return found.setter if isinstance(found, Property) and isinstance(found.setter, o.Closure) else None
+    if isinstance(found, Property):
+        return found.setter if isinstance(found.setter, o.Closure) else None
+    setter = _descriptor(found, "__get__", "__delete__", method="__set__")
+    return setter
+
+
+def _descriptor(found: Any, *any_of: str, method: str = "__get__") -> o.Bound | None:
+    """A class attribute's descriptor `method`, bound to it, when its class (of the analysed
+    code) defines that and, if `any_of` names some, one of them too (`__get__` with `__set__`
+    or `__delete__`: a data descriptor)."""
+    if type(found) is not o.Instance:
+        return None
+    bound = class_attribute(found.cls, method)
+    if not isinstance(bound, o.Closure) or any_of and not any(
+            isinstance(class_attribute(found.cls, other), o.Closure) for other in any_of):
+        return None
+    return o.Bound(bound, found)
+
+
+def name_descriptors(interp: Interpreter, cls: o.ClassObj) -> None:
+    """A class is made: each attribute whose class has `__set_name__` is told its owner and name."""
+    for name, value in list(cls.env.vars.items()):
+        told = _descriptor(value, method="__set_name__")
+        if told is not None:
+            interp.invoke(told, [cls, name], {}, told.func.node)
 
 
 def is_made_otherwise(interp: Interpreter, cls: o.ClassObj) -> bool:
@@ -702,7 +729,16 @@ def subclasses(interp: Interpreter, cls: o.ClassObj) -> list[o.ClassObj]:
     return found
 
 
-def instance_attribute(interp: Interpreter, instance: o.Instance, name: str) -> Any:
+def instance_attribute(interp: Interpreter, instance: o.Instance, name: str, plain: bool = False) -> Any:
+    """`instance.<name>` as `object.__getattribute__` finds it (`plain`), or through the class's
+    own `__getattribute__`."""
+    if not plain:
+        override = class_attribute(instance.cls, "__getattribute__")
+        if isinstance(override, o.Closure):
+            return interp.invoke(o.Bound(override, instance), [name], {}, override.node)
+    descriptor = _descriptor(class_attribute(instance.cls, name), "__set__", "__delete__")
+    if descriptor is not None:  # a data descriptor comes before the instance's own attributes
+        return interp.invoke(descriptor, [instance, instance.cls], {}, descriptor.func.node)
     if name in instance.attributes:
         return instance.attributes[name]
     if instance.init_unread and _annotated(instance.cls, name):
@@ -716,6 +752,9 @@ def instance_attribute(interp: Interpreter, instance: o.Instance, name: str) -> 
             not isinstance(found, (o.Closure, Property, StaticMethod, ClassMethod, PartialMethod))
             and _overridden(interp, instance.cls, name))):
         return UNKNOWN  # an entry's `self` may be an instance of a subclass, whose override holds
+    descriptor = _descriptor(found)
+    if descriptor is not None:
+        return interp.invoke(descriptor, [instance, instance.cls], {}, descriptor.func.node)
     if found is not _NOT_FOUND:
         return _bound_to(interp, found, instance, instance.cls, name)
     if name in TEST_CASE_METHODS and _library_base(instance.cls):  # `unittest.TestCase`'s, inherited
@@ -1983,10 +2022,73 @@ def _b_isinstance(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) 
         if isinstance(value, api.DType) and not classes:  # a dtype (jnp.float16) is a class: none of these
             return False
         if isinstance(value, o.Instance) and not wanted:
-            answers = {o.derives(value.cls, kind) for kind in classes}
+            answers = {o.derives(value.cls, kind) or _structurally(value, kind) for kind in classes}
             return True if True in answers else UNKNOWN if UNKNOWN in answers else False
         return UNKNOWN
     return interp.lift(check, args[0])
+
+
+# Library bases whose classes decide `isinstance` themselves: an ABC's registered classes, a
+# runtime-checkable Protocol's structural check
+_CHECKING_BASES = frozenset({"abc.ABC", "typing.Protocol", "typing_extensions.Protocol"})
+
+
+def _structurally(value: o.Instance, kind: o.ClassObj) -> Any:
+    """`isinstance(value, kind)` for a `value` whose class does not derive from `kind`: for a
+    runtime-checkable Protocol, whether `value` has each of its members; UNKNOWN where the
+    class may decide otherwise (`_checks_instances`); else False."""
+    if not _checks_instances(kind):
+        return False
+    members = _protocol_members(kind)
+    if members is None or value.opaque or value.free is not None or value.init_unread:
+        return UNKNOWN
+    return all(name in value.attributes or class_attribute(value.cls, name) is not _NOT_FOUND for name in members)
+
+
+def _protocol_members(kind: o.ClassObj) -> set[str] | None:
+    """What a Protocol class asks an instance to have: the names its classes up to
+    `typing.Protocol` define or annotate; None when it is not such a class."""
+    members: set[str] = set()
+    for klass in kind.mro():
+        protocol = [base for base in klass.bases if isinstance(base, o.Library)]
+        if any(base.qname not in ("typing.Protocol", "typing_extensions.Protocol") for base in protocol):
+            return None
+        members.update(name for name in klass.env.vars if not name.startswith("__"))
+        members.update(statement.target.name for statement in klass.node.body
+                       if isinstance(statement, nodes.AnnAssign) and isinstance(statement.target, nodes.AssignName))
+        if protocol:
+            return members
+    return None
+
+
+def _abstract_left(cls: o.ClassObj) -> bool:
+    """Is `cls` an ABC (`abc.ABC` among its bases) some of whose `@abc.abstractmethod`s no
+    class of its MRO overrides? Python refuses to make an instance of it."""
+    if not any(isinstance(base, o.Library) and base.qname == "abc.ABC" for klass in cls.mro() for base in klass.bases):
+        return False
+    seen: set[str] = set()
+    for klass in cls.mro():
+        for name, value in klass.env.vars.items():
+            if name not in seen and getattr(getattr(value, "func", value), "abstract", False):
+                return True
+            seen.add(name)
+    return False
+
+
+def _checks_instances(kind: o.ClassObj) -> bool:
+    """May `isinstance(x, kind)` hold for an `x` whose class does not derive from `kind`? It may
+    for an ABC (`Base.register(Other)`, `__subclasshook__`), a Protocol, or a class whose
+    metaclass has its own `__instancecheck__`."""
+    for klass in kind.mro():
+        if any(isinstance(base, o.Library) and (base.qname in _CHECKING_BASES or base.qname.startswith("collections.abc."))
+               for base in klass.bases):
+            return True
+        declared = getattr(klass.node, "_metaclass", None)
+        if declared is not None and declared.as_string().endswith("ABCMeta") or "__subclasshook__" in klass.env.vars:
+            return True
+        if klass.metaclass is not None and class_attribute(klass.metaclass, "__instancecheck__") is not _NOT_FOUND:
+            return True
+    return False
 
 
 def _b_super(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
@@ -3378,6 +3480,9 @@ NATIVE: dict[str, Callable[..., Any]] = {
     "functools.wraps": lambda interp, qname, node, args, kwargs: o.Native("<identity>"),
     "importlib.import_module": _import_module,
     "<identity>": lambda interp, qname, node, args, kwargs: args[0] if len(args) == 1 else UNKNOWN,
+    "<plain getattribute>": lambda interp, qname, node, args, kwargs: (
+        instance_attribute(interp, args[0], args[1], plain=True)
+        if len(args) == 2 and not kwargs and type(args[0]) is o.Instance and isinstance(args[1], str) else UNKNOWN),
     "dataclasses.dataclass": _dataclass,
     "dataclasses.field": _field,
     "dataclasses.replace": _replace,
