@@ -186,6 +186,9 @@ class _Attempt:
     ending: tuple[Any, ...] | None = None  # the `_Signal` it ended with on every path
     log: dict[int, tuple[Any, Any]] = field(default_factory=dict)  # the containers it changed
     partly: bool = False  # it raised on paths the trace dropped
+    # ... all of them under one setting of a deployed input (`Interpreter.raises_when`): the
+    # variable, its value where the body raises, and what it raises then
+    because: tuple[Var, Any, str] | None = None
 
 
 @dataclass
@@ -715,8 +718,9 @@ class Interpreter:
             else:
                 self.block(node.orelse, frame)
             return
+        error = True if attempt.because is None else attempt.because[2]
         self._body_or_handler(node, frame, attempt, orelse=lambda: self.block(node.orelse, frame),
-                              handler=lambda: self._handled(node, frame))
+                              handler=lambda: self._handled(node, frame, error))
 
     def _attempt(self, run: Callable[[], None], frame: Frame, catches: o.Handler | None) -> _Attempt:
         """Run a body whose exceptions may be caught: its sites are handled (`Site.handled`) as
@@ -724,7 +728,8 @@ class Interpreter:
         program), and the raises it dropped are the catcher's, not the enclosing code's."""
         returns = self.calls[-1].returns if self.calls else []
         attempt = _Attempt(dict(frame.vars), self.guard, returns, len(returns))
-        dropped = self.dropped_raises
+        dropped, conditions = self.dropped_raises, len(self.raise_conditions)
+        self.attempts += 1
         self.branch_logs.append({})
         if catches is not None:
             self.handling.append(catches)
@@ -737,14 +742,31 @@ class Interpreter:
             suspended = True
             raise
         finally:
+            self.attempts -= 1
             if catches is not None:
                 self.handling.pop()
             attempt.log = self.branch_logs.pop()
             if suspended:  # (a `@contextmanager` at its `yield`: what it changed so far stands)
                 self.pass_log(attempt.log)
         attempt.partly = self.dropped_raises != dropped
+        found = set(self.raise_conditions[conditions:])
+        del self.raise_conditions[conditions:]
+        if len(found) == 1 and self.dropped_raises - dropped == 1:
+            attempt.because = found.pop()
         self.dropped_raises = dropped
         return attempt
+
+    def raises_when(self, var: Var, value: Any, error: str) -> None:
+        """The code running raises `error` where the deployed input `var` is `value` (`os.environ[name]`
+        where the variable is unset): the path ends there when the guard says so; else, in
+        a `try`, the body ends either way, as that setting chooses."""
+        chosen = dict(self.guard).get(var, _MISSING)
+        if chosen is _MISSING:
+            self.dropped_raises += 1
+            if self.attempts:
+                self.raise_conditions.append((var, value, error))
+        elif chosen == value:
+            self.raised = error
 
     def _body_or_handler(self, node: nodes.Try | nodes.With, frame: Frame, attempt: _Attempt,
                          orelse: Callable[[], None], handler: Callable[[], None]) -> None:
@@ -752,16 +774,16 @@ class Interpreter:
         `orelse`), under the other the handler ran instead, from what the body may have rebound
         (unknown) and the containers as they were. Afterwards, as after an `if`."""
         before, saved, ending, log = attempt.before, attempt.saved, attempt.ending, attempt.log
-        raised = o.raises_var(node, self._opaque)
-        normal, caught = conjoin(self.guard, frozenset({(raised, False)})), conjoin(saved, frozenset({(raised, True)}))
+        raised, raising = (o.raises_var(node, self._opaque), True) if attempt.because is None else attempt.because[:2]
+        went_on = frozenset({(raised, not raising)})
+        normal, caught = conjoin(self.guard, went_on), conjoin(saved, frozenset({(raised, raising)}))
         reached = dict(frame.vars)
         live: list[tuple[Guard, dict[str, Any]]] = []
         endings: set[tuple[Any, ...]] = set()
         changed = dict(log)
         ended: list[tuple[Guard, dict[int, Any]]] = []
         found, mark = attempt.returns, attempt.mark
-        found[mark:] = [(both, value) for guard, value in found[mark:]
-                        if (both := conjoin(guard, frozenset({(raised, False)}))) is not None]
+        found[mark:] = [(both, value) for guard, value in found[mark:] if (both := conjoin(guard, went_on)) is not None]
         if ending is not None or normal is None:
             endings.add(ending or ())
             self._left_early(ending or (), frame)
@@ -2049,15 +2071,28 @@ class Interpreter:
     def unary(self, op: str, value: Any) -> Any:
         if op == "not":
             return guarded((guard, UNKNOWN if truth is UNKNOWN else not truth) for guard, truth in self.truth(value, TRUE))
-        return self.lift(lambda item: self.stubs.flag_inverse(item) if op == "~" and type(item) is o.Instance
-                         else _fold(_UNARY.get(op), item), value)
+
+        def one(item: Any) -> Any:
+            return self.stubs.flag_inverse(item) if op == "~" and type(item) is o.Instance else _fold(_UNARY.get(op), item)
+        if type(value) is not o.Guarded:
+            return one(value)
+        return self.lift(lambda item: self._dropping(one, item), value)
 
     def binary(self, op: str, left: Any, right: Any) -> Any:
         if type(left) is not o.Guarded and type(right) is not o.Guarded:
-            if op in _DIVISIONS and type(right) in _NUMBERS and type(left) in _NUMBERS and right == 0:
-                raise _raise("ZeroDivisionError")  # (`1 // 0`)
             return self._binary(op, left, right)
-        return self.lift(lambda a, b: self._binary(op, a, b), left, right)
+        return self.lift(lambda a, b: self._dropping(self._binary, op, a, b), left, right)
+
+    def _dropping(self, function: Callable[..., Any], *args: Any) -> Any:
+        """`function` on one of several values' alternatives: where it raises, the raise is
+        dropped (UNKNOWN), as an undecided test's would be."""
+        try:
+            return function(*args)
+        except _Signal as signal:
+            if not _raises(signal.args):
+                raise
+            self.dropped_raises += 1
+            return UNKNOWN
 
     def _binary(self, op: str, left: Any, right: Any) -> Any:
         if type(left) is o.Instance or type(right) is o.Instance:
@@ -2468,6 +2503,8 @@ class Interpreter:
         frame = Frame(closure.env)
         bound = self.bind(closure, args, kwargs, preset)
         if bound is None:
+            if isinstance(node, nodes.Call) and preset is None and not closure.stub and not getattr(closure, "wrapped", False):
+                self.raised = "TypeError"  # (`f()` for `def f(x)`, `f(z=1)`: Python's binding refuses it)
             return UNKNOWN
         if depth and not closure.stub and not _bounded_recursion(depth, bound):
             return UNKNOWN  # recursion on values we do not know: where it ends cannot be told
@@ -2948,8 +2985,6 @@ _BINARY = {
     "%": operator.mod, "**": operator.pow, "<<": operator.lshift, ">>": operator.rshift,
     "|": operator.or_, "&": operator.and_, "^": operator.xor,
 }
-_DIVISIONS = frozenset({"/", "//", "%"})
-_NUMBERS = (int, float, bool)
 _COMPARE: dict[str, Callable[[Any, Any], Any]] = {
     "==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le, ">": operator.gt,
     ">=": operator.ge, "in": lambda a, b: a in b, "not in": lambda a, b: a not in b,
@@ -2962,6 +2997,15 @@ def _foldable(value: Any) -> bool:
     if isinstance(value, (tuple, list)):
         return all(_foldable(item) for item in value)
     return isinstance(value, _PRIMITIVE)
+
+
+def _plain(value: Any) -> bool:
+    """A value exactly of a builtin type (no subclass of ours), made of such values: what
+    Python does with it is what the program's Python does."""
+    kind = type(value)
+    if kind is tuple or kind is list:
+        return all(map(_plain, value))
+    return kind in _PRIMITIVE
 
 
 _INDEX_ARITHMETIC = frozenset({operator.add, operator.sub, operator.mul, operator.floordiv, operator.mod,
@@ -2981,7 +3025,9 @@ def _fold(function: Any, *operands: Any) -> Any:
         return _combined(function, *operands)
     try:
         result = function(*operands)
-    except (TypeError, ValueError, ArithmeticError, OverflowError):
+    except (TypeError, ValueError, ArithmeticError) as error:
+        if all(map(_plain, operands)):  # (`None + 1`, `-"a"`, `1 // 0`: Python's own error)
+            raise _raise(type(error).__name__) from None
         return UNKNOWN
     if isinstance(result, (int, float)) and abs(result) > 1 << 64:
         return UNKNOWN

@@ -556,7 +556,9 @@ def item(interp: Interpreter, obj: Any, key: Any, node: nodes.NodeNG | None = No
         interp.raised = "IndexError"
         return UNKNOWN
     if isinstance(obj, o.Library) and obj.qname == o.ENVIRONMENT and isinstance(key, str):
-        return environment_read(interp, key)  # (unset: a KeyError)
+        if key not in interp.environment:
+            interp.raises_when(o.environment_unset(key), True, "KeyError")
+        return environment_read(interp, key)
     if isinstance(obj, (tuple, list)):
         if isinstance(obj, list) and id(obj) in interp.poisoned or isinstance(obj, o.NotSequence):
             return UNKNOWN  # (no items: a TypeError)
@@ -975,7 +977,10 @@ def _dict_method(interp: Interpreter, obj: dict[Any, Any], name: str, args: list
         if len(args) == 1 and args[0] not in obj:
             interp.raised = "KeyError"
         return obj.pop(args[0], args[1] if len(args) > 1 else UNKNOWN)
-    if name == "popitem" and not args and not kwargs and obj:
+    if name == "popitem" and not args and not kwargs:
+        if not obj:
+            interp.raised = "KeyError"  # (`{}.popitem()`)
+            return UNKNOWN
         return obj.popitem()
     if isinstance(obj, o.OrderedDict) and name in ("popitem", "move_to_end"):
         return _ordered_method(interp, obj, name, args, kwargs)
@@ -1209,6 +1214,9 @@ def _b_iter(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any
 
 
 def _iterator(interp: Interpreter, value: Any) -> Any:
+    if type(value) in (int, float, complex, bool, type(None)):
+        interp.raised = "TypeError"  # (`iter(5)`: not iterable)
+        return UNKNOWN
     items = interp.iterate(value)
     return UNKNOWN if items is UNKNOWN else o.Generator(list(items))
 
@@ -1372,6 +1380,9 @@ def _b_len(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
         return o.TailLength(value, 0)
     if isinstance(value, o.Generator):
         return UNKNOWN  # (a TypeError; and asking would take its items)
+    if type(value) in (int, float, complex, bool, type(None)):
+        interp.raised = "TypeError"  # (`len(5)`: no length)
+        return UNKNOWN
     items = interp.iterate(value) if not isinstance(value, (str, bytes)) else value
     return UNKNOWN if items is UNKNOWN else len(items)
 
@@ -1503,7 +1514,16 @@ def _arithmetic(function: Callable[..., Any]) -> Callable[..., Any]:
             return UNKNOWN
 
     def call(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
-        return UNKNOWN if kwargs or not args else interp.lift(applied, *args)
+        if kwargs or not args:
+            return UNKNOWN
+        if getattr(function, "__module__", None) in ("math", "builtins") and all(type(v) in (int, float) for v in args) \
+                and not (function in _POWERS and len(args) == 2 and abs(args[1]) > 1024):
+            try:  # (Python's own function on plain numbers: its error is the program's, `math.sqrt(-1)`)
+                function(*args)
+            except (ArithmeticError, TypeError, ValueError) as error:
+                interp.raised = type(error).__name__
+                return UNKNOWN
+        return interp.lift(applied, *args)
     return call
 
 
@@ -4168,6 +4188,9 @@ def instantiate(interp: Interpreter, cls: o.ClassObj, args: list[Any], kwargs: d
         for value in list(args) + list(kwargs.values()):
             interp.escape(value)
         return UNKNOWN  # made by a `__new__` we do not run
+    if _abstract_left(cls):
+        interp.raised = "TypeError"  # (an ABC whose abstract methods are not all overridden)
+        return UNKNOWN
     instance = o.Instance(cls)
     if cls.dataclass or _is_named_tuple(cls):
         fields = _fields(cls)
