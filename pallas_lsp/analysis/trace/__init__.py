@@ -151,6 +151,7 @@ class Trace:
         interp.entry_limit = min(interp._steps + STEPS_PER_ENTRY, STEPS_PER_FILE)
         interp._memo = {}  # each run on its own: what it records is not what another ran before
         interp.memo_epochs = {}
+        interp.cache_answers = {}
         try:
             run(*args)
         except EntryExhausted:

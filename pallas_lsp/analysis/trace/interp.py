@@ -246,6 +246,7 @@ class Interpreter:
         # when each answer was taken, in writes made so far (`write_epoch`): the same call on the
         # same objects reads what they hold, so a write since makes the answer one to take again
         self.memo_epochs: dict[tuple[Any, ...], int] = {}
+        self.cache_answers: dict[tuple[Any, ...], tuple[Any, Any]] = {}  # (`run`, `functools.lru_cache`'s)
         self.write_epoch = 0
         # replays and records runs of imported modules' functions across traces (`kept_calls`)
         self.keeper: CallKeeper | None = None
@@ -1421,6 +1422,9 @@ class Interpreter:
         for guard, obj in split(target):
             setter = self.stubs.property_setter(obj, name) if isinstance(obj, o.Instance) and isinstance(
                 name, str) and not plain else None
+            if setter is None and isinstance(obj, o.Instance) and isinstance(name, str) and not plain \
+                    and guard == TRUE and self.stubs.read_only(obj, name):
+                raise _raise("AttributeError")  # (a property without a setter)
             if setter is not None:  # (run on this path alone)
                 both = o.conjoin(self.guard, guard)
                 if both is None:
@@ -2493,7 +2497,34 @@ class Interpreter:
 
     def run(self, closure: o.Closure, args: list[Any], kwargs: dict[str, Any], node: nodes.NodeNG,
             preset: dict[str, Any] | None = None) -> Any:
-        """Call a function of the analysed code (or a stub) with these arguments."""
+        """Call a function of the analysed code (or a stub) with these arguments; one under
+        `functools.lru_cache` answers arguments equal to an earlier call's as it did then."""
+        if not getattr(closure, "cached", False):
+            return self._run(closure, args, kwargs, node, preset)
+        try:
+            key = (closure.node, closure.env, tuple(map(_freeze, args)),
+                   tuple(sorted((name, _freeze(value)) for name, value in kwargs.items())))
+            hash(key)
+        except (_Unfreezable, TypeError):
+            if any(type(value) in (list, dict, set) for value in (*args, *kwargs.values())):
+                self.raised = "TypeError"  # (an unhashable argument)
+                return UNKNOWN
+            return self._run(closure, args, kwargs, node, preset)
+        if key in self.cache_answers:
+            result, self.raised = self.cache_answers[key]
+            return result
+        result = self._run(closure, args, kwargs, node, preset)
+        if not self.raised:  # (what raised is not kept)
+            self.cache_answers[key] = (result, self.raised)
+        return result
+
+    def clear_cache(self, closure: o.Closure) -> None:
+        """`f.cache_clear()`: its calls run again."""
+        for key in [key for key in self.cache_answers if key[0] is closure.node and key[1] is closure.env]:
+            del self.cache_answers[key]
+
+    def _run(self, closure: o.Closure, args: list[Any], kwargs: dict[str, Any], node: nodes.NodeNG,
+             preset: dict[str, Any] | None = None) -> Any:
         func = closure.node
         self.raised = False
         suspends, self.suspend_next = self.suspend_next, False
@@ -2514,8 +2545,7 @@ class Interpreter:
         key = None if suspends else _memo_key(func, closure.env, bound, self.guard, anchor, self.kernel_run(),
                                               self._free_values(func, closure.env))
         generator = not isinstance(func, nodes.Lambda) and self._is_generator(func)
-        if key is not None and key in self._memo and (self.memo_epochs.get(key) == self.write_epoch
-                                                      or getattr(closure, "cached", False)):
+        if key is not None and key in self._memo and self.memo_epochs.get(key) == self.write_epoch:
             answer = self._memo[key]
             if self.world is not None:
                 self.world.memo_read(key, answer)

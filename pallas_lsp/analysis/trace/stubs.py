@@ -342,6 +342,11 @@ _INT_METHODS = frozenset({"bit_length", "bit_count"})  # (`1 << (n - 1).bit_leng
 def attribute(interp: Interpreter, obj: Any, name: str) -> Any:  # noqa: C901 - one branch per object kind
     if name in ("value", "_value_") and type(obj) in (int, str):
         return obj  # a value enum's member, which the trace keeps as its value (a plain str has no `.value`)
+    if type(obj) is o.Closure and getattr(obj, "cached", False) and name in ("cache_clear", "__wrapped__"):
+        return o.Partial(o.Native("<cache clear>"), (obj,), ()) if name == "cache_clear" else _uncached(obj)
+    if type(obj) in (type(None), list, dict) and not hasattr(obj, name):
+        interp.raised = "AttributeError"  # (`None.rows`; not a str or int: a value enum's member is kept as one)
+        return UNKNOWN
     if type(obj) is set:  # its methods are not followed: one that may change it leaves it unknown
         interp.poisoned.add(id(obj))
         return UNKNOWN
@@ -353,6 +358,8 @@ def attribute(interp: Interpreter, obj: Any, name: str) -> Any:  # noqa: C901 - 
         interp.read_names_of(obj)
     if name == "__dict__" and isinstance(obj, (o.Namespace, o.Library, o.ModuleObj, o.Instance)):
         return o.DictOf(obj)
+    if isinstance(obj, o.DictOf) and name == "pop" and isinstance(obj.owner, o.Instance):
+        return Method(obj, name)  # `obj.__dict__.pop("cached", None)`: as `del obj.cached`
     if isinstance(obj, o.DictOf) and name == "update":
         return Method(obj, name)
     if isinstance(obj, o.DictOf) and name in ("items", "keys", "values", "get") and isinstance(obj.owner, o.Instance) \
@@ -431,7 +438,7 @@ def attribute(interp: Interpreter, obj: Any, name: str) -> Any:  # noqa: C901 - 
         if isinstance(found, StaticMethod):
             return found.func
         if isinstance(found, ClassMethod):
-            return o.Bound(found.func, obj)
+            return _class_bound(found.func, obj)
         if found is _NOT_FOUND and name in ("__name__", "__qualname__") and isinstance(obj.node, nodes.ClassDef):
             return obj.node.name if name == "__name__" else obj.node.qname().partition(".")[2] or obj.node.name
         return UNKNOWN if found is _NOT_FOUND else found
@@ -674,6 +681,12 @@ def class_attribute(cls: o.ClassObj, name: str) -> Any:
     return _NOT_FOUND
 
 
+def read_only(instance: o.Instance, name: str) -> bool:
+    """Is `instance.<name>` a property without a setter (assigning it raises AttributeError)?"""
+    found = class_attribute(instance.cls, name)
+    return isinstance(found, Property) and not found.cached and found.setter is None
+
+
 def property_setter(instance: o.Instance, name: str) -> o.Closure | o.Bound | None:
     """The setter `instance.<name> = value` calls (a property's, defined with `@<name>.setter`
     in its class; a data descriptor's `__set__`, bound to it), or None: the value is stored on
@@ -738,9 +751,12 @@ def instance_attribute(interp: Interpreter, instance: o.Instance, name: str, pla
         override = class_attribute(instance.cls, "__getattribute__")
         if isinstance(override, o.Closure):
             return interp.invoke(o.Bound(override, instance), [name], {}, override.node)
-    descriptor = _descriptor(class_attribute(instance.cls, name), "__set__", "__delete__")
+    declared = class_attribute(instance.cls, name)
+    descriptor = _descriptor(declared, "__set__", "__delete__")
     if descriptor is not None:  # a data descriptor comes before the instance's own attributes
         return interp.invoke(descriptor, [instance, instance.cls], {}, descriptor.func.node)
+    if isinstance(declared, Property) and not declared.cached:  # (a property is one too)
+        return _bound_to(interp, declared, instance, instance.cls, name)
     if name in instance.attributes:
         return instance.attributes[name]
     if instance.init_unread and _annotated(instance.cls, name):
@@ -908,6 +924,17 @@ def call_method(interp: Interpreter, method: Method, args: list[Any], kwargs: di
             target.fallback = args[0].owner
         elif name == "update":
             _update_attributes(interp, target, args, kwargs)
+        elif name == "pop" and isinstance(target, o.Instance) and 1 <= len(args) <= 2 and isinstance(args[0], str) \
+                and not kwargs:
+            if target.opaque or target.init_unread or target.free is not None:
+                interp.delete_attribute(target, args[0])
+                return UNKNOWN
+            found = target.attributes.get(args[0], _NOT_FOUND)
+            if found is _NOT_FOUND and len(args) == 1:
+                interp.raised = "KeyError"
+                return UNKNOWN
+            interp.delete_attribute(target, args[0])
+            return args[1] if found is _NOT_FOUND else found
         return None
     if isinstance(obj, (list, dict)) and name in ("__setitem__", "__getitem__"):  # (`box.__setitem__` handed on)
         if name == "__setitem__" and len(args) == 2 and not kwargs:
@@ -2147,6 +2174,19 @@ def _super_attribute(interp: Interpreter, proxy: o.Super, name: str) -> Any:
     return UNKNOWN  # `object`'s, or a library base's
 
 
+def _uncached(closure: o.Closure) -> o.Closure:
+    """`f.__wrapped__` of an `lru_cache` function: the function itself, whose calls all run."""
+    plain = o.Closure(closure.node, closure.env, closure.stub)
+    object.__setattr__(plain, "defaults", getattr(closure, "defaults", {}))
+    return plain
+
+
+def _class_bound(func: Any, cls: Any) -> Any:
+    """A classmethod's function given its class first: a function of the analysed code bound to
+    it, anything else called with it (`@classmethod` over `@contextmanager`)."""
+    return o.Bound(func, cls) if isinstance(func, o.Closure) else o.Partial(func, (cls,), ())
+
+
 def _bound_to(interp: Interpreter, found: Any, self_value: Any, cls: o.ClassObj, name: str | None = None) -> Any:
     """A class attribute read through `self_value` (an instance of `cls`, or `cls` itself), as
     Python's descriptors make it: a property's value, a method bound, a static method as it is.
@@ -2154,13 +2194,14 @@ def _bound_to(interp: Interpreter, found: Any, self_value: Any, cls: o.ClassObj,
     there: the next read is that value, whatever the instance has become since."""
     if isinstance(found, Property):
         value = interp.invoke(found.func, [self_value], {}, found.func.node)
-        if found.cached and name is not None and isinstance(self_value, o.Instance) and self_value.free is None:
+        if found.cached and name is not None and isinstance(self_value, o.Instance) and self_value.free is None \
+                and not interp.raised:  # (a getter that raised stores nothing: the next read runs it again)
             interp.set_attribute(self_value, name, value)
         return value
     if isinstance(found, StaticMethod):
         return found.func
     if isinstance(found, ClassMethod):
-        return o.Bound(found.func, cls)
+        return _class_bound(found.func, cls)
     if isinstance(found, o.Closure):
         return o.Bound(found, self_value)
     if isinstance(found, Dispatcher) and found.method:
@@ -3500,6 +3541,7 @@ NATIVE: dict[str, Callable[..., Any]] = {
     "functools.wraps": lambda interp, qname, node, args, kwargs: o.Native("<identity>"),
     "importlib.import_module": _import_module,
     "<identity>": lambda interp, qname, node, args, kwargs: args[0] if len(args) == 1 else UNKNOWN,
+    "<cache clear>": lambda interp, qname, node, args, kwargs: interp.clear_cache(args[0]),
     "<plain getattribute>": lambda interp, qname, node, args, kwargs: (
         instance_attribute(interp, args[0], args[1], plain=True)
         if len(args) == 2 and not kwargs and type(args[0]) is o.Instance and isinstance(args[1], str) else UNKNOWN),
