@@ -191,6 +191,13 @@ class _Attempt:
     because: tuple[Var, Any, str] | None = None
 
 
+@dataclass(frozen=True)
+class _Refusal:
+    """What Python refuses a builtin's call with, on one alternative of its arguments."""
+
+    error: str | bool | None
+
+
 @dataclass
 class _Call:
     returns: list[tuple[Guard, Any]] = field(default_factory=list)  # (guard, value)
@@ -2429,6 +2436,12 @@ class Interpreter:
         if isinstance(callee, o.Partial):
             self.partials_called.append(callee)  # (the object: a dead one's id is soon another's)
             return self.invoke(callee.func, list(callee.args) + args, {**dict(callee.keywords), **kwargs}, node, preset)
+        if type(callee) in (type(None), int, float, complex, bool, str, bytes, list, dict):
+            self.raised = "TypeError"  # (`None()`: not callable)
+            return UNKNOWN
+        if type(callee) in (o.Native, o.Library) and callee.qname.startswith("builtins.") and self._refused(
+                callee.qname, args, kwargs):
+            return UNKNOWN
         if isinstance(callee, o.Native):
             return self.stubs.call_native(self, callee, args, kwargs, node)
         if isinstance(callee, o.ClassObj):
@@ -2471,6 +2484,36 @@ class Interpreter:
         if isinstance(callee, (o.Library, api.ApiValue)):
             return self.stubs.library_call(callee)
         return UNKNOWN
+
+    def _refused(self, qname: str, args: list[Any], kwargs: dict[str, Any]) -> bool:
+        """Does Python refuse this builtin's call on these plain values (`stubs.python_refuses`),
+        on every alternative of the arguments (the call raises), or on those one setting of one
+        input chooses (`int(os.environ.get(name))` where it is unset: `raises_when`)?"""
+        if not any(type(value) is o.Guarded for value in (*args, *kwargs.values())):
+            refused = self.stubs.python_refuses(self, qname, args, kwargs)
+            if refused is not None:
+                self.raised = refused
+            return refused is not None
+        names = list(kwargs)
+        outcomes = self.lift(lambda *values: _Refusal(self.stubs.python_refuses(
+            self, qname, list(values[:len(args)]), dict(zip(names, values[len(args):])))), *args, *kwargs.values())
+        ways = split(outcomes)
+        refusing = [(guard, way.error) for guard, way in ways if type(way) is _Refusal and way.error is not None]
+        if not refusing:
+            return False
+        if len(refusing) == len(ways):
+            self.raised = refusing[0][1] if len({error for _, error in refusing}) == 1 else True
+            return True
+        conditions = {frozenset(guard - self.guard) for guard, _ in refusing}
+        condition = next(iter(conditions))
+        error = refusing[0][1]
+        if len(conditions) == 1 and len(condition) == 1 and isinstance(error, str) \
+                and all(other == error for _, other in refusing):
+            (var, value), = condition
+            self.raises_when(var, value, error)
+        else:
+            self.dropped_raises += 1
+        return False
 
     def escape(self, value: Any) -> None:
         """A function handed to code we do not read still runs: trace it later, with

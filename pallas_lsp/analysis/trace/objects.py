@@ -669,6 +669,7 @@ class ClassObj:
     dataclass: bool = False  # its `__init__` takes its annotated fields (a dataclass transform, a model base)
     field_equality: bool = True  # ... and its `==` compares them (not `dataclass(eq=False)`)
     keyword_only: bool = False  # ... by keyword only (`pydantic.BaseModel`'s)
+    kw_only: bool = False  # its own fields are keyword-only (`dataclass(kw_only=True)`)
     # An `enum.Enum` (or `Flag`) whose members are not their values: its body's names are
     # `Instance`s, each with its `name` and `value` (`stubs.make_members`)
     enum: bool = False
@@ -759,6 +760,7 @@ class FieldSpec:
     init: bool = True  # False: not a parameter of `__init__`, which sets the default (if any)
     static: bool = False  # `metadata=dict(static=True)`: no leaf of a registered dataclass (JAX's convention)
     compare: bool = True  # False: left out of the dataclass's `==`
+    kw_only: bool | None = None  # `kw_only=`: a keyword-only parameter of `__init__` (None: as the class says)
 
 
 @dataclass(frozen=True, eq=False)

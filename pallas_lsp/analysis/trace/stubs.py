@@ -10,6 +10,7 @@ bound to the body's last parameters), `functools.partial`, dataclasses.
 
 from __future__ import annotations
 
+import builtins
 import dataclasses
 import functools
 import importlib.util
@@ -17,6 +18,7 @@ import itertools
 import keyword
 import math
 import operator
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
@@ -548,8 +550,8 @@ def _ref_shape(ref: Any) -> Any:
 
 
 def item(interp: Interpreter, obj: Any, key: Any, node: nodes.NodeNG | None = None) -> Any:  # noqa: C901
-    if obj is None:
-        interp.raised = "TypeError"  # None is not subscriptable
+    if type(obj) in (type(None), int, float, complex, bool):
+        interp.raised = "TypeError"  # (`None[0]`, `(5)[0]`: not subscriptable)
         return UNKNOWN
     if isinstance(obj, o.At):
         return o.View(obj.ref, key)
@@ -791,6 +793,19 @@ def instance_attribute(interp: Interpreter, instance: o.Instance, name: str, pla
 TEST_CASE_METHODS = {"assertRaises": "<expects a raise>", "assertRaisesRegex": "<expects a raise>",
                      "assertRaisesRegexp": "<expects a raise>", "skipTest": "<never returns>",
                      "fail": "<never returns>"}
+
+
+_STDLIB_DATACLASS = re.compile(r"(dataclasses\.)?dataclass\b")
+
+
+def _binds_strictly(cls: o.ClassObj) -> bool:
+    """Does the `__init__` a named tuple or `dataclasses.dataclass` made for `cls` refuse
+    arguments that do not bind (a model base or another library's dataclass may take and
+    drop what it does not know)?"""
+    if _library_base(cls) and not _is_named_tuple(cls):
+        return False
+    return _is_named_tuple(cls) or any(_STDLIB_DATACLASS.match(decorator.as_string())
+                                       for decorator in (cls.node.decorators.nodes if cls.node.decorators else ()))
 
 
 def _library_base(cls: o.ClassObj) -> bool:
@@ -1241,9 +1256,6 @@ def _b_iter(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any
 
 
 def _iterator(interp: Interpreter, value: Any) -> Any:
-    if type(value) in (int, float, complex, bool, type(None)):
-        interp.raised = "TypeError"  # (`iter(5)`: not iterable)
-        return UNKNOWN
     items = interp.iterate(value)
     return UNKNOWN if items is UNKNOWN else o.Generator(list(items))
 
@@ -1407,9 +1419,6 @@ def _b_len(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
         return o.TailLength(value, 0)
     if isinstance(value, o.Generator):
         return UNKNOWN  # (a TypeError; and asking would take its items)
-    if type(value) in (int, float, complex, bool, type(None)):
-        interp.raised = "TypeError"  # (`len(5)`: no length)
-        return UNKNOWN
     items = interp.iterate(value) if not isinstance(value, (str, bytes)) else value
     return UNKNOWN if items is UNKNOWN else len(items)
 
@@ -2259,6 +2268,8 @@ BUILTINS: dict[str, Any] = {
                  "builtins.map", "builtins.filter"]
 }
 BUILTINS["True"], BUILTINS["False"], BUILTINS["None"], BUILTINS["Ellipsis"] = True, False, None, Ellipsis
+for _name in ("hash", "chr", "ord"):  # (no handler: what they give is not followed, what they refuse is)
+    BUILTINS[_name] = o.Native(f"builtins.{_name}")
 
 
 # ---------------------------------------------------------------------------
@@ -2288,6 +2299,46 @@ def call_native(interp: Interpreter, callee: o.Native, args: list[Any], kwargs: 
     if qname in NATIVE:
         return handler(interp, qname, node, args, kwargs)
     return handler(interp, args, kwargs, node) if qname in AT_CALL else handler(interp, args, kwargs)
+
+
+# Builtins whose calls on plain values do nothing but compute (and cheaply): where Python
+# refuses the arguments, so does the program
+_PURE_BUILTINS = frozenset({"abs", "all", "any", "bool", "chr", "divmod", "float", "hash", "int", "len", "list",
+                            "max", "min", "ord", "range", "round", "set", "sorted", "str", "sum", "tuple",
+                            "frozenset", "iter", "dict", "zip", "enumerate", "reversed"})
+_PLAIN_CONTAINERS = (tuple, list, dict, set, frozenset)
+
+
+def python_refuses(interp: Interpreter, qname: str, args: list[Any], kwargs: dict[str, Any]) -> str | bool | None:
+    """The builtin exception Python raises for this builtin's call on these plain values
+    (`abs("a")`, `int(None)`, `max([])`; True: one of another class); None when it does not,
+    the values are not all plain, or the call is not one to try."""
+    module, _, name = qname.rpartition(".")
+    if module != "builtins" or name not in _PURE_BUILTINS or not all(
+            _plain_value(interp, value) for value in (*args, *kwargs.values())):
+        return None
+    if name in ("range", "list", "tuple", "set", "frozenset", "sorted", "sum", "zip", "enumerate", "reversed") \
+            and any(type(value) is int and abs(value) > 1 << 16 for value in args):
+        return None  # (`list(range(...))` is built lazily here; not worth the time)
+    try:
+        result = getattr(builtins, name)(*args, **kwargs)
+        if name in ("zip", "enumerate", "reversed", "iter"):
+            list(itertools.islice(result, 1 << 16))  # (`zip(strict=True)` refuses as it is taken)
+    except (TypeError, ValueError, ArithmeticError, KeyError, IndexError) as error:
+        return type(error).__name__ if type(error).__module__ == "builtins" else True
+    return None
+
+
+def _plain_value(interp: Interpreter, value: Any, depth: int = 0) -> bool:
+    """Exactly a builtin value (no object of the trace's), all the way down, whose items are
+    all known (no container a loop or unknown code may have changed)."""
+    kind = type(value)
+    if kind in o.PRIMITIVE:
+        return True
+    if kind not in _PLAIN_CONTAINERS or depth > 4 or len(value) > 4096 or id(value) in interp.poisoned:
+        return False
+    items = [*value.keys(), *value.values()] if kind is dict else value
+    return all(_plain_value(interp, item, depth + 1) for item in items)
 
 
 def _traced_ahead(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
@@ -3329,14 +3380,15 @@ def _register_dataclass(interp: Interpreter, qname: str, node: nodes.NodeNG, arg
 
 def _field(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
     init, metadata, compare = kwargs.get("init", True), kwargs.get("metadata"), kwargs.get("compare", True)
-    if not isinstance(init, bool) or not isinstance(compare, bool):
+    kw_only = kwargs.get("kw_only")
+    if not isinstance(init, bool) or not isinstance(compare, bool) or kw_only is not None and not isinstance(kw_only, bool):
         return UNKNOWN
     static = isinstance(metadata, dict) and metadata.get("static") is True
     if "default" in kwargs:
-        return o.FieldSpec(kwargs["default"], True, init, static, compare)
+        return o.FieldSpec(kwargs["default"], True, init, static, compare, kw_only)
     if "default_factory" in kwargs:
-        return o.FieldSpec(o.Factory(kwargs["default_factory"]), True, init, static, compare)
-    return o.FieldSpec(UNKNOWN, False, init, static, compare)
+        return o.FieldSpec(o.Factory(kwargs["default_factory"]), True, init, static, compare, kw_only)
+    return o.FieldSpec(UNKNOWN, False, init, static, compare, kw_only)
 
 
 def _replace(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
@@ -3840,7 +3892,9 @@ def class_decorator(interp: Interpreter, wrapper: Any, cls: Any) -> Any:
 def _as_dataclass(cls: o.ClassObj, keywords: dict[str, Any] | None = None) -> o.ClassObj:
     """The class a dataclass transform makes of `cls`: its `__init__` takes its fields, and
     its `==` compares them unless the decorator says `eq=False`."""
-    return dataclasses.replace(cls, dataclass=True, field_equality=(keywords or {}).get("eq") is not False)
+    keywords = keywords or {}
+    return dataclasses.replace(cls, dataclass=True, field_equality=keywords.get("eq") is not False,
+                               kw_only=keywords.get("kw_only") is True)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -3851,6 +3905,7 @@ class _Field:
     init_only: bool = False  # `InitVar[...]`: a parameter handed to `__post_init__`, never stored
     static: bool = False  # `field(metadata=dict(static=True))`
     compare: bool = True  # `field(compare=False)`: not in `==`
+    kw_only: bool = False  # a keyword-only parameter (after `_: KW_ONLY`, `field(kw_only=True)`, ...)
 
 
 def _dataclass_fields(value: Any) -> Any:
@@ -3871,15 +3926,24 @@ def _fields(cls: o.ClassObj) -> list[_Field]:
             found.update((field.name, field) for field in klass.tuple_fields)
         if not (klass.dataclass or _declares_tuple_fields(klass)):
             continue
+        marker = next((statement.lineno for statement in klass.node.body if _kw_only_marker(statement)), None)
         for name, statement in _field_statements(klass):
             default = klass.env.vars.get(name, _NOT_FOUND) if statement.value is not None else _NOT_FOUND
             init, static, compare = True, False, True
+            kw_only = klass.keyword_only or klass.kw_only or (marker is not None and (statement.lineno or 0) > marker)
             if isinstance(default, o.FieldSpec):
                 init, static, compare = default.init, default.static, default.compare
+                kw_only = kw_only if default.kw_only is None else default.kw_only
                 default = default.default if default.has_default else _NOT_FOUND
             # (a field a subclass declares again keeps its place)
-            found[name] = _Field(name, default, init, "InitVar" in statement.annotation.as_string(), static, compare)
+            found[name] = _Field(name, default, init, "InitVar" in statement.annotation.as_string(), static, compare,
+                                 kw_only)
     return list(found.values())
+
+
+def _kw_only_marker(statement: nodes.NodeNG) -> bool:
+    """`_: dataclasses.KW_ONLY`: no field; the fields after it are keyword-only."""
+    return isinstance(statement, nodes.AnnAssign) and statement.annotation.as_string().rpartition(".")[2] == "KW_ONLY"
 
 
 def _field_statements(klass: o.ClassObj) -> Iterator[tuple[str, nodes.AnnAssign]]:
@@ -3887,7 +3951,7 @@ def _field_statements(klass: o.ClassObj) -> Iterator[tuple[str, nodes.AnnAssign]
     model bases make `__init__`'s fields of."""
     for statement in klass.node.body if isinstance(klass.node, nodes.ClassDef) else ():
         if isinstance(statement, nodes.AnnAssign) and isinstance(statement.target, nodes.AssignName) \
-                and "ClassVar" not in statement.annotation.as_string():
+                and "ClassVar" not in statement.annotation.as_string() and not _kw_only_marker(statement):
             yield statement.target.name, statement
 
 
@@ -4237,10 +4301,15 @@ def instantiate(interp: Interpreter, cls: o.ClassObj, args: list[Any], kwargs: d
     if cls.dataclass or _is_named_tuple(cls):
         fields = _fields(cls)
         parameters = [field for field in fields if field.init]
-        if len(args) > len(parameters) or (args and cls.keyword_only) or \
-                not set(kwargs) <= {field.name for field in parameters}:
-            return UNKNOWN  # a TypeError
-        given = {**{field.name: value for field, value in zip(parameters, args)}, **kwargs}
+        positional = [field for field in parameters if not field.kw_only]
+        given = {**{field.name: value for field, value in zip(positional, args)}, **kwargs}
+        if len(args) > len(positional) or not set(kwargs) <= {field.name for field in parameters}:
+            if _binds_strictly(cls):
+                interp.raised = "TypeError"
+            return UNKNOWN
+        if _binds_strictly(cls) and any(field.name not in given and field.default is _NOT_FOUND for field in parameters):
+            interp.raised = "TypeError"  # (a field without a default, not given)
+            return UNKNOWN
         init_only = []
         for field in fields:
             value = given.get(field.name, UNKNOWN if field.default is _NOT_FOUND else field.default)
