@@ -29,8 +29,8 @@ class InconsistentCollectiveOp(SiteRule):
     `plgpu.LoweringSemantics.Lane` is not reported, nor one whose `compiler_params` cannot be
     read, nor one whose collective TMEM has no even number of blocks per cluster (PLS013: JAX
     checks the allocations first and stops there). Nor is an op in a
-    `pl.core_map(plgpu.WarpMesh(...))` body, issued by one warp as real kernels do: JAX lowers
-    it without comparing it with the kernel's TMEM.
+    `pl.core_map(plgpu.WarpMesh(...))` body or a `@plgpu.warp_map` function, issued by one warp
+    as real kernels do: JAX lowers it without comparing it with the kernel's TMEM.
 
     A kernel JAX surely fails to build or trace is never lowered, and is not reported here:
     one of its MMAs raises (its shapes, scales, operand spaces or barrier: PLS018, PLS011,
@@ -93,7 +93,7 @@ class InconsistentCollectiveOp(SiteRule):
         if collective_op and site.kind == "mma":
             return None  # PLS001's case, which JAX reports when tracing
         if site.meshes:
-            return None  # in a `pl.core_map(plgpu.WarpMesh(...))` body the ops lower unchecked
+            return None  # in a `pl.core_map(plgpu.WarpMesh(...))` body (`warp_map`) the ops lower unchecked
         if unknown_op_axis(pick, run):
             return None  # PLS012: lowering looks each op's axis up before it compares the kernel's ops
         semantics = lowering_semantics(pick, run)

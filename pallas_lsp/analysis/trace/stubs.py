@@ -3155,6 +3155,19 @@ def _core_map_apply(interp: Interpreter, qname: str, node: nodes.NodeNG, args: l
     return None
 
 
+def _warp_map(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """`@plgpu.warp_map`: the function runs at once, once per warp of the warpgroup, given its
+    warp's index (a traced integer), as a `pl.core_map(plgpu.WarpMesh(...))` body does."""
+    if len(args) != 1 or kwargs:
+        return UNKNOWN
+    interp.meshes.append(node)
+    try:
+        interp.invoke(args[0], [o.Index()], {}, node)
+    finally:
+        interp.meshes.pop()
+    return None
+
+
 def _with_scoped(interp: Interpreter, qname: str, node: nodes.Call, args: list[Any], kwargs: dict[str, Any]) -> Any:
     """`pl.with_scoped(*types, collective_axes=(), **kw_types)`: a decorator whose function runs
     in `pl.run_scoped` at each call, the refs after the call's arguments (JAX's
@@ -3506,6 +3519,7 @@ NATIVE: dict[str, Callable[..., Any]] = {
     f"{MGPU}.BlockSpec": _block_spec,
     f"{PL}.core_map": _core_map,
     f"{PL}.core_map#apply": _core_map_apply,
+    f"{MGPU}.warp_map": _warp_map,
     f"{PL}.run_scoped": _run_scoped,
     # `plgpu.CompilerParams(lowering_semantics=...)`: its fields, as given (the rest: the defaults)
     f"{MGPU}.CompilerParams": lambda interp, qname, node, args, kwargs: UNKNOWN if args else o.Namespace(dict(kwargs)),
