@@ -1422,11 +1422,21 @@ class Interpreter:
         elif type(container) in (tuple, str, int, float, bool, type(None)):
             raise _raise("TypeError")  # (`(0,)[0] = 1`: no item assignment)
 
-    def set_attribute(self, target: Any, name: Any, value: Any, plain: bool = False) -> None:
-        """`target.<name> = value`, however it is spelled (`setattr`, `object.__setattr__`,
-        `vars(target)[name] = value`, which `plain` is: past a property or descriptor): a name we do
-        not know may have been any attribute."""
+    def set_attribute(self, target: Any, name: Any, value: Any, plain: bool = False, hooked: bool = True) -> None:
+        """`target.<name> = value`, however it is spelled (`setattr`; `object.__setattr__`, past the
+        class's own `__setattr__`, which `hooked` is not; `vars(target)[name] = value`, which `plain`
+        is: past a property or descriptor too): a name we do not know may have been any attribute."""
         for guard, obj in split(target):
+            hook = self.stubs.setattr_hook(obj) if type(obj) is o.Instance and hooked and not plain else None
+            if hook is not None:
+                both = o.conjoin(self.guard, guard)
+                if both is not None:
+                    outer, self.guard = self.guard, both
+                    try:
+                        self.invoke(o.Bound(hook, obj), [name, value], {}, hook.node)
+                    finally:
+                        self.guard = outer
+                continue
             setter = self.stubs.property_setter(obj, name) if isinstance(obj, o.Instance) and isinstance(
                 name, str) and not plain else None
             if setter is None and isinstance(obj, o.Instance) and isinstance(name, str) and not plain \

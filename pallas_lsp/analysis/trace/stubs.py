@@ -464,10 +464,8 @@ def attribute(interp: Interpreter, obj: Any, name: str) -> Any:  # noqa: C901 - 
         return o.Native(f"{obj.qname}.{name}")
     if isinstance(obj, o.Native) and obj.qname == "builtins.dict" and name == "fromkeys":
         return o.Native("builtins.dict.fromkeys")
-    if isinstance(obj, o.Native) and obj.qname == "builtins.object" and name == "__setattr__":
-        return o.Native("builtins.setattr")  # `object.__setattr__(self, name, value)`: a frozen dataclass's
-    if isinstance(obj, o.Native) and obj.qname == "builtins.object" and name == "__getattribute__":
-        return o.Native("<plain getattribute>")  # (inside a class's own `__getattribute__`)
+    if isinstance(obj, o.Native) and obj.qname == "builtins.object" and name in _OBJECT_HOOKS:
+        return o.Native(_OBJECT_HOOKS[name])  # `object.__setattr__(self, name, value)`: past the class's own hook
     return UNKNOWN
 
 
@@ -683,6 +681,12 @@ def class_attribute(cls: o.ClassObj, name: str) -> Any:
     return _NOT_FOUND
 
 
+def setattr_hook(instance: o.Instance) -> o.Closure | None:
+    """The class's own `__setattr__`, which every `instance.<name> = value` calls."""
+    found = class_attribute(instance.cls, "__setattr__")
+    return found if isinstance(found, o.Closure) else None
+
+
 def read_only(instance: o.Instance, name: str) -> bool:
     """Is `instance.<name>` a property without a setter (assigning it raises AttributeError)?"""
     found = class_attribute(instance.cls, name)
@@ -752,7 +756,12 @@ def instance_attribute(interp: Interpreter, instance: o.Instance, name: str, pla
     if not plain:
         override = class_attribute(instance.cls, "__getattribute__")
         if isinstance(override, o.Closure):
-            return interp.invoke(o.Bound(override, instance), [name], {}, override.node)
+            found = interp.invoke(o.Bound(override, instance), [name], {}, override.node)
+            fallback = class_attribute(instance.cls, "__getattr__")
+            if interp.raised == "AttributeError" and isinstance(fallback, o.Closure):  # (Python asks it then)
+                interp.raised = False
+                return interp.invoke(o.Bound(fallback, instance), [name], {}, fallback.node)
+            return found
     declared = class_attribute(instance.cls, name)
     descriptor = _descriptor(declared, "__set__", "__delete__")
     if descriptor is not None:  # a data descriptor comes before the instance's own attributes
@@ -764,6 +773,8 @@ def instance_attribute(interp: Interpreter, instance: o.Instance, name: str, pla
     if instance.init_unread and _annotated(instance.cls, name):
         return UNKNOWN  # a field that init set from the arguments, its default or not at all
     found = class_attribute(instance.cls, name)
+    if found is _NOT_FOUND and name in _OBJECT_HOOKS and not _library_base(instance.cls):
+        return o.Partial(o.Native(_OBJECT_HOOKS[name]), (instance,), ())  # `obj.__setattr__(name, value)`
     if found is _NOT_FOUND and name in _TUPLE_MEMBERS and _is_named_tuple(instance.cls):
         return Method(instance, name) if name != "_fields" else tuple(field.name for field in _fields(instance.cls))
     if instance.opaque and not isinstance(found, (Property, StaticMethod, ClassMethod, PartialMethod, o.Closure)):
@@ -2180,7 +2191,13 @@ def _super_attribute(interp: Interpreter, proxy: o.Super, name: str) -> Any:
             return _bound_to(interp, found, proxy.self_value, owner)
     if name == "__new__" and interp.classes_made and owner is interp.classes_made[-1].metaclass:
         return o.Native("<class made>")  # `type.__new__` (or a library metaclass's): the class being made
+    if name in _OBJECT_HOOKS and isinstance(proxy.self_value, o.Instance) and not _library_base(owner):
+        return o.Partial(o.Native(_OBJECT_HOOKS[name]), (proxy.self_value,), ())  # (`object`'s own)
     return UNKNOWN  # `object`'s, or a library base's
+
+
+# `object`'s attribute hooks, which a class's own call through `super()` or `object.<hook>`
+_OBJECT_HOOKS = {"__getattribute__": "<plain getattribute>", "__setattr__": "<plain setattr>"}
 
 
 def _uncached(closure: o.Closure) -> o.Closure:
@@ -3608,6 +3625,8 @@ NATIVE: dict[str, Callable[..., Any]] = {
     "importlib.import_module": _import_module,
     "<identity>": lambda interp, qname, node, args, kwargs: args[0] if len(args) == 1 else UNKNOWN,
     "<cache clear>": lambda interp, qname, node, args, kwargs: interp.clear_cache(args[0]),
+    "<plain setattr>": lambda interp, qname, node, args, kwargs: (
+        interp.set_attribute(args[0], args[1], args[2], hooked=False) if len(args) == 3 and not kwargs else UNKNOWN),
     "<plain getattribute>": lambda interp, qname, node, args, kwargs: (
         instance_attribute(interp, args[0], args[1], plain=True)
         if len(args) == 2 and not kwargs and type(args[0]) is o.Instance and isinstance(args[1], str) else UNKNOWN),
