@@ -52,9 +52,21 @@ MOSAIC_GPU_NAMES = frozenset("""
 """.split())
 
 
+# ... those some supported releases do not bind (`hasattr` asked under jax 0.10.2 and 0.12)
+MOSAIC_GPU_VERSIONED = frozenset("""
+    InterpretGPUParams alloc_semaphore barrier_arrive_and_wait force_gpu_interpret_mode im2col_ref max min
+    mma prod set_gpu_interpret_mode store sum transform_ref wait_gmem_to_smem
+""".split())
+
+
 def surely_missing(module: str, name: str) -> bool:
     """Does no supported release of this API module bind `name` (a public one)?"""
     return module == MOSAIC_GPU and not name.startswith("_") and name not in MOSAIC_GPU_NAMES
+
+
+def surely_present(module: str, name: str) -> bool:
+    """Does every supported release of this API module bind `name`?"""
+    return module == MOSAIC_GPU and name in MOSAIC_GPU_NAMES and name not in MOSAIC_GPU_VERSIONED
 
 
 

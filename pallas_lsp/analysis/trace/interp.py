@@ -2456,7 +2456,7 @@ class Interpreter:
             return self.stubs.call_native(self, callee, args, kwargs, node)
         if isinstance(callee, o.ClassObj):
             return self.stubs.instantiate(self, callee, args, kwargs, node)
-        if isinstance(callee, self.stubs.Patch) and len(args) == 1 and not kwargs:  # a decorator
+        if isinstance(callee, (self.stubs.Patch, self.stubs.DictPatch)) and len(args) == 1 and not kwargs:  # a decorator
             return o.Partial(o.Native("<patched>"), (callee, args[0]), ())
         if isinstance(callee, self.stubs.Dispatcher):
             return self.stubs.dispatch(self, callee, args, kwargs, node)

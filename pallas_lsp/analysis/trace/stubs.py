@@ -877,6 +877,16 @@ class Patch:
 
 
 @dataclass(eq=False)
+class DictPatch:
+    """`unittest.mock.patch.dict(in_dict, values)` (`os.environ` too): inside the `with` (or the
+    call of a function it decorates) the dict also holds `values`; leaving it restores it."""
+
+    target: Any
+    values: dict[Any, Any]
+    undo: list[Any] = dataclasses.field(default_factory=list)
+
+
+@dataclass(eq=False)
 class MonkeyPatch:
     """`pytest.MonkeyPatch.context()`: its `setattr(target, name, value)` writes at once;
     leaving the `with` undoes every write, the last first."""
@@ -1153,6 +1163,12 @@ def entered(interp: Interpreter, manager: Any, node: nodes.NodeNG) -> Any:
     if isinstance(manager, Patch):
         manager.undo.append(_patched(interp, manager.target, manager.name, manager.new))
         return manager.new
+    if isinstance(manager, DictPatch):
+        held = _patched_dict(interp, manager.target)
+        manager.undo.append((held, dict(held)))
+        interp.changing(held)
+        held.update(manager.values)
+        return manager.target
     if isinstance(manager, MonkeyPatch):
         return manager
     return UNKNOWN
@@ -1185,6 +1201,11 @@ def exited(interp: Interpreter, manager: Any, node: nodes.NodeNG, raised: bool) 
     for guard, item in o.split(manager):
         if isinstance(item, (Patch, MonkeyPatch)):
             _unpatched(interp, item.undo)
+        if isinstance(item, DictPatch) and item.undo:
+            held, saved = item.undo.pop()
+            interp.changing(held)
+            held.clear()
+            held.update(saved)
         if isinstance(item, o.ContextManager) and item.resume is not None:
             interp.resume(item.resume, raised, guard)
         if isinstance(item, o.ExitStack):
@@ -2037,6 +2058,8 @@ def _b_hasattr(interp: Interpreter, args: list[Any], kwargs: dict[str, Any], nod
             return True if name in obj.env.vars else UNKNOWN
         if isinstance(obj, o.Library) and api.surely_missing(obj.qname, name):
             return False  # (no supported release binds it)
+        if isinstance(obj, o.Library) and api.surely_present(obj.qname, name):
+            return True  # (a feature probe: `hasattr(plgpu, "tcgen05_mma")`)
         if isinstance(obj, o.Instance):
             if name in obj.attributes or name == "__class__":
                 return True
@@ -2767,6 +2790,24 @@ def _patch_object(interp: Interpreter, qname: str, node: nodes.NodeNG, args: lis
     return Patch(target, name, args[2] if len(args) == 3 else kwargs.get("new", UNKNOWN))
 
 
+def _patch_dict(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """`patch.dict(in_dict, values=(), clear=False, **values)` of a dict the trace holds or
+    `os.environ` (`clear=True`, a dict of unknown items: not followed)."""
+    if not 1 <= len(args) <= 2 or kwargs.get("clear", False) is not False or _patched_dict(interp, args[0]) is None:
+        return UNKNOWN
+    values = args[1] if len(args) == 2 else {}
+    if type(values) is not dict or id(values) in interp.poisoned:
+        return UNKNOWN
+    return DictPatch(args[0], {**values, **{key: value for key, value in kwargs.items() if key != "clear"}})
+
+
+def _patched_dict(interp: Interpreter, target: Any) -> dict[Any, Any] | None:
+    """What a `patch.dict` of `target` changes: the dict, or what the trace wrote to `os.environ`."""
+    if isinstance(target, o.Library) and target.qname == o.ENVIRONMENT:
+        return interp.environment
+    return target if type(target) is dict and id(target) not in interp.poisoned else None
+
+
 def _patch_by_name(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any],
                    kwargs: dict[str, Any]) -> Any:
     """`patch("package.module.NAME", new)` (or `"package.module.Class.NAME"`): the module
@@ -2799,7 +2840,7 @@ def _call_patched(interp: Interpreter, qname: str, node: nodes.NodeNG, args: lis
     """A function `@patch.object(target, name, new)` decorates, called: patched around the call
     (given no `new`, it gets the mock as its last argument)."""
     patch, func, *rest = args
-    mock = [] if patch.new is not UNKNOWN else [UNKNOWN]
+    mock = [UNKNOWN] if isinstance(patch, Patch) and patch.new is UNKNOWN else []
     entered(interp, patch, node)
     try:
         return interp.invoke(func, [*rest, *mock], kwargs, node)
@@ -3554,6 +3595,7 @@ NATIVE: dict[str, Callable[..., Any]] = {
     "<register>": _register,
     "unittest.mock.patch.object": _patch_object,
     "unittest.mock.patch": _patch_by_name,
+    "unittest.mock.patch.dict": _patch_dict,
     "pytest.MonkeyPatch.context": lambda interp, qname, node, args, kwargs: MonkeyPatch(),
     "<monkeypatch setattr>": _monkeypatch_setattr,
     "<patched>": _call_patched,
