@@ -2555,13 +2555,16 @@ class Interpreter:
         if not getattr(closure, "cached", False):
             return self._run(closure, args, kwargs, node, preset)
         try:
-            key = (closure.node, closure.env, tuple(map(_freeze, args)),
-                   tuple(sorted((name, _freeze(value)) for name, value in kwargs.items())))
+            key = (closure.node, closure.env, tuple(map(self._cache_key, args)),
+                   tuple(sorted((name, self._cache_key(value)) for name, value in kwargs.items())))
+        except self.stubs.Unhashable:
+            self.raised = "TypeError"  # (an unhashable argument)
+            return UNKNOWN
+        except (_Unfreezable, LookupError):
+            return self._run(closure, args, kwargs, node, preset)
+        try:
             hash(key)
-        except (_Unfreezable, TypeError):
-            if any(type(value) in (list, dict, set) for value in (*args, *kwargs.values())):
-                self.raised = "TypeError"  # (an unhashable argument)
-                return UNKNOWN
+        except TypeError:  # (an object of the trace's: how Python would tell it is not known)
             return self._run(closure, args, kwargs, node, preset)
         if key in self.cache_answers:
             result, self.raised = self.cache_answers[key]
@@ -2570,6 +2573,13 @@ class Interpreter:
         if not self.raised:  # (what raised is not kept)
             self.cache_answers[key] = (result, self.raised)
         return result
+
+    def _cache_key(self, value: Any) -> Any:
+        """An argument as `functools.lru_cache` tells it from others (`stubs.cache_key`)."""
+        if type(value) in (list, dict, set):
+            raise self.stubs.Unhashable
+        found = self.stubs.cache_key(value)
+        return _freeze(value) if found is self.stubs.IDENTITY else _freeze(found)
 
     def clear_cache(self, closure: o.Closure) -> None:
         """`f.cache_clear()`: its calls run again."""

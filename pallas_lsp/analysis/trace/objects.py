@@ -670,6 +670,7 @@ class ClassObj:
     field_equality: bool = True  # ... and its `==` compares them (not `dataclass(eq=False)`)
     keyword_only: bool = False  # ... by keyword only (`pydantic.BaseModel`'s)
     kw_only: bool = False  # its own fields are keyword-only (`dataclass(kw_only=True)`)
+    field_hash: bool = False  # its `hash` is its fields' (`dataclass(frozen=True)`, `unsafe_hash=True`)
     # An `enum.Enum` (or `Flag`) whose members are not their values: its body's names are
     # `Instance`s, each with its `name` and `value` (`stubs.make_members`)
     enum: bool = False

@@ -1165,9 +1165,10 @@ def entered(interp: Interpreter, manager: Any, node: nodes.NodeNG) -> Any:
         return manager.new
     if isinstance(manager, DictPatch):
         held = _patched_dict(interp, manager.target)
-        manager.undo.append((held, dict(held)))
-        interp.changing(held)
-        held.update(manager.values)
+        if held is not None:  # (else a dict the trace no longer knows all of: its items stay unknown)
+            manager.undo.append((held, dict(held)))
+            interp.changing(held)
+            held.update(manager.values)
         return manager.target
     if isinstance(manager, MonkeyPatch):
         return manager
@@ -3968,8 +3969,40 @@ def _as_dataclass(cls: o.ClassObj, keywords: dict[str, Any] | None = None) -> o.
     """The class a dataclass transform makes of `cls`: its `__init__` takes its fields, and
     its `==` compares them unless the decorator says `eq=False`."""
     keywords = keywords or {}
-    return dataclasses.replace(cls, dataclass=True, field_equality=keywords.get("eq") is not False,
-                               kw_only=keywords.get("kw_only") is True)
+    equality = keywords.get("eq") is not False
+    return dataclasses.replace(cls, dataclass=True, field_equality=equality, kw_only=keywords.get("kw_only") is True,
+                               field_hash=equality and (keywords.get("frozen") is True or keywords.get("unsafe_hash") is True))
+
+
+def cache_key(value: Any) -> Any:
+    """What `functools.lru_cache` tells `value` by: its fields' values for a dataclass hashed by
+    them, itself for an object hashed by identity (`IDENTITY`: the caller keys it so). Raises
+    `Unhashable` for what Python cannot hash (a dataclass compared by fields but not hashed by
+    them, a class with its own `__eq__` and no `__hash__`), LookupError where the trace cannot
+    tell (a class's own `__hash__`, a library base, a field it does not know)."""
+    if type(value) is not o.Instance:
+        return IDENTITY
+    cls = value.cls
+    if _library_base(cls) or isinstance(class_attribute(cls, "__hash__"), o.Closure) or value.opaque \
+            or value.init_unread or value.free is not None:
+        raise LookupError
+    if cls.dataclass and cls.field_equality:
+        if not cls.field_hash:
+            raise Unhashable
+        fields = tuple((field.name, value.attributes.get(field.name, UNKNOWN)) for field in _fields(cls) if field.compare)
+        if any(type(held) not in o.PRIMITIVE for _, held in fields):
+            raise LookupError
+        return (cls.node, fields)
+    if isinstance(class_attribute(cls, "__eq__"), o.Closure):
+        raise Unhashable  # (`__eq__` without `__hash__`)
+    return IDENTITY
+
+
+IDENTITY = object()
+
+
+class Unhashable(Exception):
+    """What Python cannot hash (`cache_key`)."""
 
 
 @dataclasses.dataclass(frozen=True)
