@@ -2458,6 +2458,8 @@ class Interpreter:
             return self.stubs.instantiate(self, callee, args, kwargs, node)
         if isinstance(callee, (self.stubs.Patch, self.stubs.DictPatch)) and len(args) == 1 and not kwargs:  # a decorator
             return o.Partial(o.Native("<patched>"), (callee, args[0]), ())
+        if type(callee) is o.ContextManager and callee.maker is not None and len(args) == 1 and not kwargs:
+            return o.Partial(o.Native("<decorated by a manager>"), (callee.maker, args[0]), ())  # (a decorator too)
         if isinstance(callee, self.stubs.Dispatcher):
             return self.stubs.dispatch(self, callee, args, kwargs, node)
         if isinstance(callee, self.stubs.Method):

@@ -885,6 +885,11 @@ class ContextManager:
     # ... or whose code after it runs then (`Interpreter.resume`): its function, its frame, and
     # what follows the `yield` (`stubs._resumed`)
     resume: tuple[Any, Any, tuple[Any, ...]] | None = None
+    # the `@contextmanager` function and the arguments that made it: its generator runs when
+    # it is entered (`generator` None until then: `entered_as` holds the manager that run made),
+    # and used as a decorator it makes a manager like it again around each call
+    maker: tuple[Any, tuple[Any, ...], tuple[tuple[str, Any], ...]] | None = None
+    entered_as: list[Any] = field(default_factory=list)
 
 
 @dataclass(eq=False)

@@ -1153,6 +1153,11 @@ def entered(interp: Interpreter, manager: Any, node: nodes.NodeNG) -> Any:
         if isinstance(found, o.Closure):
             return interp.invoke(_bound_to(interp, found, manager, manager.cls), [], {}, node)
         return UNKNOWN
+    if isinstance(manager, o.ContextManager) and manager.generator is None and manager.maker is not None:
+        function, made_with, made_kwargs = manager.maker
+        made = _entered_manager(interp, node, [function, *made_with], dict(made_kwargs))
+        manager.entered_as.append(made)
+        return entered(interp, made, node)
     if isinstance(manager, o.ContextManager):
         generator = manager.generator
         if isinstance(generator, o.Generator) and generator.items and id(generator.items) not in interp.poisoned:
@@ -1200,6 +1205,8 @@ def exited(interp: Interpreter, manager: Any, node: nodes.NodeNG, raised: bool) 
     `@contextmanager` stopped at its `yield` runs the rest then, which we do not: what it wrote
     before is unknown from here on."""
     for guard, item in o.split(manager):
+        if isinstance(item, o.ContextManager) and item.generator is None and item.entered_as:
+            item = item.entered_as.pop()  # (what its generator made when it was entered)
         if isinstance(item, (Patch, MonkeyPatch)):
             _unpatched(interp, item.undo)
         if isinstance(item, DictPatch) and item.undo:
@@ -1780,8 +1787,16 @@ def _contextmanager(interp: Interpreter, qname: str, node: nodes.NodeNG, args: l
 
 
 def _managed(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
-    """A `@contextmanager` function called: its generator, as a context manager. One whose one
-    `yield` every path reaches runs up to it (`interp.Suspended`): the `with` body sees what it
+    """A `@contextmanager` function called: a context manager whose generator runs when it is
+    entered (`_entered_manager`), as Python's does, not where it is made (a decorator's)."""
+    function = args[0].func if isinstance(args[0], o.Bound) else args[0]
+    catches = isinstance(function, o.Closure) and _yields_in_try(function.node)
+    return o.ContextManager(None, catches, maker=(args[0], tuple(args[1:]), tuple(kwargs.items())))
+
+
+def _entered_manager(interp: Interpreter, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """A `@contextmanager` function's manager entered: its generator, as a context manager. One
+    whose one `yield` every path reaches runs up to it (`interp.Suspended`): the `with` body sees what it
     set (`_CFG["rows"] = rows; try: yield; finally: _CFG["rows"] = old`). When the `with` is
     left, the code after the `yield` runs (`Interpreter.resume`) where only `try ... finally`
     blocks hold the `yield`; elsewhere what it wrote is unknown from then on (`exited`)."""
@@ -1808,6 +1823,23 @@ def _managed(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any
     names = tuple(name for found in function.node.nodes_of_class(nodes.Global) for name in found.names)
     return o.ContextManager(generator, catches, written=tuple(container for container, _ in log.values()),
                             names=names, frame=function.env)
+
+
+def _decorated_call(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """A function a `@contextmanager` manager decorates, called: a manager made again as that
+    one was, entered around the call (`contextlib.ContextDecorator`)."""
+    (function, made_with, made_kwargs), func, *rest = args
+    manager = _managed(interp, "<contextmanager>", node, [function, *made_with], dict(made_kwargs))
+    entered(interp, manager, node)
+    raised = True
+    try:
+        result = interp.invoke(func, rest, kwargs, node)
+        raised = bool(interp.raised)
+    finally:
+        saved, interp.raised = interp.raised, False
+        exited(interp, manager, node, raised=raised)
+        interp.raised = saved or interp.raised
+    return result
 
 
 def _resumed(function: nodes.FunctionDef | nodes.Lambda) -> tuple[tuple[list[nodes.NodeNG], nodes.Try | None], ...] | None:
@@ -3651,6 +3683,7 @@ NATIVE: dict[str, Callable[..., Any]] = {
     "functools.reduce": _reduce,
     "contextlib.contextmanager": _contextmanager,
     "<contextmanager>": _managed,
+    "<decorated by a manager>": _decorated_call,
     "contextlib.nullcontext": _nullcontext,
     "contextlib.suppress": _suppress,
     "contextlib.ExitStack": lambda interp, qname, node, args, kwargs: o.ExitStack(),
