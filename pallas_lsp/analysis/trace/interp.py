@@ -1439,10 +1439,11 @@ class Interpreter:
                 continue
             setter = self.stubs.property_setter(obj, name) if isinstance(obj, o.Instance) and isinstance(
                 name, str) and not plain else None
-            if setter is None and isinstance(obj, o.Instance) and isinstance(name, str) and not plain \
-                    and guard == TRUE and self.stubs.read_only(obj, name):
-                raise _raise("AttributeError")  # (a property without a setter)
-            if setter is not None:  # (run on this path alone)
+            if setter is self.stubs.READ_ONLY:
+                if guard == TRUE:
+                    raise _raise("AttributeError")  # (a property without a setter)
+                continue
+            if isinstance(setter, (o.Closure, o.Bound)):  # (run on this path alone)
                 both = o.conjoin(self.guard, guard)
                 if both is None:
                     continue

@@ -671,6 +671,7 @@ class ClassObj:
     keyword_only: bool = False  # ... by keyword only (`pydantic.BaseModel`'s)
     kw_only: bool = False  # its own fields are keyword-only (`dataclass(kw_only=True)`)
     field_hash: bool = False  # its `hash` is its fields' (`dataclass(frozen=True)`, `unsafe_hash=True`)
+    strict_init: bool = False  # its `__init__` is `dataclasses.dataclass`'s: arguments that do not bind raise
     # An `enum.Enum` (or `Flag`) whose members are not their values: its body's names are
     # `Instance`s, each with its `name` and `value` (`stubs.make_members`)
     enum: bool = False

@@ -18,7 +18,6 @@ import itertools
 import keyword
 import math
 import operator
-import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
@@ -687,21 +686,18 @@ def setattr_hook(instance: o.Instance) -> o.Closure | None:
     return found if isinstance(found, o.Closure) else None
 
 
-def read_only(instance: o.Instance, name: str) -> bool:
-    """Is `instance.<name>` a property without a setter (assigning it raises AttributeError)?"""
-    found = class_attribute(instance.cls, name)
-    return isinstance(found, Property) and not found.cached and found.setter is None
+READ_ONLY = o.Native("<read-only property>")
 
 
-def property_setter(instance: o.Instance, name: str) -> o.Closure | o.Bound | None:
+def property_setter(instance: o.Instance, name: str) -> o.Closure | o.Bound | o.Native | None:
     """The setter `instance.<name> = value` calls (a property's, defined with `@<name>.setter`
-    in its class; a data descriptor's `__set__`, bound to it), or None: the value is stored on
-    the instance."""
+    in its class; a data descriptor's `__set__`, bound to it); `READ_ONLY` for a property
+    without one (the assignment raises AttributeError); None: the value is stored on the
+    instance."""
     found = class_attribute(instance.cls, name)
     if isinstance(found, Property):
-        return found.setter if isinstance(found.setter, o.Closure) else None
-    setter = _descriptor(found, "__get__", "__delete__", method="__set__")
-    return setter
+        return found.setter if isinstance(found.setter, o.Closure) else None if found.cached else READ_ONLY
+    return _descriptor(found, "__get__", "__delete__", method="__set__")
 
 
 def _descriptor(found: Any, *any_of: str, method: str = "__get__") -> o.Bound | None:
@@ -772,7 +768,7 @@ def instance_attribute(interp: Interpreter, instance: o.Instance, name: str, pla
         return instance.attributes[name]
     if instance.init_unread and _annotated(instance.cls, name):
         return UNKNOWN  # a field that init set from the arguments, its default or not at all
-    found = class_attribute(instance.cls, name)
+    found = declared
     if found is _NOT_FOUND and name in _OBJECT_HOOKS and not _library_base(instance.cls):
         return o.Partial(o.Native(_OBJECT_HOOKS[name]), (instance,), ())  # `obj.__setattr__(name, value)`
     if found is _NOT_FOUND and name in _TUPLE_MEMBERS and _is_named_tuple(instance.cls):
@@ -806,17 +802,11 @@ TEST_CASE_METHODS = {"assertRaises": "<expects a raise>", "assertRaisesRegex": "
                      "fail": "<never returns>"}
 
 
-_STDLIB_DATACLASS = re.compile(r"(dataclasses\.)?dataclass\b")
-
-
 def _binds_strictly(cls: o.ClassObj) -> bool:
     """Does the `__init__` a named tuple or `dataclasses.dataclass` made for `cls` refuse
     arguments that do not bind (a model base or another library's dataclass may take and
     drop what it does not know)?"""
-    if _library_base(cls) and not _is_named_tuple(cls):
-        return False
-    return _is_named_tuple(cls) or any(_STDLIB_DATACLASS.match(decorator.as_string())
-                                       for decorator in (cls.node.decorators.nodes if cls.node.decorators else ()))
+    return _is_named_tuple(cls) or cls.strict_init and not _library_base(cls)
 
 
 def _library_base(cls: o.ClassObj) -> bool:
@@ -1592,7 +1582,7 @@ def _arithmetic(function: Callable[..., Any]) -> Callable[..., Any]:
     def call(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
         if kwargs or not args:
             return UNKNOWN
-        if getattr(function, "__module__", None) in ("math", "builtins") and all(type(v) in (int, float) for v in args) \
+        if getattr(function, "__module__", None) == "math" and all(type(v) in (int, float) for v in args) \
                 and not (function in _POWERS and len(args) == 2 and abs(args[1]) > 1024):
             try:  # (Python's own function on plain numbers: its error is the program's, `math.sqrt(-1)`)
                 function(*args)
@@ -3455,7 +3445,7 @@ def _misses_parameters(arguments: nodes.Arguments, free: list[str], leading: int
 
 def _dataclass(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
     if len(args) == 1 and isinstance(args[0], o.ClassObj):
-        return _as_dataclass(args[0], kwargs)
+        return _as_dataclass(args[0], kwargs, strict=True)
     return o.Partial(o.Native(qname), (), tuple(kwargs.items()))  # (`@dataclass(frozen=True, eq=False)`)
 
 
@@ -3987,10 +3977,10 @@ def class_decorator(interp: Interpreter, wrapper: Any, cls: Any) -> Any:
     if not isinstance(cls, o.ClassObj):
         return cls
     if isinstance(wrapper, o.Native) and wrapper.qname == "dataclasses.dataclass":
-        return _as_dataclass(cls)
+        return _as_dataclass(cls, strict=True)
     if isinstance(wrapper, o.Partial) and isinstance(wrapper.func, o.Native) and \
             wrapper.func.qname == "dataclasses.dataclass":
-        return _as_dataclass(cls, dict(wrapper.keywords))
+        return _as_dataclass(cls, dict(wrapper.keywords), strict=True)
     if isinstance(wrapper, o.Library) and _makes_dataclasses(wrapper.qname):
         return _as_dataclass(cls)
     if isinstance(wrapper, o.Native) and wrapper.qname == _REGISTER_DATACLASS:
@@ -3998,13 +3988,15 @@ def class_decorator(interp: Interpreter, wrapper: Any, cls: Any) -> Any:
     return cls  # most class decorators (registries, ...) return the class
 
 
-def _as_dataclass(cls: o.ClassObj, keywords: dict[str, Any] | None = None) -> o.ClassObj:
-    """The class a dataclass transform makes of `cls`: its `__init__` takes its fields, and
-    its `==` compares them unless the decorator says `eq=False`."""
+def _as_dataclass(cls: o.ClassObj, keywords: dict[str, Any] | None = None, strict: bool = False) -> o.ClassObj:
+    """The class a dataclass transform makes of `cls`: its `__init__` takes its fields (and,
+    `strict`: `dataclasses.dataclass`'s, refuses others), and its `==` compares them unless the
+    decorator says `eq=False`."""
     keywords = keywords or {}
     equality = keywords.get("eq") is not False
     return dataclasses.replace(cls, dataclass=True, field_equality=equality, kw_only=keywords.get("kw_only") is True,
-                               field_hash=equality and (keywords.get("frozen") is True or keywords.get("unsafe_hash") is True))
+                               field_hash=equality and (keywords.get("frozen") is True or keywords.get("unsafe_hash") is True),
+                               strict_init=strict)
 
 
 def cache_key(value: Any) -> Any:
