@@ -57,8 +57,10 @@ def test_a_session_without_trees_never_sets_aside(monkeypatch):
     frozen = gc.get_freeze_count()
     try:
         gc.disable()
+        left = [[index] for index in range(1000)]  # young: a freeze would add them
         assert session.collect_young()
-        assert gc.get_freeze_count() == frozen
+        # not `==`: a frozen object that dies meanwhile leaves the count (CI saw 2 go)
+        assert gc.get_freeze_count() < frozen + len(left)
     finally:
         gc.enable()
 
