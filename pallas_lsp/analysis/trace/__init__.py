@@ -110,7 +110,7 @@ class Trace:
         self.kept_sites: set[int] = set()
         self._own_nodes: dict[nodes.NodeNG, bool] = {}  # `_own`
         self._own_made: list[nodes.NodeNG] = []  # `_own_functions`
-        self._partials_run: set[int] = set()  # `_partials_not_called`: the partials looked at
+        self._partials_run: dict[int, objects.Partial] = {}  # `_partials_not_called`: the partials looked at (held: no freed one's id is another's)
         self._partials_of: dict[nodes.NodeNG, list[objects.Partial]] = {}  # ... run, by function
         self._partials_skipped: set[nodes.NodeNG] = set()  # ... functions of partials not run (`_informative`)
         self._functions_seen = 0
@@ -359,7 +359,7 @@ class Trace:
             if len(made) < MAX_ENVIRONMENTS or partial.handed_back:  # (a call a case hands back: each is made)
                 made.append(partial)
                 found.append(partial)
-            self._partials_run.add(id(partial))
+            self._partials_run[id(partial)] = partial
         return found
 
     def _run_partial(self, partial: objects.Partial, inputs: bool) -> None:
@@ -733,7 +733,7 @@ class Trace:
         interp.partials.append(partial)
         if not any(_informative(value) for value in _bound_values(partial)):
             return  # (left to `_partials_not_called`: the function's own run knows more)
-        self._partials_run.add(id(partial))
+        self._partials_run[id(partial)] = partial
         self._partials_of.setdefault(target.node, []).append(partial)
         # (a partial of another module's function is reached from where the case made it)
         made_at = next((inner.made_at for inner in _partials_in(partial) if inner.made_at is not None), None)

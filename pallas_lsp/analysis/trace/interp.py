@@ -232,8 +232,10 @@ class Interpreter:
         self.escaped: list[Any] = []  # closures (`reuse.Replay`s too, while `Trace` replays kept runs)
         # `functools.partial`s of the analysed module's functions, as made (and its methods bound
         # to a receiver, as handed on: `escape`), and the ids of those called (`Trace._run_escaped`
-        # runs the others with what they bind)
-        self.partials: list[o.Partial] = []
+        # runs the others the program still holds with what they bind); those handed to code we
+        # do not read are held here: that code may keep them
+        self.partials = o.MadePartials()
+        self.partials_handed_on: list[o.Partial] = []
         self.classes_made: list[o.ClassObj] = []  # classes whose metaclass's `__new__` is running
         self.environment: dict[str, Any] = {}  # what the code wrote to `os.environ` (`stubs._environment_get`)
         self.partials_called: list[o.Partial] = []
@@ -2535,13 +2537,16 @@ class Interpreter:
             if isinstance(item, o.Closure) and not item.stub:
                 self.escaped.append(item)
             elif isinstance(item, o.Partial):
+                self.partials_handed_on.append(item)
                 self.escape(item.func)
             elif isinstance(item, o.Bound):
                 if isinstance(item.func, o.Closure) and not item.func.stub and isinstance(item.self_value, o.Instance) \
                         and item.self_value.free is None and item.func.node.root() is self.root:
                     # run with its receiver (`Lane().run` handed on: the subclass's attributes), not
                     # also with an unknown one: what an instance the file made holds is known
-                    self.partials.append(o.Partial(item.func, (item.self_value,), ()))
+                    bound = o.Partial(item.func, (item.self_value,), ())
+                    self.partials_handed_on.append(bound)
+                    self.partials.append(bound)
                 else:
                     self.escape(item.func)
             elif isinstance(item, o.Instance) and item.free is None:  # a callable object: its `__call__`

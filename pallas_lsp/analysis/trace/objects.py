@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import weakref
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Hashable, Iterable, Iterator, TypeAlias
@@ -596,6 +597,35 @@ class Partial:
     keywords: tuple[tuple[str, Any], ...]
     handed_back: bool = field(default=False, compare=False)
     made_at: nodes.Call | None = field(default=None, compare=False, repr=False)
+
+
+class MadePartials:
+    """The partials of the analysed module's functions, as made, held weakly: one the program
+    no longer holds (a name rebound, a `setdefault` default not stored, a list's item never
+    taken) can never be called, and is not run with what it binds. The interpreter's values
+    are the program's, so Python frees such a partial as it would the program's (the
+    collector is off while a file is analysed: reference counts alone free, at fixed points).
+    Lengths count the freed too: they mark where a run's partials start (`reuse.Units`)."""
+
+    def __init__(self) -> None:
+        self._made: list[weakref.ref[Partial]] = []
+
+    def append(self, partial: Partial) -> None:
+        self._made.append(weakref.ref(partial))
+
+    def extend(self, partials: Iterable[Partial]) -> None:
+        for partial in partials:
+            self.append(partial)
+
+    def __len__(self) -> int:
+        return len(self._made)
+
+    def __iter__(self) -> Iterator[Partial]:
+        return self.since(0)
+
+    def since(self, start: int) -> Iterator[Partial]:
+        """Those made from the `start`th on that the program still holds."""
+        return (partial for partial in (made() for made in self._made[start:]) if partial is not None)
 
 
 def forwarded_to(closure: Closure) -> tuple[Closure, nodes.Call, frozenset[str]] | None:

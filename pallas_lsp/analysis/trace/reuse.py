@@ -215,7 +215,7 @@ class Units:
         interp = trace.interp
         sites, closures, escaped, steps, exhausted, executed, known, modules, partials, called = mark
         own = {id(partial) for partial in interp.partials}  # (the module's own, which the store keeps alive)
-        made = (interp.partials[partials:], [partial for partial in interp.partials_called[called:] if id(partial) in own])
+        made = (list(interp.partials.since(partials)), [partial for partial in interp.partials_called[called:] if id(partial) in own])
         writes = interp.writes or []
         interp.writes = None
         imported = WRITES_IMPORTED in writes
