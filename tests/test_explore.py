@@ -1,12 +1,12 @@
-"""`site_rule.explore` runs a rule's check once per consistent choice of the alternatives it
+"""`trace.pick.explore` runs a rule's check once per consistent choice of the alternatives it
 picks. The walks of a kernel's scratch pass over parts that hold nothing they look for however
 they were chosen (`Picker.every_way`): the same outcomes, without a run per way."""
 
 import astroid
 
 from pallas_lsp.analysis.rules import kernels
-from pallas_lsp.analysis.rules.site_rule import Picker, explore
 from pallas_lsp.analysis.trace import objects as o
+from pallas_lsp.analysis.trace.pick import Picker, explore
 from pallas_lsp.analysis.values import Var
 
 CALLS = astroid.extract_node("plgpu.SMEM((8,), f32)  #@\nplgpu.SMEM((16,), f32)  #@\nplgpu.TMEM((128, 128), f32)  #@")

@@ -17,9 +17,9 @@ from astroid import nodes
 from . import fixes
 from .context import Context
 from .findings import Span
-from .rules.site_rule import Picker, explore
 from .trace import Site, decide
 from .trace import objects as o
+from .trace.pick import Picker, explore
 from .values import UNKNOWN
 
 _ROLES = (("acc", "accumulator"), ("a", "LHS"), ("b", "RHS"))

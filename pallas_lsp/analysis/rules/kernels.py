@@ -23,12 +23,12 @@ from ..context import Context, State
 from ..findings import Finding, Fix, Severity
 from ..trace import Site, decide
 from ..trace import objects as o
+from ..trace.pick import Picker, explore
+from ..trace.refusals import made_raises, traced_commit_raises, traced_mma_raises
 from ..trace.stubs import tree_children
 from ..values import UNKNOWN
 from .base import Rule
-from .mma import barrier_error, fails_first, scales_error, shape_error, space_error
-from . import tmem
-from .site_rule import Picker, SiteRule, api_function, explore, finding
+from .site_rule import SiteRule, api_function, finding
 
 MOSAIC_KERNEL = "plgpu.kernel"
 PALLAS_CALL = "pl.pallas_call"
@@ -500,7 +500,7 @@ _STOPPING: State[dict[int, dict[int, list[o.Guard]]]] = State("calls whose trace
 def allocation_raises(ctx: Context, pick: Picker, run: KernelRun, in_body: bool) -> bool:
     """Does making one of the run's allocations surely raise: its scratch, which JAX makes
     before it builds the kernel, and (`in_body`) what the body's `pl.run_scoped` calls make? A
-    TMEM constructor's checks (`tmem.constructor_raises`), an SMEM or GMEM allocation given a
+    TMEM constructor's checks (`refusals.tmem_raises`), an SMEM or GMEM allocation given a
     TMEM-only argument (PLS003), a RefUnion of spaces JAX does not alias (PLS007)."""
     raising = ctx.state(_RAISING_ALLOCATIONS)
     if not raising:
@@ -512,7 +512,7 @@ def allocation_raises(ctx: Context, pick: Picker, run: KernelRun, in_body: bool)
     made: list[Any] = []
     for value in values:
         _made_parts(pick, value, made, 0)
-    return any(_made_raises(pick, found[0]) for part in made if (found := raising.get(id(part))) is not None)
+    return any(made_raises(pick, found[0]) for part in made if (found := raising.get(id(part))) is not None)
 
 
 def _made_parts(pick: Picker, value: Any, found: list[Any], depth: int) -> None:
@@ -534,31 +534,22 @@ def _made_parts(pick: Picker, value: Any, found: list[Any], depth: int) -> None:
         _made_parts(pick, ref.groups, found, depth + 1)
 
 
-def _made_raises(pick: Picker, site: Site) -> bool:
-    """Does the constructor that made the allocation or union of `site` surely raise?"""
-    if site.kind == "union":
-        return pick.space(site.value) in ("mixed", "GMEM")
-    if site.value.space == "TMEM":
-        return tmem.constructor_raises(pick, site)
-    return any(pick.given(site.arguments.get(name)) is True for name in api.TMEM_ONLY_KEYWORDS)
-
-
 def _raises_when_traced(pick: Picker, site: Site) -> bool:
     if site.kind == "mma":
-        return fails_first(pick, site, shape_error, scales_error, space_error, barrier_error)
-    return site.kind == "commit" and fails_first(pick, site, barrier_error)
+        return traced_mma_raises(pick, site)
+    return site.kind == "commit" and traced_commit_raises(pick, site)
 
 
 def _raising_allocations(ctx: Context) -> dict[int, tuple[Site, list[o.Guard]]]:
     """The "alloc" and "union" sites whose constructor surely raises on some path
-    (`_made_raises`), with the guards under which it does, by the id of the allocation or
+    (`made_raises`), with the guards under which it does, by the id of the allocation or
     union each made."""
     found: dict[int, tuple[Site, list[o.Guard]]] = {}
     for site in ctx.trace.sites("alloc") + ctx.trace.sites("union"):
         if site.kind == "alloc" and site.value.space != "TMEM" and all(
                 site.arguments.get(name) is None for name in api.TMEM_ONLY_KEYWORDS):
             continue  # (an SMEM allocation given none of them: most allocations)
-        raising = [guard for guard, outcome in explore(functools.partial(_made_raises, site=site), site.guard)
+        raising = [guard for guard, outcome in explore(functools.partial(made_raises, site=site), site.guard)
                    if outcome is True]
         if raising:
             found[id(site.value)] = (site, raising)

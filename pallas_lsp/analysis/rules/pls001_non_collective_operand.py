@@ -12,14 +12,14 @@ from .. import fixes
 from ..context import Context, State
 from ..findings import Applicability, Finding, Fix, Related, Span
 from ..trace import Site, decide, objects
+from ..trace.pick import Picker, explore
+from ..trace.refusals import barrier_error, fails_first, scales_error, shape_error, space_error
 from ..values import UNKNOWN
 from . import examples
 from .base import Invalid, Rule
 from .kernels import (body_traced, checked_before, lowering_semantics, pallas_call_scratch, plain_tmem_left, run_of,
                       without_pairs)
 from .pls002_mixed_collective_union import member_uses as _member_uses
-from .mma import barrier_error, fails_first, scales_error, shape_error, space_error
-from .site_rule import Picker, explore
 from .tmem import collective_keyword_text
 
 if TYPE_CHECKING:

@@ -8,11 +8,12 @@ from .. import api, fixes
 from ..context import Context
 from ..findings import Applicability, Fix
 from ..trace import Site
+from ..trace.pick import Picker
 from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
 from .kernels import TracedSiteRule
-from .site_rule import Picker, written
+from .site_rule import written
 
 
 class TmemOnlyArgument(TracedSiteRule):

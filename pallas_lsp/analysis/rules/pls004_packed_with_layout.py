@@ -8,12 +8,13 @@ from .. import fixes
 from ..context import Context
 from ..findings import Applicability, Fix
 from ..trace import Site
+from ..trace.pick import Picker
+from ..trace.refusals import packed_with_layout_raises, raises_before, transforms_raise
 from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
 from .kernels import TracedSiteRule
-from .site_rule import Picker, shown
-from .tmem import packed_with_layout_raises, raises_before, transforms_raise
+from .site_rule import shown
 
 
 class PackedWithLayout(TracedSiteRule):

@@ -8,12 +8,12 @@ from .. import fixes
 from ..context import Context
 from ..findings import Applicability, Fix
 from ..trace import Site
+from ..trace.pick import Picker
+from ..trace.refusals import narrow_dtype_raises, raises_before, transforms_raise
 from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
 from .kernels import TracedSiteRule
-from .site_rule import Picker
-from .tmem import narrow_dtype_raises, raises_before, transforms_raise
 
 
 class TmemDtypeNeedsPacking(TracedSiteRule):

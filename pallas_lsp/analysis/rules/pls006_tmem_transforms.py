@@ -8,11 +8,12 @@ from .. import fixes
 from ..context import Context
 from ..findings import Applicability, Fix
 from ..trace import Site
+from ..trace.pick import Picker
+from ..trace.refusals import transforms_raise
 from . import examples
 from .base import Invalid
 from .kernels import TracedSiteRule
-from .site_rule import Picker, shown
-from .tmem import transforms_raise
+from .site_rule import shown
 
 
 class TmemTransforms(TracedSiteRule):

@@ -6,11 +6,11 @@ from typing import Any
 
 from ..context import Context
 from ..trace import Site
+from ..trace.pick import Picker
 from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
 from .kernels import TracedSiteRule
-from .site_rule import Picker
 
 ALIASABLE = ("SMEM", "TMEM")
 

@@ -13,11 +13,12 @@ from ..context import Context
 from ..findings import Applicability, Edit, Fix, Severity
 from ..trace import Site
 from ..trace.objects import KEYWORDS_GIVEN
+from ..trace.pick import Picker
 from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
 from .kernels import MOSAIC_KERNEL, PALLAS_KERNEL
-from .site_rule import Picker, SiteRule, api_function
+from .site_rule import SiteRule, api_function
 
 RENAMES = {"out_shape": "out_type", "scratch_shapes": "scratch_types"}
 

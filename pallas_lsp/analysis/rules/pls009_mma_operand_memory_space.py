@@ -7,11 +7,14 @@ from typing import Any
 from ..context import Context
 from ..trace import Site
 from ..trace import objects as o
+from ..trace.pick import Picker
+from ..trace.refusals import (
+    SCALE_OPERANDS, barrier_error, collective_error, fails_first, scales_error, shape_error, space_error,
+)
 from . import examples
 from .base import Invalid
 from .kernels import TracedSiteRule
-from .mma import SCALE_OPERANDS, barrier_error, collective_error, fails_first, scales_error, shape_error, space_error
-from .site_rule import Picker, shown
+from .site_rule import shown
 
 
 class MmaOperandMemorySpace(TracedSiteRule):

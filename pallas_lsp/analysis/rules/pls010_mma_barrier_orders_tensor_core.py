@@ -8,11 +8,12 @@ from .. import fixes
 from ..context import Context
 from ..findings import Applicability, Fix
 from ..trace import Site
+from ..trace.pick import Picker
+from ..trace.refusals import barrier_error, collective_error, fails_first, scales_error, shape_error, space_error
 from . import examples
 from .base import Invalid
 from .kernels import TracedSiteRule
-from .mma import barrier_error, collective_error, fails_first, scales_error, shape_error, space_error
-from .site_rule import Picker, shown
+from .site_rule import shown
 
 
 class MmaBarrierOrdersTensorCore(TracedSiteRule):

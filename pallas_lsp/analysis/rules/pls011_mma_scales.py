@@ -8,11 +8,11 @@ from .. import fixes
 from ..context import Context
 from ..findings import Applicability, Fix
 from ..trace import Site
+from ..trace.pick import Picker
+from ..trace.refusals import fails_first, scales_error, shape_error
 from . import examples
 from .base import Invalid
 from .kernels import TracedSiteRule
-from .mma import fails_first, scales_error, shape_error
-from .site_rule import Picker
 
 
 class MmaScales(TracedSiteRule):

@@ -10,13 +10,14 @@ from astroid import nodes
 from ..context import Context
 from ..findings import Finding, Severity
 from ..trace import Site
+from ..trace.pick import Picker
 from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
 from .kernels import (MOSAIC_KERNEL, Allocation, Cluster, KernelRule, KernelRun, allocation_site, cluster_of,
                       fails_allocating, lowering_semantics, run_of, unknown_barrier_axis, lowered)
 from .pls017_inconsistent_collective_op import InconsistentCollectiveOp
-from .site_rule import Picker, SiteRule
+from .site_rule import SiteRule
 
 
 @dataclass(frozen=True)

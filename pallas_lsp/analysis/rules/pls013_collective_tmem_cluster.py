@@ -7,12 +7,12 @@ from typing import Any
 from ..context import Context
 from ..findings import Severity
 from ..trace import Site
+from ..trace.pick import Picker
 from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
 from .kernels import (MOSAIC_KERNEL, PALLAS_CALL, PALLAS_CALL_CONFIRMED, PALLAS_KERNEL, KernelRule, KernelRun, Allocation, allocation_site, cluster_of,
                       describe_refs, fails_tracing_first, tmem_allocations, unknown_barrier_axis, lowered)
-from .site_rule import Picker
 
 
 class CollectiveTmemCluster(KernelRule):

@@ -7,12 +7,12 @@ from typing import Any
 from ..context import Context
 from ..findings import Severity
 from ..trace import Site
+from ..trace.pick import Picker
 from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
 from .kernels import (MOSAIC_KERNEL, PALLAS_CALL, PALLAS_CALL_CONFIRMED, PALLAS_KERNEL, Allocation, KernelRule, KernelRun, allocation_site,
                       describe_refs, fails_tracing_first, tmem_allocations, unknown_barrier_axis, lowered)
-from .site_rule import Picker
 
 
 class MixedCollectiveTmem(KernelRule):

@@ -13,12 +13,13 @@ from ..context import Context
 from ..findings import Applicability, Fix
 from ..trace import Site
 from ..trace import objects as o
+from ..trace.pick import Picker
 from ..trace.stubs import ignored_scratch
 from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
 from .kernels import KernelRule, KernelRun, scratch_value
-from .site_rule import Picker, written
+from .site_rule import written
 
 
 class SingleKernelScratch(KernelRule):

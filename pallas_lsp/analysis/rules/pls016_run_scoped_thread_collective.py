@@ -11,12 +11,13 @@ from ..context import Context
 from ..findings import Applicability, Fix
 from ..trace import Site
 from ..trace import objects as o
+from ..trace.pick import Picker
 from ..trace.stubs import tree_children
 from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
 from .kernels import fails_allocating, run_of, threads_of, trace_raises
-from .site_rule import Picker, SiteRule
+from .site_rule import SiteRule
 
 
 class RunScopedThreadCollective(SiteRule):

@@ -8,12 +8,13 @@ from typing import Any
 from ..context import Context
 from ..findings import Severity
 from ..trace import Site
+from ..trace.pick import Picker
 from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
 from .kernels import (MOSAIC_KERNEL, PALLAS_KERNEL, describe_refs, fails_allocating, fails_tracing_first,
                       lowering_semantics, run_of, scratch_value, tmem_allocations, lowered, unknown_op_axis)
-from .site_rule import Picker, SiteRule, api_function
+from .site_rule import SiteRule, api_function
 
 
 class InconsistentCollectiveOp(SiteRule):

@@ -6,11 +6,11 @@ from typing import Any
 
 from ..context import Context
 from ..trace import Site
+from ..trace.pick import Picker
+from ..trace.refusals import shape_error
 from . import examples
 from .base import Invalid
 from .kernels import TracedSiteRule
-from .mma import shape_error
-from .site_rule import Picker
 
 
 class MmaShapes(TracedSiteRule):

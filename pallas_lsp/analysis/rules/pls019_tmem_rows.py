@@ -8,12 +8,13 @@ from astroid import nodes
 
 from ..context import Context
 from ..trace import Site
+from ..trace.pick import Picker
+from ..trace.refusals import narrow_dtype_raises, raises_before, rows_raise, transforms_raise
 from ..values import UNKNOWN
 from . import examples
 from .base import Invalid
 from .kernels import TracedSiteRule
-from .site_rule import Picker, written
-from .tmem import narrow_dtype_raises, raises_before, rows_raise, transforms_raise
+from .site_rule import written
 
 
 class TmemRows(TracedSiteRule):

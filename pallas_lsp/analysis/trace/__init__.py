@@ -18,7 +18,7 @@ from astroid import nodes
 
 from ..project import Project
 from ..values import UNKNOWN, Var
-from . import callers, decide, kept_calls, objects, partials, reuse, stubs, world
+from . import callers, decide, kept_calls, objects, partials, refusals, reuse, stubs, world
 from .interp import ABSENT, EntryExhausted, Interpreter, Site
 from .resolver import Resolver, _library_module
 
@@ -118,6 +118,7 @@ class Trace:
         self._superseded: tuple[int, frozenset[int]] = (-1, frozenset())  # `superseded`: (sites seen, runs)
         interp = Interpreter(self.module, Resolver(flow), flow.deadline, flow.cancelled)
         interp.world = world.World(self._kept_modules)
+        interp.refused = refusals.refused
         self.keeper = interp.keeper = kept_calls.CallKeeper(self)
         return interp
 

@@ -281,6 +281,9 @@ class Interpreter:
         self.dropped_raises = 0
         # what the `try` bodies with `except` clauses running now do with an error (`Site.handled`)
         self.handling: list[o.Handler] = []
+        # What JAX surely raises at the call a site recorded (`refusals.refused`, given by
+        # `Trace`: the checks the rules report, which this module does not import)
+        self.refused: Callable[[Site], str | None] | None = None
         # ... and paths that left a loop's body early, by kind (an undecided test whose one
         # outcome continues or breaks): the unrolled loop forgets what the others changed
         self.dropped_exits = {"Break": 0, "Continue": 0}
@@ -2820,6 +2823,20 @@ class Interpreter:
                     self.kernel_sites[-1] if self.kernel_sites else None)
         self.sites.append(site)
         return site
+
+    def refuses(self, site: Site) -> bool:
+        """Does JAX surely refuse the call `site` recorded (an allocation, a traced MMA), where
+        a `try` around it catches what that raises? Then the call raises here and the handler
+        runs, as in Python (`except ValueError:` falling back to another allocation, or an
+        autotuner going on to its next configuration). Uncaught, the trace goes on past it:
+        the rules report it, and JAX's trace stops at its first error anyway."""
+        if not site.handled or self.refused is None:
+            return False
+        error = self.refused(site)
+        if error is None or o.caught(site.handled, error) is not True:
+            return False
+        self.raised = error
+        return True
 
 
 def _attribute_name(node: nodes.Attribute | nodes.AssignAttr | nodes.DelAttr) -> str:

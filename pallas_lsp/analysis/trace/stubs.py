@@ -2448,7 +2448,8 @@ def _alloc(interp: Interpreter, qname: str, node: nodes.Call, args: list[Any], k
         bound["dtype"] = _as_dtype(bound["dtype"])
     space = qname.rpartition(".")[2]
     alloc = o.Alloc(node, space, tuple(bound.items()), _bound_name(node), tuple(interp.stack), interp.frame)
-    interp.record("alloc", node, bound, alloc)
+    if interp.refuses(interp.record("alloc", node, bound, alloc)):
+        return UNKNOWN
     return alloc
 
 
@@ -2785,7 +2786,8 @@ def _ref_union(interp: Interpreter, qname: str, node: nodes.Call, args: list[Any
     if kwargs:
         return UNKNOWN
     union = o.Union(node, tuple(args), _bound_name(node))
-    interp.record("union", node, {"groups": tuple(args)}, union)
+    if interp.refuses(interp.record("union", node, {"groups": tuple(args)}, union)):
+        return UNKNOWN
     return union
 
 
@@ -2800,7 +2802,7 @@ def _op(kind: str) -> Callable[..., Any]:
     def record(interp: Interpreter, qname: str, node: nodes.Call, args: list[Any], kwargs: dict[str, Any]) -> Any:
         bound = bind_api(interp, qname, args, kwargs)
         if bound is not None:
-            interp.record(kind, node, bound)
+            interp.refuses(interp.record(kind, node, bound))
         return None
     return record
 

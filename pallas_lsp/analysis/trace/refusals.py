@@ -1,24 +1,112 @@
-"""What `plgpu.tcgen05_mma` checks when it is traced, in JAX's order, and where a check reads.
+"""What JAX refuses as the code runs, each in JAX's order: its allocation constructors, and
+`plgpu.tcgen05_mma` / `tcgen05_commit_arrive` when a kernel body is traced. The rules report
+each check where no earlier one surely raises; the trace asks `refused` where a `try` around
+the call catches what it raises, so that the handler runs as it does in Python (a fallback
+allocation, an autotuner's `except ValueError: continue` past a configuration JAX refuses).
 
-The call raises at its first failing check, and only there: the operands' shapes (PLS018)
-and the scales given together (PLS011) in the function itself, then, binding the primitive,
-the operands' memory spaces (PLS009), with `collective_axis` collective TMEM operands
-(PLS001), the barrier's `orders_tensor_core` (PLS010), and the scales' memory spaces
-(PLS009). Each rule reports its check on the paths where no earlier one surely raises; an
-earlier check we cannot decide (a shape known only at run time) is taken to pass, as most
-operands' shapes are unknown to the trace.
+`plgpu.TMEM(shape, dtype, ...)` raises at its first failing check, and only there: transforms
+(PLS006), then, without a layout, a dtype narrower than 32 bits without `packed=` (PLS005),
+then the rows the layout inference accepts (PLS019); with a layout, `packed=` beside it
+(PLS004). An SMEM or GMEM allocation given a TMEM-only argument raises (PLS003), and a
+RefUnion of spaces JAX does not alias (PLS007).
+
+`tcgen05_mma` raises at its first failing check, and only there: the operands' shapes
+(PLS018) and the scales given together (PLS011) in the function itself, then, binding the
+primitive, the operands' memory spaces (PLS009), with `collective_axis` collective TMEM
+operands (PLS001), the barrier's `orders_tensor_core` (PLS010), and the scales' memory spaces
+(PLS009). An earlier check we cannot decide (a shape known only at run time) is taken to
+pass, as most operands' shapes are unknown to the trace.
 """
 
 from __future__ import annotations
 
 from typing import Any, Callable
 
-from ..trace import Site
-from ..trace import objects as o
+from .. import api
 from ..values import UNKNOWN
-from .site_rule import Picker
-from .tmem import ROWS as TMEM_ROWS
-from .tmem import raises_before
+from . import objects as o
+from .interp import Site
+from .pick import Picker, explore
+
+ROWS = (128, 64)  # the lanes of Tensor Memory, and half of them
+
+
+def transforms_raise(pick: Picker, site: Site) -> Any:
+    """The first check (PLS006): are transforms given? True, False or UNKNOWN."""
+    transforms = pick.pick(site.arguments.get("transforms"))
+    if not isinstance(transforms, (tuple, list)):  # JAX tests truthiness; stay with what we see
+        return UNKNOWN if transforms is not None else False
+    return bool(transforms)
+
+
+def narrow_dtype_raises(pick: Picker, site: Site) -> Any:
+    """The dtype check without a layout (PLS005): the dtype, narrower than 32 bits with no
+    `packed=` or `layout=`; else None, or UNKNOWN."""
+    dtype = pick.pick(site.arguments.get("dtype"))
+    if not isinstance(dtype, api.DType):
+        return UNKNOWN
+    if dtype.bits == 32:
+        return None
+    packed = pick.given(site.arguments.get("packed"))
+    if packed is True:
+        return None
+    layout = pick.given(site.arguments.get("layout"))
+    if layout is True:
+        return None
+    return UNKNOWN if UNKNOWN in (packed, layout) else dtype
+
+
+def raises_before(pick: Picker, site: Site, *checks: Any) -> Any:
+    """Does one of these earlier checks raise first? True, False or UNKNOWN (one may)."""
+    found = False
+    for check in checks:
+        outcome = check(pick, site)
+        if outcome is UNKNOWN:
+            found = UNKNOWN
+        elif outcome is not None and outcome is not False:
+            return True
+    return found
+
+
+def packed_with_layout_raises(pick: Picker, site: Site) -> Any:
+    """With a layout, `packed=` beside it (PLS004): True, False or UNKNOWN."""
+    packed = pick.given(site.arguments.get("packed"))
+    layout = pick.given(site.arguments.get("layout"))
+    if packed is False or layout is False:
+        return False
+    return UNKNOWN if UNKNOWN in (packed, layout) else True
+
+
+def rows_raise(pick: Picker, site: Site) -> Any:
+    """Without a layout, rows the layout inference refuses (PLS019): (rows, columns,
+    dimensions), None, or UNKNOWN. Only the rows decide: `plgpu.TMEM((96, q.shape[-1]), ...)`
+    raises whatever the input's shape is."""
+    layout = pick.given(site.arguments.get("layout"))
+    if layout is not False:
+        return UNKNOWN if layout is UNKNOWN else None
+    dims = pick.sequence(site.arguments.get("shape"))
+    if dims is UNKNOWN or len(dims) < 2:
+        return UNKNOWN
+    rows = pick.integer(dims[-2])
+    if rows is UNKNOWN:
+        return UNKNOWN
+    return None if rows in ROWS else (rows, dims[-1], len(dims))
+
+
+def tmem_raises(pick: Picker, site: Site) -> bool:
+    """Does this `plgpu.TMEM(...)` surely raise, at one of its checks (whichever comes first)?"""
+    return raises_before(pick, site, transforms_raise, narrow_dtype_raises, packed_with_layout_raises,
+                         rows_raise) is True
+
+
+def made_raises(pick: Picker, site: Site) -> bool:
+    """Does the constructor that made the allocation or union of `site` surely raise?"""
+    if site.kind == "union":
+        return pick.space(site.value) in ("mixed", "GMEM")
+    if site.value.space == "TMEM":
+        return tmem_raises(pick, site)
+    return any(pick.given(site.arguments.get(name)) is True for name in api.TMEM_ONLY_KEYWORDS)
+
 
 # In the order JAX checks them: (parameter, role, allowed spaces, JAX's message).
 OPERANDS = (
@@ -154,7 +242,7 @@ def operand_shape(pick: Picker, operand: Any) -> tuple[int, int] | Any:
         return UNKNOWN
     shape = tuple(pick.integer(dim) for dim in dims)  # (UNKNOWN where not known)
     if isinstance(ref, o.Alloc) and ref.space == "TMEM" and ref.argument("layout") is None \
-            and shape[-2] not in TMEM_ROWS:
+            and shape[-2] not in ROWS:
         return UNKNOWN  # JAX refuses to build it (PLS019) and never reaches the MMA
     found: tuple[int, ...] | None = shape
     for index in reversed(indices):  # (the innermost view first)
@@ -188,3 +276,33 @@ def _shown(shape: tuple[Any, ...]) -> str:
     """A shape as JAX prints it, `?` for a dimension we cannot tell."""
     dims = ["?" if dim is UNKNOWN else str(dim) for dim in shape]
     return f"({', '.join(dims)}{',' if len(dims) == 1 else ''})"
+
+
+def traced_mma_raises(pick: Picker, site: Site) -> bool:
+    """Does tracing this MMA surely raise at a check of its own (PLS001's plain operands are
+    the rules' to weigh: JAX's cache may pass them)?"""
+    return fails_first(pick, site, shape_error, scales_error, space_error, barrier_error)
+
+
+def traced_commit_raises(pick: Picker, site: Site) -> bool:
+    return fails_first(pick, site, barrier_error)
+
+
+# What each kind of site raises when its check refuses it, and the check.
+_REFUSALS: dict[str, tuple[str, Callable[[Picker, Site], bool]]] = {
+    "alloc": ("ValueError", made_raises),
+    "union": ("NotImplementedError", made_raises),
+    "mma": ("ValueError", traced_mma_raises),
+    "commit": ("ValueError", traced_commit_raises),
+}
+
+
+def refused(site: Site) -> str | None:
+    """The builtin class of what JAX surely raises at the call `site` recorded, on every way
+    its arguments may be on the path that made it; None when it may not."""
+    refusal = _REFUSALS.get(site.kind)
+    if refusal is None:
+        return None
+    error, check = refusal
+    outcomes = explore(lambda pick: check(pick, site), site.guard)
+    return error if outcomes and all(outcome is True for _, outcome in outcomes) else None
