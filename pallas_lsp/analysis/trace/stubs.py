@@ -1538,6 +1538,30 @@ def _b_str(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
     return interp.lift(text, args[0])
 
 
+def _printed(function: Callable[[Any], str]) -> Callable[..., Any]:
+    """`repr(value)` / `ascii(value)` of a number, a string or None; else unknown. Either only
+    reads its argument: a function or partial given to it is not handed on (never called)."""
+    def printed(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        if len(args) != 1 or kwargs:
+            return UNKNOWN
+        return interp.lift(lambda value: function(value) if isinstance(value, (bool, int, float, str, type(None)))
+                           else UNKNOWN, args[0])
+    return printed
+
+
+def _b_callable(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """`callable(value)`: decided for the trace's functions, classes and plain values; it never
+    calls what it is given."""
+    if len(args) != 1 or kwargs:
+        return UNKNOWN
+
+    def answer(value: Any) -> Any:
+        if isinstance(value, (o.Closure, o.Bound, o.Partial, o.ClassObj)):
+            return True
+        return False if isinstance(value, (bool, int, float, str, type(None), tuple, list, dict)) else UNKNOWN
+    return interp.lift(answer, args[0])
+
+
 def _numeric(function: Callable[..., Any]) -> Callable[..., Any]:
     def call(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
         if function is int and not args and not kwargs:
@@ -2317,6 +2341,10 @@ BUILTIN_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "builtins.hasattr": _b_hasattr,
     "builtins.super": _b_super,
     "builtins.print": lambda interp, args, kwargs: None,
+    "builtins.repr": _printed(repr),
+    "builtins.ascii": _printed(ascii),
+    "builtins.id": lambda interp, args, kwargs: UNKNOWN,  # (it reads no more than identity)
+    "builtins.callable": _b_callable,
     "builtins.iter": _b_iter,
     "builtins.sum": _b_sum,
     "builtins.any": _b_any_all(True),
