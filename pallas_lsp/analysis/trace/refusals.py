@@ -24,6 +24,7 @@ from typing import Any, Callable
 
 from .. import api
 from ..values import UNKNOWN
+from . import decide
 from . import objects as o
 from .interp import Site
 from .pick import Picker, explore
@@ -100,12 +101,27 @@ def tmem_raises(pick: Picker, site: Site) -> bool:
 
 
 def made_raises(pick: Picker, site: Site) -> bool:
-    """Does the constructor that made the allocation or union of `site` surely raise?"""
+    """Does the constructor that made the allocation of `site`, or the union of spaces JAX does
+    not alias, surely raise (what stops JAX before it builds a kernel given it)?"""
     if site.kind == "union":
         return pick.space(site.value) in ("mixed", "GMEM")
     if site.value.space == "TMEM":
         return tmem_raises(pick, site)
     return any(pick.given(site.arguments.get(name)) is True for name in api.TMEM_ONLY_KEYWORDS)
+
+
+def union_refusal(pick: Picker, site: Site) -> Any:
+    """What `plgpu.RefUnion(...)` raises: NotImplementedError for spaces JAX does not alias
+    (PLS007), then ValueError for TMEM collective and not (PLS002); None, or UNKNOWN."""
+    if made_raises(pick, site):
+        return "NotImplementedError"
+    space = pick.space(site.value)
+    if space != "TMEM":
+        return UNKNOWN if space is UNKNOWN else None
+    collective = pick.collective(site.value)
+    if collective is UNKNOWN:
+        return UNKNOWN
+    return "ValueError" if collective is decide.MIXED else None
 
 
 # In the order JAX checks them: (parameter, role, allowed spaces, JAX's message).
@@ -288,21 +304,26 @@ def traced_commit_raises(pick: Picker, site: Site) -> bool:
     return fails_first(pick, site, barrier_error)
 
 
-# What each kind of site raises when its check refuses it, and the check.
-_REFUSALS: dict[str, tuple[str, Callable[[Picker, Site], bool]]] = {
-    "alloc": ("ValueError", made_raises),
-    "union": ("NotImplementedError", made_raises),
-    "mma": ("ValueError", traced_mma_raises),
-    "commit": ("ValueError", traced_commit_raises),
+def _raising(error: str, check: Callable[[Picker, Site], bool]) -> Callable[[Picker, Site], Any]:
+    return lambda pick, site: error if check(pick, site) is True else None
+
+
+# Per kind of site: the builtin class of what its call raises where JAX refuses it (None, or
+# UNKNOWN where that is not decided).
+_REFUSALS: dict[str, Callable[[Picker, Site], Any]] = {
+    "alloc": _raising("ValueError", made_raises),
+    "union": union_refusal,
+    "mma": _raising("ValueError", traced_mma_raises),
+    "commit": _raising("ValueError", traced_commit_raises),
 }
 
 
 def refused(site: Site) -> str | None:
-    """The builtin class of what JAX surely raises at the call `site` recorded, on every way
-    its arguments may be on the path that made it; None when it may not."""
+    """The builtin class of what JAX surely raises at the call `site` recorded, the same on
+    every way its arguments may be on the path that made it; None when it may not."""
     refusal = _REFUSALS.get(site.kind)
     if refusal is None:
         return None
-    error, check = refusal
-    outcomes = explore(lambda pick: check(pick, site), site.guard)
-    return error if outcomes and all(outcome is True for _, outcome in outcomes) else None
+    errors = {outcome for _, outcome in explore(lambda pick: refusal(pick, site), site.guard)}
+    error = errors.pop() if len(errors) == 1 else None
+    return error if isinstance(error, str) else None
