@@ -617,16 +617,19 @@ class Interpreter:
 
     def _suppressing(self, node: nodes.With, run: Callable[[], None], frame: Frame, manager: Any) -> None:
         """The body of a `with` whose manager may swallow what it raises: `try: body except:
-        pass`, whose body may have stopped at any statement (a call JAX refuses raises where
-        the trace goes on), so unless it raised on every path, each name it rebound may or may
-        not be after it."""
+        pass`, decided as a `try` is (`_try_handled`): a body that raised on every path ends
+        there, and one that raised only on paths the trace dropped ends either way, so each
+        name it rebound may or may not be after it. (A call JAX refuses raises where the
+        manager swallows it: `refusals`.)"""
         swallowed = self.stubs.suppressed(manager)
         attempt = self._attempt(run, frame, (swallowed, False))
         ending = attempt.ending
-        if ending is not None and _raises(ending):
+        if _raises(ending) or not attempt.partly:
             self.pass_log(attempt.log)
-            if o.catches(swallowed, _error(ending)) is False:
+            if ending is not None and _raises(ending) and o.catches(swallowed, _error(ending)) is False:
                 raise _Signal(*ending)  # (`suppress(KeyError)` around `1 // 0`)
+            if ending is not None and not _raises(ending):
+                raise _Signal(*ending)  # (a `return` or `break` in the body)
             return
         self._body_or_handler(node, frame, attempt, orelse=lambda: None, handler=lambda: None)
 
