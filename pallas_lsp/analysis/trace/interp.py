@@ -1629,7 +1629,7 @@ class Interpreter:
             saved = self.stack
             self.stack = self.stack + [decorator]
             try:
-                value = self.invoke(wrapper, [value], {}, decorator)
+                value = self._or_raise(Interpreter.invoke, wrapper, [value], {}, decorator)  # (one that raises: so does the `def`)
             finally:
                 self.stack = saved
         return value
