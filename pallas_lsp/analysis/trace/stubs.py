@@ -1577,7 +1577,15 @@ def _numeric(function: Callable[..., Any]) -> Callable[..., Any]:
             except ValueError:  # (`int("seven")`)
                 interp.raised = "ValueError"
                 return UNKNOWN
+        if iterable and function in (min, max):
+            return interp.lift(of_items, *values)
         return interp.lift(applied, *values)  # (each alternative: `int(os.environ.get(name, "96"))`)
+
+    def of_items(*items: Any) -> Any:
+        """`min(items)`: as `min(*items)`, but one item is itself (`min(1)` refuses)."""
+        if len(items) == 1:
+            return items[0] if isinstance(items[0], (int, float, bool, str)) else UNKNOWN
+        return applied(*items)
 
     def applied(*values: Any) -> Any:
         if not all(isinstance(v, (int, float, bool, str)) for v in values):
@@ -1697,6 +1705,11 @@ def _extreme(function: Callable[..., Any]) -> Callable[..., Any]:
     plain = _numeric(function)
 
     def call(interp: Interpreter, args: list[Any], kwargs: dict[str, Any], node: nodes.NodeNG) -> Any:
+        if len(args) == 1 and isinstance(args[0], dict):  # (a dict's keys: `results[min(results)]`)
+            keys = interp.iterate(args[0])
+            if keys is UNKNOWN:
+                return UNKNOWN
+            args = [list(keys)]
         if "key" not in kwargs and "default" not in kwargs and not _of_tuples(args):
             return plain(interp, args, kwargs)
         if not set(kwargs) <= {"key", "default"} or not args or (len(args) > 1 and "default" in kwargs):
