@@ -110,7 +110,8 @@ class Trace:
         self.kept_sites: set[int] = set()
         self._own_nodes: dict[nodes.NodeNG, bool] = {}  # `_own`
         self._own_made: list[nodes.NodeNG] = []  # `_own_functions`
-        self._partials_run: dict[int, objects.Partial] = {}  # `_partials_not_called`: the partials looked at (held: no freed one's id is another's)
+        # `_partials_not_called`: the partials looked at, held (a freed one's id may be another's)
+        self._partials_run: dict[int, objects.Partial] = {}
         self._partials_of: dict[nodes.NodeNG, list[objects.Partial]] = {}  # ... run, by function
         self._partials_skipped: set[nodes.NodeNG] = set()  # ... functions of partials not run (`_informative`)
         self._functions_seen = 0
