@@ -3120,15 +3120,6 @@ def _foldable(value: Any) -> bool:
     return isinstance(value, _PRIMITIVE)
 
 
-def _plain(value: Any) -> bool:
-    """A value exactly of a builtin type (no subclass of ours), made of such values: what
-    Python does with it is what the program's Python does."""
-    kind = type(value)
-    if kind is tuple or kind is list:
-        return all(map(_plain, value))
-    return kind in _PRIMITIVE
-
-
 _INDEX_ARITHMETIC = frozenset({operator.add, operator.sub, operator.mul, operator.floordiv, operator.mod,
                                operator.neg, operator.pos})
 
@@ -3147,7 +3138,7 @@ def _fold(function: Any, *operands: Any) -> Any:
     try:
         result = function(*operands)
     except (TypeError, ValueError, ArithmeticError) as error:
-        if all(map(_plain, operands)):  # (`None + 1`, `-"a"`, `1 // 0`: Python's own error)
+        if all(map(o.plain_value, operands)):  # (`None + 1`, `-"a"`, `1 // 0`: Python's own error)
             raise _raise(type(error).__name__) from None
         return UNKNOWN
     if isinstance(result, (int, float)) and abs(result) > 1 << 64:

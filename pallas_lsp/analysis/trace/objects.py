@@ -14,7 +14,7 @@ import math
 import weakref
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Hashable, Iterable, Iterator, TypeAlias
+from typing import TYPE_CHECKING, Any, Container, Hashable, Iterable, Iterator, TypeAlias
 
 from astroid import nodes
 
@@ -1056,6 +1056,20 @@ def plain_set(kind: type, items: Iterable[Any]) -> Any:
 # Truthiness, one definition for the interpreter's `if`s and the rules' verdicts.
 
 PRIMITIVE = (bool, int, float, complex, str, bytes, type(None))  # plain values, to Python and the trace
+_PLAIN_CONTAINERS = (tuple, list, dict, set, frozenset)
+
+
+def plain_value(value: Any, poisoned: Container[int] = (), depth: int = 0) -> bool:
+    """Exactly a builtin value (no object of the trace's), all the way down, whose items are
+    all known (no container in `poisoned`, which a loop or unknown code may have changed):
+    what Python does with it is what the program's Python does."""
+    kind = type(value)
+    if kind in PRIMITIVE:
+        return True
+    if kind not in _PLAIN_CONTAINERS or depth > 4 or len(value) > 4096 or id(value) in poisoned:
+        return False
+    items = [*value.keys(), *value.values()] if kind is dict else value
+    return all(plain_value(item, poisoned, depth + 1) for item in items)
 _ALWAYS_TRUE = (Alloc, Union, Member, View, Barrier, Closure, Bound, Partial, Native, ClassObj, ModuleObj,
                 Kernel, Operand, Namespace, Generator, ContextManager, ExitStack)
 

@@ -1526,26 +1526,19 @@ def _b_reversed(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) ->
     return UNKNOWN if items is UNKNOWN else o.Generator(list(reversed(items)), "reversed(...)")
 
 
-def _b_str(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
-    """`str(value)` of a number, a string, None or a NumPy dtype (its name); else unknown."""
-    if len(args) != 1 or kwargs:
-        return UNKNOWN
-
-    def text(value: Any) -> Any:
-        if isinstance(value, api.DType):
-            return api.dtype_name(value) if value.instance else UNKNOWN  # (a scalar type: `<class ...>`)
-        return str(value) if isinstance(value, (bool, int, float, str, type(None))) else UNKNOWN
-    return interp.lift(text, args[0])
-
-
 def _printed(function: Callable[[Any], str]) -> Callable[..., Any]:
-    """`repr(value)` / `ascii(value)` of a number, a string or None; else unknown. Either only
-    reads its argument: a function or partial given to it is not handed on (never called)."""
+    """`str(value)` / `repr(value)` / `ascii(value)` of a number, a string or None (and `str` of
+    a NumPy dtype: its name); else unknown. Each only reads its argument: a function or
+    partial given to it is not handed on (never called)."""
+    def text(value: Any) -> Any:
+        if function is str and isinstance(value, api.DType):
+            return api.dtype_name(value) if value.instance else UNKNOWN  # (a scalar type: `<class ...>`)
+        return function(value) if isinstance(value, (bool, int, float, str, type(None))) else UNKNOWN
+
     def printed(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
         if len(args) != 1 or kwargs:
             return UNKNOWN
-        return interp.lift(lambda value: function(value) if isinstance(value, (bool, int, float, str, type(None)))
-                           else UNKNOWN, args[0])
+        return interp.lift(text, args[0])
     return printed
 
 
@@ -2342,7 +2335,7 @@ BUILTIN_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "builtins.float": _numeric(float),
     "builtins.slice": lambda interp, args, kwargs: interp.lift(_b_slice, *args) if 1 <= len(args) <= 3 and not kwargs
     else UNKNOWN,  # (one slice per path: `slice(None, block_n)`, a parameter at its default or not)
-    "builtins.str": _b_str,
+    "builtins.str": _printed(str),
     "builtins.bool": _b_bool,
     "builtins.getattr": _b_getattr,
     "builtins.setattr": _b_setattr,
@@ -2410,7 +2403,6 @@ def call_native(interp: Interpreter, callee: o.Native, args: list[Any], kwargs: 
 _PURE_BUILTINS = frozenset({"abs", "all", "any", "bool", "chr", "divmod", "float", "hash", "int", "len", "list",
                             "max", "min", "ord", "range", "round", "set", "sorted", "str", "sum", "tuple",
                             "frozenset", "iter", "dict", "zip", "enumerate", "reversed"})
-_PLAIN_CONTAINERS = (tuple, list, dict, set, frozenset)
 
 
 def python_refuses(interp: Interpreter, qname: str, args: list[Any], kwargs: dict[str, Any]) -> str | bool | None:
@@ -2419,7 +2411,7 @@ def python_refuses(interp: Interpreter, qname: str, args: list[Any], kwargs: dic
     the values are not all plain, or the call is not one to try."""
     module, _, name = qname.rpartition(".")
     if module != "builtins" or name not in _PURE_BUILTINS or not all(
-            _plain_value(interp, value) for value in (*args, *kwargs.values())):
+            o.plain_value(value, interp.poisoned) for value in (*args, *kwargs.values())):
         return None
     if name in ("range", "list", "tuple", "set", "frozenset", "sorted", "sum", "zip", "enumerate", "reversed") \
             and any(type(value) is int and abs(value) > 1 << 16 for value in args):
@@ -2431,18 +2423,6 @@ def python_refuses(interp: Interpreter, qname: str, args: list[Any], kwargs: dic
     except (TypeError, ValueError, ArithmeticError, KeyError, IndexError) as error:
         return type(error).__name__ if type(error).__module__ == "builtins" else True
     return None
-
-
-def _plain_value(interp: Interpreter, value: Any, depth: int = 0) -> bool:
-    """Exactly a builtin value (no object of the trace's), all the way down, whose items are
-    all known (no container a loop or unknown code may have changed)."""
-    kind = type(value)
-    if kind in o.PRIMITIVE:
-        return True
-    if kind not in _PLAIN_CONTAINERS or depth > 4 or len(value) > 4096 or id(value) in interp.poisoned:
-        return False
-    items = [*value.keys(), *value.values()] if kind is dict else value
-    return all(_plain_value(interp, item, depth + 1) for item in items)
 
 
 def _traced_ahead(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
