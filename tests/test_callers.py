@@ -268,3 +268,66 @@ def test_a_case_handing_back_a_partial_of_another_module_s_function_runs_it(tmp_
     [finding] = analyze_file(str(case)).findings
     assert (finding.code, finding.span.path.endswith("ops.py"), finding.span.line) == ("PLS001", True, 8)
     assert finding.anchor is not None and finding.anchor.line == 14
+
+
+# -- a helper another module calls runs once, with that module's arguments -------------------
+
+# `pkg/kernel.py` is analysed; importing it runs `pkg/__init__.py`, whose `op` module hands
+# `fwd` to code we do not read (`atexit`, as tokamax's ops hand `_fwd` to their machinery).
+# `fwd` calls the kernel's `f` with 96 rows, which JAX's TMEM constructor refuses (the PLS019
+# fixtures confirm the message); `f` itself, used in another module, is no entry point of its
+# own while that run reaches it.
+_OP_PACKAGE = {
+    "pyproject.toml": "",
+    "pkg/__init__.py": "from pkg import op\n",
+    "pkg/common.py": "COLUMNS = 128\n",
+    "pkg/op.py": """
+        import atexit
+
+        from pkg import kernel
+
+
+        def fwd(x):
+          if {reaches}:
+            return kernel.f(x, 96)
+          return x
+
+
+        atexit.register(fwd)
+    """,
+    "pkg/kernel.py": """
+        import jax
+        import jax.numpy as jnp
+        from jax.experimental.pallas import mosaic_gpu as plgpu
+
+        from pkg import common
+
+
+        def f(a, rows):
+
+          def body(a_gmem, out_gmem, acc_tmem):
+            del a_gmem, out_gmem, acc_tmem
+
+          out = jax.ShapeDtypeStruct((128, common.COLUMNS), jnp.float32)
+          return plgpu.kernel(body, out_type=out, scratch_types=[plgpu.TMEM((rows, common.COLUMNS), jnp.float32)])(a)
+    """,
+}
+
+
+@pytest.mark.parametrize("reaches", [True, False])
+def test_a_helper_another_module_calls_runs_once_with_its_callers_arguments(tmp_path, monkeypatch, reaches):
+    from pallas_lsp.analysis.trace import interp
+
+    _write(tmp_path, {path: text.replace("{reaches}", str(reaches)) for path, text in _OP_PACKAGE.items()})
+    runs = []
+    execute = interp.Interpreter._execute
+
+    def counted(self, closure, func, *args, **kwargs):
+        runs.append(getattr(func, "name", None))
+        return execute(self, closure, func, *args, **kwargs)
+
+    monkeypatch.setattr(interp.Interpreter, "_execute", counted)
+    findings = analyze_file(str(tmp_path / "pkg" / "kernel.py")).findings
+    # reached: once, from `fwd`, with 96 rows; not reached: once, as an entry point (its rows unknown)
+    assert runs.count("f") == 1
+    assert [(f.code, f.span.line) for f in findings] == ([("PLS019", 14)] if reaches else [])

@@ -188,12 +188,17 @@ class Trace:
         if self._units is not None:
             self._units.after_module(self, self._referenced)
         top_poisoned = frozenset(interp.poisoned)
-        deferred = []
+        deferred, elsewhere = [], []
         for func, owner in _top_level_functions(self.module):
             if func in interp.executed:
                 continue
             if func.name in self._referenced or self._instantiated_here(owner, module):
                 deferred.append((func, owner))
+            elif not self._free(func, owner):
+                # (another module uses it: when that module's functions handed to code we do
+                # not read call it, below, that run with their arguments is its run; a first
+                # run of its own, its parameters unknown, doubled the trace of tokamax's kernels)
+                elsewhere.append((func, owner))
             else:
                 self._entry_unit(func, owner, module, top_poisoned, "entry")
         # Closures nobody here calls (a case returns `lambda x: build(x, False)`) may be the
@@ -203,7 +208,10 @@ class Trace:
         # overrides what `narrow` binds).
         held = {id(value) for name, value in module.env.vars.items()
                 if name in self._referenced and isinstance(value, objects.Partial)}
-        self._run_escaped(skip={func for func, _ in deferred}, free=True, held=held)
+        self._run_escaped(skip={func for func, _ in deferred + elsewhere}, free=True, held=held)
+        for func, owner in elsewhere:  # (not reached by those runs: an entry point after all)
+            if func not in interp.executed:
+                self._entry_unit(func, owner, module, top_poisoned, "entry")
         # Used here, but never reached: run with its parameters as inputs. One the file calls
         # (with arguments the trace could not tell) is not: its callers chose them, not
         # another caller; unless a test framework's marks give it its arguments.

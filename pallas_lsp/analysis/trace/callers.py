@@ -3,7 +3,8 @@
 A function nobody in the analysed file calls is an entry point, and its parameters are inputs
 (`Free`) -- unless another module of the project uses it: then its callers decide what it
 receives, their own analyses follow it with their arguments, and here its parameters are
-simply unknown.
+simply unknown. (When the functions the project's modules hand to code we do not read call
+it, as tokamax's ops' `_fwd` calls their kernels, that run is its run: `Trace._run`.)
 
 A possible caller is a project file that mentions the name (as an identifier, anywhere: in
 code, a string or a comment) and can reach the analysed module `pkg.sub.mod`. Python reaches
