@@ -416,9 +416,29 @@ def trace_raises(ctx: Context, pick: Picker, run: KernelRun) -> bool:
     given or makes (`allocation_raises`: the scratch is made before the kernel is built). Then
     nothing JAX checks when lowering is reached. (A plain TMEM operand of a collective MMA is
     `fails_tracing_first`'s: JAX's cached check may pass it.)"""
-    if any(pick.holds(site.guard) and _raises_when_traced(pick, site) for site in run.members):
+    may_raise = ctx.state(_MAY_RAISE_WHEN_TRACED)
+    if any(_may_raise_when_traced(may_raise, site) and pick.holds(site.guard) and _raises_when_traced(pick, site)
+           for site in run.members):
         return True
     return allocation_raises(ctx, pick, run, in_body=True)
+
+
+def _may_raise_when_traced(known: dict[int, tuple[Site, bool]], site: Site) -> bool:
+    """Does tracing the MMA or commit raise on some consistent choice of what it picks? Asked
+    once per site (`explore`), where each lowering rule asked again on each of its paths (a
+    picker more constrained than the site's guard makes one of the choices explored here):
+    most MMAs raise on none, and no path of a rule needs asking about them."""
+    if site.kind not in ("mma", "commit"):
+        return False
+    found = known.get(id(site))
+    if found is None or found[0] is not site:
+        outcomes = explore(functools.partial(_raises_when_traced, site=site), site.guard)
+        found = known[id(site)] = (site, any(outcome is not False for _, outcome in outcomes))
+    return found[1]
+
+
+_MAY_RAISE_WHEN_TRACED: State[dict[int, tuple[Site, bool]]] = State("MMAs and commits whose trace may raise",
+                                                                    lambda ctx: {})
 
 
 def body_traced(ctx: Context, pick: Picker, site: Site) -> bool:
