@@ -24,6 +24,7 @@ from ..findings import Finding, Fix, Severity
 from ..trace import Site, decide
 from ..trace import objects as o
 from ..trace.pick import Picker, explore
+from ..trace import refusals
 from ..trace.refusals import made_raises, traced_commit_raises, traced_mma_raises
 from ..trace.stubs import tree_children
 from ..values import UNKNOWN
@@ -603,57 +604,8 @@ def _plain_collective_operand(pick: Picker, run: KernelRun, site: Site, plain: C
 
 
 def checked_before(pick: Picker, run: KernelRun, site: Site, name: str, alloc: o.Alloc) -> bool:
-    """Does JAX skip checking this MMA's `name` operand? It checks the operands in the MMA's
-    abstract evaluation, which it caches by the operands' avals, and a TMEM ref's aval leaves
-    `collective` out of its equality: an earlier run of the same MMA call in the same kernel
-    whose operand was collective TMEM allocated with the same other arguments (shape, dtype,
-    packing, layout) passes for this one too (`for acc in (collective_acc, plain_acc):` traces
-    cleanly; lowering then refuses the mix, PLS014), and so does an earlier MMA call given the
-    same other operands and parameters (the cache is JAX's, not the call's). Only arguments
-    known exactly count."""
-    key = _aval_key(pick, alloc)
-    if key is None:
-        return False
-    for earlier in run.members:
-        if earlier is site:
-            return False
-        if earlier.kind != "mma" or not pick.holds(earlier.guard):
-            continue
-        if earlier.node is not site.node and not _same_arguments(pick, earlier, site, name):
-            continue
-        ref = o.base_ref(pick.pick(earlier.arguments.get(name)))
-        if (isinstance(ref, o.Alloc) and ref is not alloc and ref.space == "TMEM"
-                and pick.flag(ref.collective) is True and _aval_key(pick, ref) == key):
-            return True
-    return False
-
-
-def _same_arguments(pick: Picker, one: Site, other: Site, but: str) -> bool:
-    """Are the two calls' arguments other than `but` the same objects, or equal exact values?"""
-    names = set(one.arguments) | set(other.arguments)
-    for argument in names - {but, "accumulate"}:  # (a bool operand: one aval, whatever its value)
-        first, second = pick.pick(one.arguments.get(argument)), pick.pick(other.arguments.get(argument))
-        if first is not second and not (_exact(first) and _exact(second) and first == second):
-            return False
-    return True
-
-
-def _aval_key(pick: Picker, alloc: o.Alloc) -> tuple[Any, ...] | None:
-    items = []
-    for argument, value in alloc.arguments:
-        if argument == "collective":
-            continue
-        item = pick.pick(value)
-        if not _exact(item):
-            return None
-        items.append((argument, item))
-    return tuple(items)
-
-
-def _exact(value: Any) -> bool:
-    if isinstance(value, tuple):
-        return all(_exact(item) for item in value)
-    return value is None or isinstance(value, (bool, int, float, str, api.DType))
+    """`refusals.checked_before`, among the sites of the run."""
+    return refusals.checked_before(pick, run.members, site, name, alloc)
 
 
 def cluster_barriers(pick: Picker, run: KernelRun) -> list[tuple[o.Barrier, Site | None]]:

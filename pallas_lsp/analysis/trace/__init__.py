@@ -119,7 +119,7 @@ class Trace:
         self._superseded: tuple[int, frozenset[int]] = (-1, frozenset())  # `superseded`: (sites seen, runs)
         interp = Interpreter(self.module, Resolver(flow), flow.deadline, flow.cancelled)
         interp.world = world.World(self._kept_modules)
-        interp.refused = refusals.refused
+        interp.refused = lambda site: refusals.refused(site, interp.sites)
         self.keeper = interp.keeper = kept_calls.CallKeeper(self)
         return interp
 

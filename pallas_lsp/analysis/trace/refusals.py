@@ -15,12 +15,15 @@ RefUnion of spaces JAX does not alias (PLS007).
 primitive, the operands' memory spaces (PLS009), with `collective_axis` collective TMEM
 operands (PLS001), the barrier's `orders_tensor_core` (PLS010), and the scales' memory spaces
 (PLS009). An earlier check we cannot decide (a shape known only at run time) is taken to
-pass, as most operands' shapes are unknown to the trace.
+pass, as most operands' shapes are unknown to the trace. JAX caches the primitive's abstract
+evaluation by the operands' avals, which leave `collective` out: a plain TMEM operand passes
+where an earlier run of the kernel checked collective TMEM of the same aval
+(`checked_before`).
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from .. import api
 from ..values import UNKNOWN
@@ -294,9 +297,77 @@ def _shown(shape: tuple[Any, ...]) -> str:
     return f"({', '.join(dims)}{',' if len(dims) == 1 else ''})"
 
 
+def checked_before(pick: Picker, members: Sequence[Site], site: Site, name: str, alloc: o.Alloc) -> bool:
+    """Does JAX skip checking this MMA's `name` operand? It checks the operands in the MMA's
+    abstract evaluation, which it caches by the operands' avals, and a TMEM ref's aval leaves
+    `collective` out of its equality: an earlier run of the same MMA call in the same kernel
+    whose operand was collective TMEM allocated with the same other arguments (shape, dtype,
+    packing, layout) passes for this one too (`for acc in (collective_acc, plain_acc):` traces
+    cleanly; lowering then refuses the mix, PLS014), and so does an earlier MMA call given the
+    same other operands and parameters (the cache is JAX's, not the call's). Only arguments
+    known exactly count. `members`: the sites of the kernel run, in order."""
+    key = _aval_key(pick, alloc)
+    if key is None:
+        return False
+    for earlier in members:
+        if earlier is site:
+            return False
+        if earlier.kind != "mma" or not pick.holds(earlier.guard):
+            continue
+        if earlier.node is not site.node and not _same_arguments(pick, earlier, site, name):
+            continue
+        ref = o.base_ref(pick.pick(earlier.arguments.get(name)))
+        if (isinstance(ref, o.Alloc) and ref is not alloc and ref.space == "TMEM"
+                and pick.flag(ref.collective) is True and _aval_key(pick, ref) == key):
+            return True
+    return False
+
+
+def _same_arguments(pick: Picker, one: Site, other: Site, but: str) -> bool:
+    """Are the two calls' arguments other than `but` the same objects, or equal exact values?"""
+    names = set(one.arguments) | set(other.arguments)
+    for argument in names - {but, "accumulate"}:  # (a bool operand: one aval, whatever its value)
+        first, second = pick.pick(one.arguments.get(argument)), pick.pick(other.arguments.get(argument))
+        if first is not second and not (_exact(first) and _exact(second) and first == second):
+            return False
+    return True
+
+
+def _aval_key(pick: Picker, alloc: o.Alloc) -> tuple[Any, ...] | None:
+    items = []
+    for argument, value in alloc.arguments:
+        if argument == "collective":
+            continue
+        item = pick.pick(value)
+        if not _exact(item):
+            return None
+        items.append((argument, item))
+    return tuple(items)
+
+
+def _exact(value: Any) -> bool:
+    if isinstance(value, tuple):
+        return all(_exact(item) for item in value)
+    return value is None or isinstance(value, (bool, int, float, str, api.DType))
+
+
+def plain_collective_raises(pick: Picker, site: Site, members: Sequence[Site]) -> bool:
+    """With `collective_axis`, is the accumulator or LHS a TMEM allocation that is not
+    collective, which JAX's cached check of an earlier run does not pass (`checked_before`)?
+    Binding the primitive then raises (PLS001)."""
+    if pick.given(site.arguments.get("collective_axis")) is not True:
+        return False
+    for name in ("acc", "a"):
+        ref = o.base_ref(pick.pick(site.arguments.get(name)))
+        if isinstance(ref, o.Alloc) and ref.space == "TMEM" and pick.flag(ref.collective) is False \
+                and not checked_before(pick, members, site, name, ref):
+            return True
+    return False
+
+
 def traced_mma_raises(pick: Picker, site: Site) -> bool:
-    """Does tracing this MMA surely raise at a check of its own (PLS001's plain operands are
-    the rules' to weigh: JAX's cache may pass them)?"""
+    """Does tracing this MMA surely raise at a check of its own (PLS001's plain operands aside:
+    JAX's cache may pass them, `plain_collective_raises`)?"""
     return fails_first(pick, site, shape_error, scales_error, space_error, barrier_error)
 
 
@@ -304,26 +375,30 @@ def traced_commit_raises(pick: Picker, site: Site) -> bool:
     return fails_first(pick, site, barrier_error)
 
 
-def _raising(error: str, check: Callable[[Picker, Site], bool]) -> Callable[[Picker, Site], Any]:
-    return lambda pick, site: error if check(pick, site) is True else None
+def _mma_refusal(pick: Picker, site: Site, members: Sequence[Site]) -> Any:
+    """An MMA's checks (`traced_mma_raises`), then a plain TMEM operand of a collective MMA
+    (`plain_collective_raises`): each raises a ValueError."""
+    return "ValueError" if traced_mma_raises(pick, site) or plain_collective_raises(pick, site, members) else None
 
 
 # Per kind of site: the builtin class of what its call raises where JAX refuses it (None, or
-# UNKNOWN where that is not decided).
-_REFUSALS: dict[str, Callable[[Picker, Site], Any]] = {
-    "alloc": _raising("ValueError", made_raises),
-    "union": union_refusal,
-    "mma": _raising("ValueError", traced_mma_raises),
-    "commit": _raising("ValueError", traced_commit_raises),
+# UNKNOWN where that is not decided), given the sites of its kernel run before it.
+_REFUSALS: dict[str, Callable[[Picker, Site, Sequence[Site]], Any]] = {
+    "alloc": lambda pick, site, members: "ValueError" if made_raises(pick, site) else None,
+    "union": lambda pick, site, members: union_refusal(pick, site),
+    "mma": _mma_refusal,
+    "commit": lambda pick, site, members: "ValueError" if traced_commit_raises(pick, site) else None,
 }
 
 
-def refused(site: Site) -> str | None:
+def refused(site: Site, sites: Sequence[Site] = ()) -> str | None:
     """The builtin class of what JAX surely raises at the call `site` recorded, the same on
-    every way its arguments may be on the path that made it; None when it may not."""
+    every way its arguments may be on the path that made it; None when it may not. `sites`:
+    the trace's sites so far (those of the site's kernel run weigh an MMA's cached check)."""
     refusal = _REFUSALS.get(site.kind)
     if refusal is None:
         return None
-    errors = {outcome for _, outcome in explore(lambda pick: refusal(pick, site), site.guard)}
+    members = [other for other in sites if other.run is site.run] if site.run is not None else [site]
+    errors = {outcome for _, outcome in explore(lambda pick: refusal(pick, site, members), site.guard)}
     error = errors.pop() if len(errors) == 1 else None
     return error if isinstance(error, str) else None
