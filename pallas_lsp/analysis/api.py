@@ -217,7 +217,8 @@ _JAX_STUB = '''
 derivative rules: the function as it is called; `grad` and `vmap`: it called with the arguments
 as JAX traces them, whose gradients are not followed), and `eval_shape`, whose result is what
 the function makes of the shapes (the trace follows shapes); `jvp`, `vjp`, `linearize` and
-`make_jaxpr` call the function with the primals (the arguments) where they are called."""
+`make_jaxpr` call the function with the primals (the arguments) where they are called.
+`eval_shape` and `make_jaxpr` only trace: the kernels they apply are never lowered."""
 
 def jit(fun=None, *args, **kwargs):
     if fun is None:
@@ -230,7 +231,7 @@ named_call = checkpoint = remat = jit
 
 
 def eval_shape(fun, *args, **kwargs):
-    return fun(*args, **kwargs)
+    return _trace_only(fun, *args, **kwargs)
 
 
 def custom_vjp(fun, nondiff_argnums=()):
@@ -267,7 +268,7 @@ linearize = vjp
 
 def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False, abstracted_axes=None):
     def jaxpr_of(*args, **kwargs):  # (traced here: inside the `with pytest.raises(...)` around it)
-        fun(*args, **kwargs)
+        _trace_only(fun, *args, **kwargs)
         return _traced()
     return jaxpr_of
 
@@ -280,6 +281,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
 
 def _unbatched(values, in_axes): ...
 def _traced(): ...
+def _trace_only(fun, *args, **kwargs): ...
 '''
 
 _JAX_UTIL_STUB = '''

@@ -401,9 +401,12 @@ def _alloc_leaves(pick: Picker, ref: Any) -> list[o.Alloc]:
 
 
 def lowered(ctx: Context, pick: Picker, run: KernelRun) -> Any:
-    """Does Mosaic GPU lower the kernel run (True), or never (False: tracing surely raises
-    first, `trace_raises`, or the kernel is run by an interpreter, `interpret=`); UNKNOWN when
-    whether it is interpreted is not known. The lowering rules check nothing where it is not."""
+    """Does Mosaic GPU lower the kernel run (True), or never (False: JAX only traces it,
+    `Site.traced_only`, or tracing surely raises first, `trace_raises`, or the kernel is run by
+    an interpreter, `interpret=`); UNKNOWN when whether it is interpreted is not known. The
+    lowering rules check nothing where it is not."""
+    if run.site.traced_only:
+        return False
     interpreted = pick.truth(run.site.arguments.get("interpret"), free=True)
     if interpreted is UNKNOWN:
         return UNKNOWN

@@ -430,10 +430,13 @@ def _checked_here(ctx: Context, site: Site, guard: objects.Guard, problem: Probl
 def _lane_lowered(ctx: Context, pick: Picker, site: Site) -> bool:
     """May the MMA's kernel ask for Lane lowering semantics, which check no RefUnion member's
     collective flag (only Warpgroup lowering does, the default from jax 0.11)? Semantics we
-    cannot tell may be Lane: then JAX may lower it."""
+    cannot tell may be Lane: then JAX may lower it. A kernel JAX only traces is lowered by
+    neither."""
     run = run_of(ctx, site)
     if run is None:
         return False
+    if run.site.traced_only:
+        return True  # (JAX only traces the kernel: no lowering checks it)
     semantics = lowering_semantics(pick, run)
     return semantics is UNKNOWN or semantics == "Lane"
 

@@ -36,7 +36,9 @@ class RunScopedThreadCollective(SiteRule):
     on the decorator. A kernel whose TMEM allocations JAX refuses first (PLS013, PLS014) is
     not flagged here.
 
-    A kernel JAX surely fails to build or trace is never lowered, and is not reported here:
+    A kernel JAX only traces is never lowered, and is not reported here: one that a function
+    given to `jax.make_jaxpr` or `jax.eval_shape` builds and applies. Nor is a kernel JAX
+    surely fails to build or trace:
     one of its MMAs raises (its shapes, scales, operand spaces or barrier: PLS018, PLS011,
     PLS009, PLS010), a `tcgen05_commit_arrive`'s barrier does (PLS010), or the constructor of
     an allocation it is given or makes (a TMEM's checks, PLS006, PLS005, PLS004, PLS019; an
@@ -87,8 +89,8 @@ class RunScopedThreadCollective(SiteRule):
         run = run_of(ctx, site)
         if run is None:
             return UNKNOWN
-        if trace_raises(ctx, pick, run):
-            return None  # (JAX stops when tracing: the kernel is never lowered, nor interpreted)
+        if run.site.traced_only or trace_raises(ctx, pick, run):
+            return None  # (JAX only traces it, or stops when tracing: the kernel is never lowered, nor interpreted)
         axes = _axes(pick.pick(site.arguments.get("collective_axes")))
         threads = threads_of(pick, run)
         if axes is UNKNOWN or threads is UNKNOWN:

@@ -33,7 +33,9 @@ class InconsistentCollectiveOp(SiteRule):
     `pl.core_map(plgpu.WarpMesh(...))` body or a `@plgpu.warp_map` function, issued by one warp
     as real kernels do: JAX lowers it without comparing it with the kernel's TMEM.
 
-    A kernel JAX surely fails to build or trace is never lowered, and is not reported here:
+    A kernel JAX only traces is never lowered, and is not reported here: one that a function
+    given to `jax.make_jaxpr` or `jax.eval_shape` builds and applies. Nor is a kernel JAX
+    surely fails to build or trace:
     one of its MMAs raises (its shapes, scales, operand spaces or barrier: PLS018, PLS011,
     PLS009, PLS010), a `tcgen05_commit_arrive`'s barrier does (PLS010), or the constructor of
     an allocation it is given or makes (a TMEM's checks, PLS006, PLS005, PLS004, PLS019; an

@@ -110,6 +110,9 @@ class Site:
     # the "kernel" site of the run of a kernel body it was recorded in (one closure run over two
     # environments, or a loop's iterations, make runs whose calls are the same)
     run: Site | None = field(default=None, compare=False, repr=False)
+    # a "kernel" site: applied where JAX only traces (`jax.make_jaxpr`, `jax.eval_shape`), so
+    # that the run is never lowered
+    traced_only: bool = field(default=False, compare=False, repr=False)
 
 
 class EntryExhausted(Exception):
@@ -223,6 +226,7 @@ class Interpreter:
         self.stack: list[nodes.NodeNG] = []  # call nodes of the analysed code
         self.calls: list[_Call] = []
         self.kernels: list[nodes.NodeNG] = []
+        self.tracing_only = 0  # inside `jax.make_jaxpr` or `jax.eval_shape` (`Site.traced_only`)
         self.kernel_sites: list[Site | None] = []  # ... the "kernel" site of each body run (`Site.run`)
         self.meshes: list[nodes.NodeNG] = []  # core_map bodies being run
         self.sites: list[Site] = []
@@ -2823,7 +2827,7 @@ class Interpreter:
                built: o.Chain | None = None) -> Site:
         site = Site(kind, node, arguments, self.guard, tuple(self.stack), self.kernels[-1] if self.kernels else None,
                     value, tuple(self.meshes), tuple(self.handling), built,
-                    self.kernel_sites[-1] if self.kernel_sites else None)
+                    self.kernel_sites[-1] if self.kernel_sites else None, self.tracing_only > 0)
         self.sites.append(site)
         return site
 

@@ -56,7 +56,7 @@ def stub_function(node: nodes.FunctionDef) -> Any:
     module_name = getattr(node.root(), "pallas_trace_stub", None)
     if module_name is None or not isinstance(node.parent, nodes.Module):
         return None
-    if node.name in ("_traced", "_index", "_never_called", "_is_false"):
+    if node.name in ("_traced", "_index", "_never_called", "_is_false", "_trace_only"):
         return o.Native(f"<{node.name[1:]}>")
     qname = f"{module_name}.{node.name}"
     if qname in NATIVE or not is_executable(node):
@@ -2432,6 +2432,18 @@ def _traced_ahead(interp: Interpreter, qname: str, node: nodes.NodeNG, args: lis
     return UNKNOWN
 
 
+def _trace_only(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """`jax.make_jaxpr(f)(*args)`, `jax.eval_shape(f, *args)`: f runs with the arguments, and
+    JAX only traces it: the kernels it applies there are never lowered (`Site.traced_only`)."""
+    if not args:
+        return UNKNOWN
+    interp.tracing_only += 1
+    try:
+        return interp.invoke(args[0], list(args[1:]), kwargs, node)
+    finally:
+        interp.tracing_only -= 1
+
+
 def _never_called(interp: Interpreter, qname: str, node: nodes.NodeNG, args: list[Any],
                   kwargs: dict[str, Any]) -> None:
     """A function a stub was handed and drops without calling it (`pl.when(False)`'s body):
@@ -3684,6 +3696,7 @@ NATIVE: dict[str, Callable[..., Any]] = {
     "<property setter>": lambda interp, qname, node, args, kwargs: (
         dataclasses.replace(args[0], setter=args[1]) if len(args) == 2 and not kwargs else UNKNOWN),
     "<never_called>": _never_called,
+    "<trace_only>": _trace_only,
     "<is_false>": _is_false,
     "<transpose>": _transpose,
     "<traced ahead>": _traced_ahead,
