@@ -14,17 +14,16 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Iterator
+from typing import Any, ClassVar, Iterator
 
 from astroid import nodes
 
 from .. import api
 from ..context import Context, State
 from ..findings import Finding, Fix, Severity
-from ..trace import Site, decide
+from ..trace import Site, decide, refusals
 from ..trace import objects as o
 from ..trace.pick import Picker, explore
-from ..trace import refusals
 from ..trace.refusals import made_raises, traced_commit_raises, traced_mma_raises
 from ..trace.stubs import tree_children
 from ..values import UNKNOWN
@@ -419,7 +418,7 @@ def trace_raises(ctx: Context, pick: Picker, run: KernelRun) -> bool:
     `tcgen05_commit_arrive` (its barrier), or the constructor of an allocation the kernel is
     given or makes (`allocation_raises`: the scratch is made before the kernel is built). Then
     nothing JAX checks when lowering is reached. (A plain TMEM operand of a collective MMA is
-    `fails_tracing_first`'s: JAX's cached check may pass it.)"""
+    `fails_tracing_first`'s: JAX's cached check may pass it, `refusals.plain_collective_raises`.)"""
     may_raise = ctx.state(_MAY_RAISE_WHEN_TRACED)
     if any(_may_raise_when_traced(may_raise, site) and pick.holds(site.guard) and _raises_when_traced(pick, site)
            for site in run.members):
@@ -480,8 +479,7 @@ def _stops_trace(pick: Picker, run: KernelRun, site: Site) -> bool:
     """Does tracing this MMA or commit surely raise: its own checks (`_raises_when_traced`),
     or a plain TMEM operand of a collective MMA that JAX's cache does not pass (PLS001)? (The
     body's allocations that raise are `_raising_allocations`'.)"""
-    return _raises_when_traced(pick, site) or _plain_collective_operand(
-        pick, run, site, lambda ref: ref.space == "TMEM" and pick.flag(ref.collective) is False)
+    return _raises_when_traced(pick, site) or refusals.plain_collective_raises(pick, site, run.members)
 
 
 def _stopping_calls(ctx: Context) -> dict[int, dict[int, list[o.Guard]]]:
@@ -590,25 +588,8 @@ def fails_tracing_first(pick: Picker, run: KernelRun, plain: list[Allocation]) -
     could see anything about the kernel's allocations."""
     # (the allocations themselves: one helper's `plgpu.TMEM(...)` call makes both kinds)
     allocs = {id(allocation.ref) for allocation in plain if isinstance(allocation.ref, o.Alloc)}
-    return any(pick.holds(site.guard) and _plain_collective_operand(pick, run, site, lambda ref: id(ref) in allocs)
-               for site in run.members)
-
-
-def _plain_collective_operand(pick: Picker, run: KernelRun, site: Site, plain: Callable[[o.Alloc], bool]) -> bool:
-    """Is this a collective MMA whose accumulator or LHS is an allocation `plain` holds, which
-    JAX's cached check does not pass (`checked_before`)? Tracing it raises (PLS001)."""
-    if site.kind != "mma" or pick.given(site.arguments.get("collective_axis")) is not True:
-        return False
-    for name in ("acc", "a"):
-        ref = o.base_ref(pick.pick(site.arguments.get(name)))
-        if isinstance(ref, o.Alloc) and plain(ref) and not checked_before(pick, run, site, name, ref):
-            return True
-    return False
-
-
-def checked_before(pick: Picker, run: KernelRun, site: Site, name: str, alloc: o.Alloc) -> bool:
-    """`refusals.checked_before`, among the sites of the run."""
-    return refusals.checked_before(pick, run.members, site, name, alloc)
+    return any(pick.holds(site.guard) and refusals.plain_collective_raises(
+        pick, site, run.members, plain=lambda ref: id(ref) in allocs) for site in run.members)
 
 
 def cluster_barriers(pick: Picker, run: KernelRun) -> list[tuple[o.Barrier, Site | None]]:

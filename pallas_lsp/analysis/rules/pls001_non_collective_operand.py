@@ -13,12 +13,11 @@ from ..context import Context, State
 from ..findings import Applicability, Finding, Fix, Related, Span
 from ..trace import Site, decide, objects
 from ..trace.pick import Picker, explore
-from ..trace.refusals import barrier_error, fails_first, scales_error, shape_error, space_error
+from ..trace.refusals import barrier_error, checked_before, fails_first, scales_error, shape_error, space_error
 from ..values import UNKNOWN
 from . import examples
 from .base import Invalid, Rule
-from .kernels import (body_traced, checked_before, lowering_semantics, pallas_call_scratch, plain_tmem_left, run_of,
-                      without_pairs)
+from .kernels import body_traced, lowering_semantics, pallas_call_scratch, plain_tmem_left, run_of, without_pairs
 from .pls002_mixed_collective_union import member_uses as _member_uses
 from .tmem import collective_keyword_text
 
@@ -359,12 +358,12 @@ class NonCollectiveOperand(Rule):
 
 def _checked_before(ctx: Context, site: Site, name: str, alloc: objects.Alloc, guard: objects.Guard) -> bool:
     """Does JAX let this operand pass unchecked in every setting of `guard`
-    (`kernels.checked_before`: its abstract evaluation is cached from an earlier run of the MMA
+    (`refusals.checked_before`: its abstract evaluation is cached from an earlier run of the MMA
     on collective TMEM of the same aval)? Then JAX reports the kernel's mixed TMEM (PLS014)."""
     run = run_of(ctx, site)
     if run is None:
         return False
-    outcomes = explore(lambda pick: checked_before(pick, run, site, name, alloc), guard)
+    outcomes = explore(lambda pick: checked_before(pick, run.members, site, name, alloc), guard)
     return bool(outcomes) and all(outcome is True for _, outcome in outcomes)
 
 

@@ -351,15 +351,17 @@ def _exact(value: Any) -> bool:
     return value is None or isinstance(value, (bool, int, float, str, api.DType))
 
 
-def plain_collective_raises(pick: Picker, site: Site, members: Sequence[Site]) -> bool:
-    """With `collective_axis`, is the accumulator or LHS a TMEM allocation that is not
-    collective, which JAX's cached check of an earlier run does not pass (`checked_before`)?
-    Binding the primitive then raises (PLS001)."""
-    if pick.given(site.arguments.get("collective_axis")) is not True:
+def plain_collective_raises(pick: Picker, site: Site, members: Sequence[Site],
+                            plain: Callable[[o.Alloc], bool] | None = None) -> bool:
+    """Is this an MMA with `collective_axis` whose accumulator or LHS is a TMEM allocation that
+    is not collective (or one `plain` holds), which JAX's cached check of an earlier run does
+    not pass (`checked_before`)? Binding the primitive then raises (PLS001)."""
+    if site.kind != "mma" or pick.given(site.arguments.get("collective_axis")) is not True:
         return False
     for name in ("acc", "a"):
         ref = o.base_ref(pick.pick(site.arguments.get(name)))
-        if isinstance(ref, o.Alloc) and ref.space == "TMEM" and pick.flag(ref.collective) is False \
+        if isinstance(ref, o.Alloc) and (plain(ref) if plain is not None else
+                                         ref.space == "TMEM" and pick.flag(ref.collective) is False) \
                 and not checked_before(pick, members, site, name, ref):
             return True
     return False
