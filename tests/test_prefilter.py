@@ -513,11 +513,11 @@ def _sites(source: str, path: Path, monkeypatch) -> list:
     """The sites the analysis of `source` as the file `path` records, every rule kept."""
     found: list = []
 
-    def capture(module, job, root, deadline, referenced):
+    def capture(module, job, root, deadline, names):
         from pallas_lsp.analysis.context import Context
         from pallas_lsp.analysis.source import Lines
 
-        ctx = Context(module, Lines(job.text), job.path, referenced)
+        ctx = Context(module, Lines(job.text), job.path, names)
         ctx.project.project_root = root
         found.extend(ctx.trace.interp.sites)
         return []

@@ -65,12 +65,13 @@ def test_rule_state_lives_as_long_as_its_context():
     import astroid
 
     from pallas_lsp.analysis.context import Context, State
+    from pallas_lsp.analysis.prefilter import ReadNames
     from pallas_lsp.analysis.source import Lines
 
     made = []
     key = State("a test's counter", lambda ctx: made.append(ctx) or [])
     module = astroid.parse("x = 1\n")
-    first, second = (Context(module, Lines("x = 1\n"), None, set()) for _ in range(2))
+    first, second = (Context(module, Lines("x = 1\n"), None, ReadNames(frozenset(), frozenset())) for _ in range(2))
     first.state(key).append(1)
     assert first.state(key) == [1] and second.state(key) == []
     assert made == [first, second]

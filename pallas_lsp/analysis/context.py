@@ -10,6 +10,7 @@ from astroid import nodes
 
 from . import brain
 from .findings import Span
+from .prefilter import ReadNames
 from .project import Project
 from .source import Lines
 from .trace import Site, Trace, decide
@@ -42,9 +43,9 @@ def _lines_of_file(path: str) -> Lines | None:
 
 
 class Context:
-    def __init__(self, module: nodes.Module, lines: Lines, path: str | None, referenced: set[str]) -> None:
+    def __init__(self, module: nodes.Module, lines: Lines, path: str | None, names: ReadNames) -> None:
         self.module = module
-        self.referenced = referenced  # the names the module reads (the prefilter's walk found them)
+        self.names = names  # the names the module reads and calls (the prefilter's walk found them)
         self.path = path
         self.project = Project(module)
         self._lines: dict[nodes.Module, Lines | None] = {module: lines}
@@ -60,7 +61,7 @@ class Context:
         if self._trace is None:
             lines = self._lines[self.module]
             units = self.traces.units(self.path, lines.lines) if self.traces is not None and lines is not None else None
-            self._trace = Trace(self.module, self.project, self.referenced, units)
+            self._trace = Trace(self.module, self.project, self.names, units)
         return self._trace
 
     def reported_at(self, site: Site) -> nodes.NodeNG | None:

@@ -28,7 +28,8 @@ from . import brain, noqa
 from .context import Context
 from .facts import Fact, facts
 from .findings import Finding
-from .prefilter import Bindings, applicable, buffers_differ, mentions_pallas, module_name, package_of, project_root
+from .prefilter import (Bindings, ReadNames, applicable, buffers_differ, mentions_pallas, module_name, package_of,
+                        project_root)
 from .rules import RULES, Rule
 from .project import BudgetExceeded, Cancelled, budget_clock
 from .session import DEFAULT_SESSION, Session
@@ -257,7 +258,7 @@ def _analyze(job: _Job, deadline: float) -> list[Finding]:
             try:
                 trees = job.session.trees
                 module = (trees.build if trees is not None else brain.build)(manager, job.text, name, job.path, tree())
-                return _run_rules(module, job, root, deadline, bindings().referenced())
+                return _run_rules(module, job, root, deadline, bindings().read_names())
             finally:
                 job.dependencies = _keep_project_modules(manager, name, root, read)
                 _put_back(manager, name, set_aside)
@@ -265,8 +266,8 @@ def _analyze(job: _Job, deadline: float) -> list[Finding]:
 
 
 def _run_rules(module: nodes.Module, job: _Job, root: str | None, deadline: float,
-               referenced: set[str]) -> list[Finding]:
-    ctx = Context(module, Lines(job.text), job.path, referenced)
+               names: ReadNames) -> list[Finding]:
+    ctx = Context(module, Lines(job.text), job.path, names)
     ctx.project.deadline = deadline
     ctx.project.project_root = root
     ctx.traces = job.session.traces

@@ -41,6 +41,7 @@ import re
 import stat
 import time
 import unicodedata
+from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator, Protocol, TypeAlias, TypeVar
 
 from . import api
@@ -1437,6 +1438,14 @@ def _imported_modules(data: bytes, package: str, parse: bool) -> tuple[tuple[str
     return tuple(imported)
 
 
+@dataclass(frozen=True)
+class ReadNames:
+    """The names a module reads, as the prefilter's walk of its stdlib tree found them."""
+
+    referenced: frozenset[str]  # read anywhere, as a name or as an attribute
+    called: frozenset[str]  # called by name (`Builder(True)`)
+
+
 class Bindings:
     """What one walk of a module's stdlib tree learns: its calls and decorators, the dotted
     paths its imports bind names to, and the names bound in any other way. The analysis asks
@@ -1532,6 +1541,11 @@ class Bindings:
     def referenced(self) -> set[str]:
         """Names read anywhere in the module, as a name or as an attribute."""
         return self.loaded | {attribute.attr for attribute in self.attributes}
+
+    def read_names(self) -> ReadNames:
+        """What the trace asks of the walk (`Trace`): the names read, the names called."""
+        return ReadNames(frozenset(self.referenced()),
+                         frozenset(call.func.id for call in self.calls if type(call.func) is ast.Name))
 
     def may_be_imported(self, name: str) -> bool:
         """Could an import bind `name`? (Else it is local, a builtin, or undefined.)"""

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import Counter
 from itertools import islice
-from typing import Any, Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 from astroid import nodes
 
@@ -21,6 +21,9 @@ from ..values import UNKNOWN, Var
 from . import callers, decide, kept_calls, objects, partials, refusals, reuse, stubs, world
 from .interp import ABSENT, EntryExhausted, Interpreter, Site
 from .resolver import Resolver, _library_module
+
+if TYPE_CHECKING:
+    from ..prefilter import ReadNames
 
 __all__ = ["Trace", "Site", "objects"]
 
@@ -36,10 +39,11 @@ STEPS_PER_FILE = 600_000
 
 
 class Trace:
-    def __init__(self, module: nodes.Module, flow: Project, referenced: set[str],
+    def __init__(self, module: nodes.Module, flow: Project, names: ReadNames,
                  units: reuse.Units | None = None) -> None:
         self.module = module
-        self._referenced = referenced  # the names the module reads (from the prefilter's walk)
+        self._names = names  # the names the module reads and calls (from the prefilter's walk)
+        self._referenced = names.referenced
         self.flow = flow  # the analysis's `Project`: its imports, budget and root directory
         self.callers = callers.Callers(flow.project_root and module.file, flow.project_root)
         self.uses = partials.Uses(module)  # what `functools.partial`s of its functions bind
@@ -115,7 +119,6 @@ class Trace:
         self._partials_of: dict[nodes.NodeNG, list[objects.Partial]] = {}  # ... run, by function
         self._partials_skipped: set[nodes.NodeNG] = set()  # ... functions of partials not run (`_informative`)
         self._functions_seen = 0
-        self._names_called: set[str] | None = None  # `_called_here`
         self._superseded: tuple[int, frozenset[int]] = (-1, frozenset())  # `superseded`: (sites seen, runs)
         interp = Interpreter(self.module, Resolver(flow), flow.deadline, flow.cancelled)
         interp.world = world.World(self._kept_modules)
@@ -186,7 +189,7 @@ class Trace:
             return
         module = found[0]
         if self._units is not None:
-            self._units.after_module(self, self._referenced)
+            self._units.after_module(self, self._names)
         top_poisoned = frozenset(interp.poisoned)
         deferred, elsewhere = [], []
         for func, owner in _top_level_functions(self.module):
@@ -820,16 +823,11 @@ class Trace:
         if not isinstance(cls, objects.ClassObj):
             return False
         names = {klass.node.name for klass in [cls, *stubs.subclasses(self.interp, cls)]}
-        return not names.isdisjoint(self._referenced) and self._called_here(names)  # (a name never read is never called)
+        return self._called_here(names)
 
     def _called_here(self, names: set[str]) -> bool:
         """Does the analysed module call a name of these (`Builder(True)`)?"""
-        called = self._names_called
-        if called is None:
-            root = self.interp.modules[self.module].node
-            called = self._names_called = {call.func.name for call in root.nodes_of_class(nodes.Call)
-                                           if isinstance(call.func, nodes.Name)}
-        return not called.isdisjoint(names)
+        return not self._names.called.isdisjoint(names)
 
     @staticmethod
     def _inputs(func: nodes.FunctionDef | nodes.Lambda, owner: nodes.ClassDef | None, names: list[str],

@@ -45,6 +45,7 @@ from . import objects as o
 from .interp import WRITES_IMPORTED, WRITES_NAMES, Frame, Site
 
 if TYPE_CHECKING:
+    from ..prefilter import ReadNames
     from . import Trace
     from .kept_calls import KeptCall
 
@@ -160,11 +161,11 @@ class Units:
 
     # -- the top level ---------------------------------------------------------------------
 
-    def after_module(self, trace: Trace, referenced: set[str]) -> None:
+    def after_module(self, trace: Trace, names: ReadNames) -> None:
         interp = trace.interp
         # the modules the top level ran: a project module's tree is another when its file changed
         others = frozenset(node for node in interp.modules if node is not trace.module)
-        key = (frozenset(referenced), trace.flow.project_root, others, module_key(trace.module, self._lines))
+        key = (names, trace.flow.project_root, others, module_key(trace.module, self._lines))
         executed = frozenset(self._code(node, trace.module) for node in interp.executed)
         self._record = _Record(key, executed)
         previous = self._previous
