@@ -50,6 +50,8 @@ _Definition = nodes.FunctionDef | nodes.ClassDef  # (an async def is a FunctionD
 class _Kept:
     first: int  # the statement's first line (its first decorator's) when it was built
     node: _Definition
+    # its nodes, and those with cached properties: found when it is first reused (`_moved`)
+    flat: tuple[list[nodes.NodeNG], list[nodes.NodeNG]] | None = None
 
 
 class TreeMemo:
@@ -84,11 +86,11 @@ class TreeMemo:
                tree: ast.Module) -> nodes.Module:
         previous, was_tainted = self._files.pop(path, ({}, set()))
         segments = _segments(text, tree) if "\r" not in text else {}
-        reuse: dict[ast.stmt, tuple[_Definition, int]] = {}
+        reuse: dict[ast.stmt, tuple[_Kept, int]] = {}
         for statement, (key, first) in segments.items():
             old = previous.get(key)
             if old is not None:
-                reuse[statement] = (old.node, first - old.first)
+                reuse[statement] = (old, first - old.first)
         ends = {_end(statement): statement for statement in segments}
         builder = _Builder(tree, reuse, set(ends), manager, apply_transforms=False)
         module = builder.string_build(text, modname, path)  # raises: nothing is kept for the file
@@ -96,11 +98,12 @@ class TreeMemo:
         # a reused subtree's own bindings were not made again: its tainted definitions are
         # the ones its build found
         tainted = builder.tainted | (was_tainted & builder.definitions)
+        flat = {old.node: old.flat for old in previous.values() if old.flat is not None}
         kept: dict[str, _Kept] = {}
         for node in builder.units:
             if node not in tainted:
                 key, first = segments[ends[_end(node)]]
-                kept[key] = _Kept(first, node)
+                kept[key] = _Kept(first, node, flat.get(node))
         while len(self._files) >= self._max_files:
             del self._files[next(iter(self._files))]
         self._files[path] = (kept, tainted)
@@ -194,7 +197,7 @@ class _Builder(AstroidBuilder):
     """`brain.build`'s builder (a tree already parsed, no transforms) that reuses the subtrees
     it is given, and tells which definitions bind a name outside themselves (`tainted`)."""
 
-    def __init__(self, tree: ast.Module, reuse: dict[ast.stmt, tuple[_Definition, int]],
+    def __init__(self, tree: ast.Module, reuse: dict[ast.stmt, tuple[_Kept, int]],
                  ends: set[tuple[int | None, int | None, int | None]], *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._tree = tree
@@ -242,7 +245,7 @@ class _Builder(AstroidBuilder):
 
 
 class _Rebuilder(Rebuilder):
-    def __init__(self, manager: AstroidManager, data: str, reuse: dict[ast.stmt, tuple[_Definition, int]],
+    def __init__(self, manager: AstroidManager, data: str, reuse: dict[ast.stmt, tuple[_Kept, int]],
                  reused: list[_Definition], **flags: bool) -> None:
         super().__init__(manager, data, **flags)
         self._reuse = reuse
@@ -258,36 +261,53 @@ class _Rebuilder(Rebuilder):
         found = self._reuse.get(node) if isinstance(node, _DEFINITIONS) else None
         if found is None:
             return super().visit(node, parent)
-        subtree, delta = found
-        _moved(subtree, delta)
+        kept, delta = found
+        _moved(kept, delta)
+        subtree = kept.node
         subtree.parent = parent
         parent.set_local(subtree.name, subtree)  # what visiting the definition does last
         self._reused.append(subtree)
         return subtree
 
 
-def _moved(root: nodes.NodeNG, delta: int) -> None:
-    """Shift a subtree's line numbers by `delta` and drop its nodes' cached properties."""
+def _moved(kept: _Kept, delta: int) -> None:
+    """Shift a kept subtree's line numbers by `delta` and drop its nodes' cached properties.
+    (Its nodes are listed once: a walk of every field of every node cost twice the shift.)"""
+    if kept.flat is None:
+        kept.flat = _flattened(kept.node)
+    every, cached_ones = kept.flat
+    for node in cached_ones:
+        state = node.__dict__
+        for name in _shape(type(node))[0]:
+            if name in state:
+                del state[name]
+    if not delta:
+        return
+    for node in every:
+        if node.lineno is not None:
+            node.lineno += delta
+        if node.end_lineno is not None:
+            node.end_lineno += delta
+        position = node.__dict__.get("position")
+        if position is not None:
+            node.position = position._replace(lineno=position.lineno + delta, end_lineno=position.end_lineno + delta)
+
+
+def _flattened(root: nodes.NodeNG) -> tuple[list[nodes.NodeNG], list[nodes.NodeNG]]:
+    """The nodes of a subtree, and those of them whose class has cached properties."""
+    every: list[nodes.NodeNG] = []
+    cached_ones: list[nodes.NodeNG] = []
     pending = [root]
     pop = pending.pop
     push = pending.append
     node_types = _NODE_TYPES
     while pending:
         node = pop()
-        state = node.__dict__
+        every.append(node)
         cached, fields = _shape(type(node))
-        for name in cached:
-            if name in state:
-                del state[name]
-        if delta:
-            if node.lineno is not None:
-                node.lineno += delta
-            if node.end_lineno is not None:
-                node.end_lineno += delta
-            position = state.get("position")
-            if position is not None:
-                node.position = position._replace(lineno=position.lineno + delta,
-                                                  end_lineno=position.end_lineno + delta)
+        if cached:
+            cached_ones.append(node)
+        state = node.__dict__
         for name in fields:
             value = state.get(name)
             if value is None:
@@ -300,6 +320,7 @@ def _moved(root: nodes.NodeNG, delta: int) -> None:
                         push(item)
                     elif isinstance(item, (list, tuple)):  # `Dict.items`: pairs
                         pending.extend(part for part in item if isinstance(part, node_types))
+    return every, cached_ones
 
 
 _NODE_TYPES = nodes.NodeNG
