@@ -18,6 +18,7 @@ import itertools
 import keyword
 import math
 import operator
+import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
@@ -4105,14 +4106,26 @@ def _fields(cls: o.ClassObj) -> list[_Field]:
                 kw_only = kw_only if default.kw_only is None else default.kw_only
                 default = default.default if default.has_default else _NOT_FOUND
             # (a field a subclass declares again keeps its place)
-            found[name] = _Field(name, default, init, "InitVar" in statement.annotation.as_string(), static, compare,
+            found[name] = _Field(name, default, init, "InitVar" in _annotation(statement), static, compare,
                                  kw_only)
     return list(found.values())
 
 
+_ANNOTATIONS: weakref.WeakKeyDictionary[nodes.AnnAssign, str] = weakref.WeakKeyDictionary()
+
+
+def _annotation(statement: nodes.AnnAssign) -> str:
+    """An annotated statement's annotation as written: each instance of a dataclass asks for
+    its fields, and writing the annotations out again each time was a few per cent of a trace."""
+    text = _ANNOTATIONS.get(statement)
+    if text is None:
+        text = _ANNOTATIONS[statement] = statement.annotation.as_string()
+    return text
+
+
 def _kw_only_marker(statement: nodes.NodeNG) -> bool:
     """`_: dataclasses.KW_ONLY`: no field; the fields after it are keyword-only."""
-    return isinstance(statement, nodes.AnnAssign) and statement.annotation.as_string().rpartition(".")[2] == "KW_ONLY"
+    return isinstance(statement, nodes.AnnAssign) and _annotation(statement).rpartition(".")[2] == "KW_ONLY"
 
 
 def _field_statements(klass: o.ClassObj) -> Iterator[tuple[str, nodes.AnnAssign]]:
@@ -4120,7 +4133,7 @@ def _field_statements(klass: o.ClassObj) -> Iterator[tuple[str, nodes.AnnAssign]
     model bases make `__init__`'s fields of."""
     for statement in klass.node.body if isinstance(klass.node, nodes.ClassDef) else ():
         if isinstance(statement, nodes.AnnAssign) and isinstance(statement.target, nodes.AssignName) \
-                and "ClassVar" not in statement.annotation.as_string() and not _kw_only_marker(statement):
+                and "ClassVar" not in _annotation(statement) and not _kw_only_marker(statement):
             yield statement.target.name, statement
 
 
