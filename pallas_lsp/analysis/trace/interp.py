@@ -2303,11 +2303,32 @@ class Interpreter:
                     self.escape(value)
             self.escape(callee)
             return UNKNOWN
+        if len(alternatives) == 1 and len(keywords) == 1 and type(callee) is not o.Guarded \
+                and not alternatives[0][0] and not keywords[0][0]:
+            _, args, tail = alternatives[0]
+            return self._call_once(callee, args, tail, keywords[0][1], node)
         ways = [(both, (target, args, tail, kwargs)) for spread_guard, args, tail in alternatives
                 for keywords_guard, kwargs in keywords
                 for guard, target in split(callee) if (both := conjoin(spread_guard, keywords_guard, guard)) is not None]
         return self.per_alternative(ways, lambda way: self.invoke(way[0], way[1], way[3], node) if way[2] is None
                                     else self.invoke_spread(way[0], way[1], way[2], way[3], node))
+
+    def _call_once(self, callee: Any, args: list[Any], tail: list[Any] | None, kwargs: dict[str, Any],
+                   node: nodes.Call) -> Any:
+        """`per_alternative` of a call's one way, under the current guard (most calls: one
+        callee, one argument list), without the machinery for several."""
+        guard = self.guard
+        self.raised = False
+        try:
+            value = self.invoke(callee, args, kwargs, node) if tail is None else \
+                self.invoke_spread(callee, args, tail, kwargs, node)
+            raised = self.raised
+        finally:
+            self.guard = guard
+            self.raised = False
+        if raised:
+            raise _raise(raised)
+        return guarded(((guard, value),))
 
     def keyword_arguments(self, keywords: Iterable[nodes.Keyword], frame: Frame
                           ) -> list[tuple[Guard, dict[str, Any]]] | Any:
