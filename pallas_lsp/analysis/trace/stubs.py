@@ -2132,6 +2132,7 @@ def _b_hasattr(interp: Interpreter, args: list[Any], kwargs: dict[str, Any], nod
         if isinstance(obj, o.Namespace):  # (`types.SimpleNamespace(...)`, `CompilerParams(...)`)
             return True if name in obj.attributes else UNKNOWN
         if isinstance(obj, o.ModuleObj):
+            interp.read_names_of(obj)  # (what the analysed module binds is its text's)
             return True if name in obj.env.vars else UNKNOWN
         if isinstance(obj, o.Library) and api.surely_missing(obj.qname, name):
             return False  # (no supported release binds it)
