@@ -102,10 +102,10 @@ def test_the_runs_used_or_made_last_are_the_ones_kept(monkeypatch):
 
     a, b, c = run("a"), run("b"), run("c")
     monkeypatch.setattr(world, "MAX_MODULE_RUNS", 2)
-    held = world.World(({"a": a, "b": b}, {}))
+    held = world.World(({"a": a, "b": b}, {}, {}))
     held.used.append(a)
     held.made["c"] = c
-    runs, _ = held.runs()
+    runs, _, _ = held.runs()
     assert list(runs) == ["a", "c"]
 
 
@@ -175,3 +175,52 @@ def test_a_module_made_under_other_environment_variables_is_made_again(tmp_path,
     found = analyze_file(str(tmp_path / "case.py")).findings
     assert [(finding.code, str(finding.span.path).endswith("kernel.py")) for finding in found] == [("PLS001", True)]
     assert "pkg.config" not in _names(traces[1].interp.world.used)
+
+
+CYCLE = {
+    "pkg/__init__.py": "from pkg import op\n",
+    # (an import cycle with the kernel module: its names are read in a function only)
+    "pkg/op.py": "from pkg import kernel\n\n\ndef collective():\n  return kernel.COLLECTIVE\n",
+    "pkg/kernel.py": """
+        import jax
+        import jax.numpy as jnp
+        from jax.experimental.pallas import mosaic_gpu as plgpu
+
+        import pkg
+
+        COLLECTIVE = True
+
+
+        def body(a_gmem, out_gmem, a_smem, b_smem, acc, bar):
+          plgpu.tcgen05_mma(acc, a_smem, b_smem, bar, collective_axis="x")
+
+
+        def matmul(a):
+          return plgpu.kernel(body, out_type=jax.ShapeDtypeStruct((128, 256), jnp.float32), cluster=(2,),
+                              cluster_names=("x",), scratch_types=[
+              plgpu.SMEM((128, 64), jnp.float16), plgpu.SMEM((64, 128), jnp.float16),
+              plgpu.TMEM((128, 256), jnp.float32, collective=pkg.op.collective()),
+              plgpu.Barrier(orders_tensor_core=True)])(a)
+    """,
+}
+
+
+def test_a_module_importing_the_analysed_one_is_kept_and_reads_its_current_state(tmp_path, traces):
+    # tokamax's op modules import their kernel modules in a cycle: a top level that binds
+    # the analysed module without reading its names is kept, and its functions read the
+    # module as this analysis's text makes it
+    for name, text in CYCLE.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(textwrap.dedent(text))
+    path = tmp_path / "pkg" / "kernel.py"
+    assert [analyze_file(str(path)).findings for _ in range(2)] == [[], []]
+    assert "pkg" in traces[0].interp.world.made
+    assert _names(traces[1].interp.world.used) == ["pkg"] and not traces[1].interp.world.made
+    assert _state(traces[0]) == _state(traces[1])
+    path.write_text(path.read_text().replace("COLLECTIVE = True", "COLLECTIVE = False"))
+    found = analyze_file(str(path))
+    assert _names(traces[2].interp.world.used) == ["pkg"]
+    assert [finding.code for finding in found.findings] == ["PLS001"]
+    reuse.KEPT_RUNS.clear()
+    world.KEPT_MODULES.clear()
+    assert _report(analyze_file(str(path))) == _report(found)  # as made from scratch

@@ -368,7 +368,8 @@ class Interpreter:
                 return kept
         frame = Frame()
         frame.vars["__name__"] = node.name
-        found = self.modules[node] = o.ModuleObj(node, frame)
+        found = self.modules[node] = o.ModuleObj(node, frame) if other or world is None \
+            else world.analysed_module(node, frame)
         if world is None or not other:
             self._top_level(node, frame, other)
             return found

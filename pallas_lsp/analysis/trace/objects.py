@@ -782,6 +782,12 @@ class ModuleObj:
     node: nodes.Module
     env: Frame
 
+    def point_at(self, node: nodes.Module, env: Frame) -> None:
+        """The analysed module's object, kept from one trace of its file to the next
+        (`world.World.analysed_module`), holds this trace's tree and frame."""
+        object.__setattr__(self, "node", node)
+        object.__setattr__(self, "env", env)
+
 
 @dataclass(frozen=True)
 class FieldSpec:

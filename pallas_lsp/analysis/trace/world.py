@@ -11,7 +11,10 @@ imported first (`loaded`, in load order, itself first): its frame and theirs, th
 closures made and let escape, the functions run, the containers poisoned, the call memo's
 answers, the steps. It is kept when
 - none of those modules is made from the analysed file's text (`Interpreter.from_text`), none
-  raised at its top level, and the budget did not cut any short;
+  raised at its top level, and the budget did not cut any short. One that imports the
+  analysed module without reading its names (tokamax's op modules, in an import cycle with
+  their kernel modules) holds the analysed module's object only: that object is kept too,
+  and each trace of the file points it at its own tree and frame (`World.analysed_module`);
 - it wrote to nothing but what those top levels made (a registry of a module loaded before
   is another module's state: written, it is not kept);
 and it is used in a later trace when each of its modules is the tree astroid (or the library
@@ -36,7 +39,7 @@ from astroid.manager import AstroidManager
 
 from .. import brain
 from . import objects as o
-from .interp import Site
+from .interp import Frame, Site
 from .resolver import _library_module
 from .reuse import _reachable
 
@@ -84,21 +87,49 @@ class _Recording:
     environment: dict[str, Any] = field(default_factory=dict)
 
 
-Kept: TypeAlias = "tuple[dict[str, ModuleRun], dict[frozenset[int], tuple[list[o.ModuleObj], set[int]]]]"
+# the runs by module name, what the frames of used runs reach (`World.reachable`), and the
+# analysed modules' objects by (name, file) (`World.analysed_module`)
+Kept: TypeAlias = ("tuple[dict[str, ModuleRun], dict[frozenset[int], tuple[list[o.ModuleObj], set[int]]], "
+                   "dict[tuple[str, str | None], o.ModuleObj]]")
 MAX_MODULE_RUNS = 2048  # modules whose runs are kept (each holds the objects its top level made)
+MAX_ANALYSED_MODULES = 64  # analysed files whose module objects are kept
 
 
 class World:
     """One trace's kept module runs: those it may use, and those it makes."""
 
     def __init__(self, kept: Kept | None) -> None:
-        self._kept, self._reach = kept or ({}, {})
+        self._kept, self._reach, self._analysed = kept or ({}, {}, {})
+        self.analysed: o.ModuleObj | None = None  # this trace's analysed module (`analysed_module`)
         self._taken: set[int] = set()  # the modules of the runs used (what `reachable` keeps)
         self.made: dict[str, ModuleRun] = {}
         self.used: list[ModuleRun] = []
         self._recordings: list[_Recording] = []
         self._position: dict[nodes.Module, int] = {}
         self._accounted: list[tuple[int, int]] = []  # spans of `construction_writes` those runs made
+
+    def analysed_module(self, node: nodes.Module, frame: Frame) -> o.ModuleObj:
+        """The analysed module's object: the one the last trace of its file made, pointed at
+        this trace's tree and frame. A module whose top level imports it without reading its
+        names (tokamax's op modules, in an import cycle with their kernel modules) holds that
+        object only, and so stays the same: its run is kept (`end`), and what its functions
+        read through the object later is this trace's module."""
+        key = (node.name, node.file)
+        module = self._analysed.pop(key, None)
+        if module is None:
+            module = o.ModuleObj(node, frame)
+        else:
+            module.point_at(node, frame)
+        self._analysed[key] = module
+        while len(self._analysed) > MAX_ANALYSED_MODULES:
+            del self._analysed[next(iter(self._analysed))]
+        self.analysed = module
+        return module
+
+    def _stops(self) -> set[int]:
+        """The analysed modules' objects: what kept runs reach stops there (their frames are
+        each trace's own)."""
+        return {id(module) for module in self._analysed.values()}
 
     # -- using kept runs ---------------------------------------------------------------------
 
@@ -149,7 +180,8 @@ class World:
                 return False
         if not all(_same_variable(interp.environment.get(name, o.UNSET), seen) for name, seen in run.environment):
             return False
-        return all(interp.modules.get(dep) is module and dep not in interp.from_text for dep, module in run.deps)
+        return all(module is self.analysed or interp.modules.get(dep) is module and dep not in interp.from_text
+                   for dep, module in run.deps)
 
     # -- making them -------------------------------------------------------------------------
 
@@ -207,9 +239,9 @@ class World:
         deps = tuple(recording.deps.items())
         made_writes = interp.construction_writes[writes:]
         if not interp.world_clean or len(interp.loose_writes) != loose or len(interp.failed_modules) != failed \
-                or any(node in interp.from_text for node, _ in loaded + deps) \
+                or any(node in interp.from_text for node, module in loaded + deps if module is not self.analysed) \
                 or not all(_current(node) for node, _ in loaded) \
-                or (made_writes and not _own(made_writes, loaded, deps)):
+                or (made_writes and not _own(made_writes, loaded, deps, self._stops())):
             return
         self._accounted.append((writes, len(interp.construction_writes)))
         answers = dict(islice(interp._memo.items(), memo, None))
@@ -250,7 +282,7 @@ class World:
             runs[run.node.name] = run
         while len(runs) > MAX_MODULE_RUNS:
             del runs[next(iter(runs))]
-        return runs, self._reach
+        return runs, self._reach, self._analysed
 
     def reachable(self, modules: Iterable[o.ModuleObj], known: Container[int] = frozenset()) -> set[int]:
         """`reuse._reachable` of the modules' frames (not to be changed). What the modules of
@@ -261,15 +293,16 @@ class World:
         for module in modules:
             (taken if id(module) in self._taken else others).append(module)
         key = frozenset(map(id, taken))
+        stops = self._stops()
         entry = self._reach.get(key)
         if entry is None:  # (it holds the modules: their ids stay theirs while it is kept)
             while len(self._reach) >= 4:
                 del self._reach[next(iter(self._reach))]
-            entry = self._reach[key] = (taken, _reachable([module.env for module in taken]))
+            entry = self._reach[key] = (taken, _reachable([module.env for module in taken], stops))
         found = entry[1]
         if not others:
             return found
-        return found | _reachable([module.env for module in others], _Either(known, found))
+        return found | _reachable([module.env for module in others], _Either(known, found | stops))
 
 
 class _Either:
@@ -296,13 +329,13 @@ def _current(node: nodes.Module) -> bool:
 
 
 def _own(writes: list[Any], loaded: tuple[tuple[nodes.Module, o.ModuleObj], ...],
-         deps: tuple[tuple[nodes.Module, o.ModuleObj], ...]) -> bool:
+         deps: tuple[tuple[nodes.Module, o.ModuleObj], ...], stops: set[int]) -> bool:
     """Did the top levels write only to what they made: nothing the modules loaded before
     them that they read reach, other than through their modules (a package holds its
     submodules)? (What they made and dropped, an instance whose `__post_init__` set its
     fields, is theirs too.)"""
-    theirs = {id(item) for _, module in loaded for item in (module, module.env)}
-    outside = _reachable([module.env for _, module in deps], theirs)
+    theirs = {id(item) for _, module in loaded for item in (module, module.env)} | stops
+    outside = _reachable([module.env for _, module in deps if id(module) not in stops], theirs)
     return not any(id(write) in outside for write in writes)
 
 
@@ -311,12 +344,12 @@ class KeptModules:
     it left unwritten (`Trace`)."""
 
     def __init__(self) -> None:
-        self._runs: Kept = ({}, {})
+        self._runs: Kept = ({}, {}, {})
         self._lock = threading.Lock()
 
     def take(self) -> Kept:
         with self._lock:
-            runs, self._runs = self._runs, ({}, {})
+            runs, self._runs = self._runs, ({}, {}, {})
             return runs
 
     def give_back(self, runs: Kept) -> None:
@@ -325,7 +358,7 @@ class KeptModules:
 
     def clear(self) -> None:
         with self._lock:
-            self._runs = ({}, {})
+            self._runs = ({}, {}, {})
 
 
 KEPT_MODULES = KeptModules()
