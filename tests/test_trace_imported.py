@@ -177,7 +177,9 @@ def test_a_run_that_reads_the_analysed_file_is_made_every_time(tmp_path, traces)
 
 def test_a_module_whose_top_level_reads_the_analysed_file_is_made_from_its_text(tmp_path, traces):
     # lib's state holds what the analysed file's text made: the runs of its functions are made
-    # in every analysis; those of a module that does not read it (other) are replayed
+    # in every analysis; those of a module that does not read it (other) are replayed. (lib
+    # runs while the file's top level is at `import lib`: it reads a name bound before that;
+    # one bound later is not there yet, and lib then reads its absence: test_trace_world)
     library = """
         import jax
 
@@ -185,7 +187,7 @@ def test_a_module_whose_top_level_reads_the_analysed_file_is_made_from_its_text(
 
         import other
 
-        BODY = kernel.body
+        NUMPY = kernel.jnp
 
 
         @jax.named_scope("pure")
@@ -459,6 +461,7 @@ def test_a_function_the_file_also_lets_escape_is_run_as_the_kept_run_made_it(tmp
 def test_what_a_module_made_from_the_text_writes_into_another_is_no_longer_the_world(tmp_path, traces):
     # lib reads the analysed file and puts what it read into other's registry: other's state
     # is the text's too, and the run of `outer`, which returns it, is made in every analysis
+    # (`jnp`: bound before the file's `import lib`)
     _write(tmp_path, {"other.py": """
         import jax
 
@@ -472,7 +475,7 @@ def test_what_a_module_made_from_the_text_writes_into_another_is_no_longer_the_w
         import kernel
         import other
 
-        other.REGISTRY.append(kernel.body)
+        other.REGISTRY.append(kernel.jnp)
     """, "kernel.py": KERNEL})
     reports = [_report(analyze_file(str(tmp_path / "kernel.py"))) for _ in range(2)]
     assert reports[0] == reports[1] and reports[0][2] is None

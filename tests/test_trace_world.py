@@ -224,3 +224,24 @@ def test_a_module_importing_the_analysed_one_is_kept_and_reads_its_current_state
     reuse.KEPT_RUNS.clear()
     world.KEPT_MODULES.clear()
     assert _report(analyze_file(str(path))) == _report(found)  # as made from scratch
+
+
+def test_a_top_level_reading_a_name_the_analysed_module_binds_later_is_kept_while_it_does(tmp_path, traces):
+    # in the cycle, the op module reads the kernel module's name before the kernel module
+    # binds it (tokamax's attention op module reads its kernel module's `Config` so): it
+    # read the name's absence, and is kept while the kernel module binds it later
+    files = {**CYCLE, "pkg/op.py": CYCLE["pkg/op.py"] + "\n\nCONFIG = kernel.COLLECTIVE\n"}
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(textwrap.dedent(text))
+    path = tmp_path / "pkg" / "kernel.py"
+    first, second = (analyze_file(str(path)) for _ in range(2))
+    assert _names(traces[1].interp.world.used) == ["pkg"] and _report(first) == _report(second)
+    # bound before the import that enters the cycle, it is read: the op module is made again
+    path.write_text(path.read_text().replace("COLLECTIVE = True\n", "").replace(
+        "import pkg\n", "COLLECTIVE = True\n\nimport pkg\n"))
+    found = analyze_file(str(path))
+    assert not traces[2].interp.world.used
+    reuse.KEPT_RUNS.clear()
+    world.KEPT_MODULES.clear()
+    assert _report(analyze_file(str(path))) == _report(found) and _state(traces[3]) == _state(traces[2])

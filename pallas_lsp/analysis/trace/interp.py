@@ -134,6 +134,13 @@ class Suspended(BaseException):
     not run (the frame is suspended, not left)."""
 
 
+def may_answer(frame: Frame, name: str) -> bool:
+    """May reading `name` from the module of this frame find something the module made: it
+    binds the name, or a module `__getattr__` or a star import may answer it?"""
+    names = frame.vars
+    return name in names or "__getattr__" in names or o.STAR_IMPORTS in names
+
+
 def _raise(error: str | bool) -> _Signal:
     """The `_Signal` of an exception raised: of this builtin class, or (True) of one not known."""
     return _Signal("Raise", error) if isinstance(error, str) else _Signal(*_RAISED)
@@ -419,14 +426,22 @@ class Interpreter:
         for name, value in saved.items():
             setattr(self, name, value)
 
-    def read_names_of(self, module: o.ModuleObj) -> None:
+    def read_names_of(self, module: o.ModuleObj, name: str | None = None) -> None:
         """Code reads a module's names through its module object (`m.x`, `from m import x`,
-        `vars(m)`). The analysed module's names are its text's, and so are those of a module
-        whose top level read them (`from_text`): another top level that reads them joins
-        those modules; a run that reads them is not kept (`text_reads`)."""
+        `vars(m)`; `name`: the one read, None: any of them). The analysed module's names are
+        its text's, and so are those of a module whose top level read them (`from_text`):
+        another top level that reads them joins those modules; a run that reads them is not
+        kept (`text_reads`). A top level that reads a name the analysed module has not bound
+        yet, in an import cycle with it (tokamax's attention op module reads its kernel
+        module's `Config` before the kernel module defines it), reads its absence only: the
+        world notes the name (`World.absent_read`), and the run is kept while it is absent."""
         if module.node not in self.from_text:
             return
         if self.constructing:
+            if name is not None and module.node is self.root and self.world is not None \
+                    and not may_answer(module.env, name):
+                self.world.absent_read(name)
+                return
             self.from_text.add(self.top_levels[-1])
         else:
             self.text_reads += 1

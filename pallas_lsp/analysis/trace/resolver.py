@@ -32,7 +32,7 @@ class _Interpreter(Protocol):
 
     def module(self, node: nodes.Module, read: bool = True) -> o.ModuleObj: ...
 
-    def read_names_of(self, module: o.ModuleObj) -> None: ...
+    def read_names_of(self, module: o.ModuleObj, name: str | None = None) -> None: ...
 
     def invoke(self, callee: Any, args: list[Any], kwargs: dict[str, Any], node: nodes.NodeNG,
                preset: dict[str, Any] | None = None) -> Any: ...
@@ -119,7 +119,7 @@ class Resolver:
                 raise o.ImportFails(modname)
             return o.Library(f"{modname}.{name}")
         module = _ran(interp, tree)
-        interp.read_names_of(module)
+        interp.read_names_of(module, name)
         value = module.env.vars.get(name, _MISSING)
         if value is not _MISSING:
             return value

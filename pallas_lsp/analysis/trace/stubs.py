@@ -362,7 +362,7 @@ def attribute(interp: Interpreter, obj: Any, name: str) -> Any:  # noqa: C901 - 
     if type(obj) is int and name in _INT_METHODS:
         return o.Partial(o.Native("<int method>"), (obj, name), ())
     if isinstance(obj, o.ModuleObj):
-        interp.read_names_of(obj)
+        interp.read_names_of(obj, None if name == "__dict__" else name)
     if name == "__dict__" and isinstance(obj, (o.Namespace, o.Library, o.ModuleObj, o.Instance)):
         return o.DictOf(obj)
     if isinstance(obj, o.DictOf) and name == "pop" and isinstance(obj.owner, o.Instance):
@@ -2132,7 +2132,7 @@ def _b_hasattr(interp: Interpreter, args: list[Any], kwargs: dict[str, Any], nod
         if isinstance(obj, o.Namespace):  # (`types.SimpleNamespace(...)`, `CompilerParams(...)`)
             return True if name in obj.attributes else UNKNOWN
         if isinstance(obj, o.ModuleObj):
-            interp.read_names_of(obj)  # (what the analysed module binds is its text's)
+            interp.read_names_of(obj, name)  # (what the analysed module binds is its text's)
             return True if name in obj.env.vars else UNKNOWN
         if isinstance(obj, o.Library) and api.surely_missing(obj.qname, name):
             return False  # (no supported release binds it)

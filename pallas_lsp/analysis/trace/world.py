@@ -14,14 +14,18 @@ answers, the steps. It is kept when
   raised at its top level, and the budget did not cut any short. One that imports the
   analysed module without reading its names (tokamax's op modules, in an import cycle with
   their kernel modules) holds the analysed module's object only: that object is kept too,
-  and each trace of the file points it at its own tree and frame (`World.analysed_module`);
+  and each trace of the file points it at its own tree and frame (`World.analysed_module`).
+  A name of the analysed module read before the module binds it (the cycle's top levels
+  run while the analysed module's is paused at an import) is a read of its absence, noted
+  with the run (`absent`);
 - it wrote to nothing but what those top levels made (a registry of a module loaded before
   is another module's state: written, it is not kept);
 and it is used in a later trace when each of its modules is the tree astroid (or the library
 reader) gives for its name now and none is loaded yet, and each module loaded before that it
 read (`deps`) is, in this trace, the very object it read then (so taken from the same kept
-runs), and each environment variable it read holds what the trace had written there then
-(`os.environ["X"] = "0"` before the import makes another module). The runs a trace used or made go back to the store only if the trace wrote to none of
+runs), each environment variable it read holds what the trace had written there then
+(`os.environ["X"] = "0"` before the import makes another module), and the analysed module
+binds none of the names it found absent. The runs a trace used or made go back to the store only if the trace wrote to none of
 their objects (`Trace._pristine`, and the top levels run in it); else they are dropped and the
 next trace makes them again. One trace at a time holds them (`KeptModules.take`).
 """
@@ -39,7 +43,7 @@ from astroid.manager import AstroidManager
 
 from .. import brain
 from . import objects as o
-from .interp import Frame, Site
+from .interp import Frame, Site, may_answer
 from .resolver import _library_module
 from .reuse import _reachable
 
@@ -72,6 +76,8 @@ class ModuleRun:
     # the environment variables it read, with what the trace had written to each (`o.UNSET`):
     # a file that sets one before importing the module makes another module
     environment: tuple[tuple[str, Any], ...] = ()
+    # the names it read of the analysed module that were not bound then (`absent_read`)
+    absent: frozenset[str] = frozenset()
 
 
 @dataclass(eq=False)
@@ -85,6 +91,7 @@ class _Recording:
     deps: dict[nodes.Module, o.ModuleObj] = field(default_factory=dict)
     memo_reads: dict[Any, Any] = field(default_factory=dict)
     environment: dict[str, Any] = field(default_factory=dict)
+    absent: set[str] = field(default_factory=set)
 
 
 # the runs by module name, what the frames of used runs reach (`World.reachable`), and the
@@ -165,6 +172,7 @@ class World:
         for recording in self._recordings:  # (a module being recorded imported it)
             recording.deps.update((dep, module) for dep, module in run.deps
                                   if self._position.get(dep, -1) < recording.position)
+            recording.absent |= run.absent
         self.used.append(run)
         self._taken.update(id(module) for _, module in run.loaded)
         return run.loaded[0][1]
@@ -180,6 +188,8 @@ class World:
                 return False
         if not all(_same_variable(interp.environment.get(name, o.UNSET), seen) for name, seen in run.environment):
             return False
+        if run.absent and (self.analysed is None or any(may_answer(self.analysed.env, name) for name in run.absent)):
+            return False  # (the analysed module now answers a name it found unbound)
         return all(module is self.analysed or interp.modules.get(dep) is module and dep not in interp.from_text
                    for dep, module in run.deps)
 
@@ -210,6 +220,12 @@ class World:
         to (`o.UNSET`: none)."""
         for recording in self._recordings:
             recording.environment.setdefault(name, written)
+
+    def absent_read(self, name: str) -> None:
+        """A top level being recorded (and those around it) read a name the analysed module
+        has not bound yet."""
+        for recording in self._recordings:
+            recording.absent.add(name)
 
     def read(self, node: nodes.Module, module: o.ModuleObj) -> None:
         """A top level being recorded reads a module loaded before it."""
@@ -253,7 +269,7 @@ class World:
             dict(islice(interp._opaque.items(), opaque, None)), interp._steps - steps, interp.dropped_raises - dropped,
             interp.construction_sites - construction_sites, recording.requested,
             [(key, answer) for key, answer in recording.memo_reads.items() if key not in made],
-            tuple(recording.environment.items()))
+            tuple(recording.environment.items()), frozenset(recording.absent))
 
     # -- after the trace ---------------------------------------------------------------------
 
