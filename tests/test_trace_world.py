@@ -27,10 +27,14 @@ PACKAGE = {
 }
 
 
-def _analyses(tmp_path, files, count=2):
+def _write(tmp_path, files):
     for name, text in files.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(textwrap.dedent(text))
+
+
+def _analyses(tmp_path, files, count=2):
+    _write(tmp_path, files)
     results = [analyze_file(str(tmp_path / "kernel.py")) for _ in range(count)]
     assert all(result.error is None for result in results)
     return results
@@ -138,25 +142,8 @@ def test_a_module_made_under_other_environment_variables_is_made_again(tmp_path,
     files = {
         "pkg/__init__.py": "",
         "pkg/config.py": 'import os\n\nCOLLECTIVE = os.environ.get("PKG_COLLECTIVE", "1") == "1"\n',
-        "pkg/kernel.py": textwrap.dedent("""
-            import jax
-            import jax.numpy as jnp
-            from jax.experimental.pallas import mosaic_gpu as plgpu
-            from pkg import config
-
-
-            def body(a_gmem, out_gmem, a_smem, b_smem, acc, bar):
-              plgpu.tcgen05_mma(acc, a_smem, b_smem, bar, collective_axis="x")
-
-
-            def matmul(a):
-              return plgpu.kernel(body, out_type=jax.ShapeDtypeStruct((128, 256), jnp.float32), cluster=(2,),
-                                  cluster_names=("x",), scratch_types=[
-                  plgpu.SMEM((128, 64), jnp.float16), plgpu.SMEM((64, 128), jnp.float16),
-                  plgpu.TMEM((128, 256), jnp.float32, collective=config.COLLECTIVE),
-                  plgpu.Barrier(orders_tensor_core=True)])(a)
-        """),
-        "case.py": textwrap.dedent("""
+        "pkg/kernel.py": "from pkg import config\n" + _matmul("config.COLLECTIVE"),
+        "case.py": """
             import os
             os.environ["PKG_COLLECTIVE"] = "0"
 
@@ -165,11 +152,9 @@ def test_a_module_made_under_other_environment_variables_is_made_again(tmp_path,
 
             def run(a):
               return kernel.matmul(a)
-        """),
+        """,
     }
-    for name, text in files.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(text)
+    _write(tmp_path, files)
     assert analyze_file(str(tmp_path / "pkg" / "kernel.py")).findings == []
     assert "pkg.config" in traces[0].interp.world.made
     found = analyze_file(str(tmp_path / "case.py")).findings
@@ -177,18 +162,12 @@ def test_a_module_made_under_other_environment_variables_is_made_again(tmp_path,
     assert "pkg.config" not in _names(traces[1].interp.world.used)
 
 
-CYCLE = {
-    "pkg/__init__.py": "from pkg import op\n",
-    # (an import cycle with the kernel module: its names are read in a function only)
-    "pkg/op.py": "from pkg import kernel\n\n\ndef collective():\n  return kernel.COLLECTIVE\n",
-    "pkg/kernel.py": """
+def _matmul(collective):
+    """A module whose kernel makes a 2-CTA MMA on TMEM allocated with `collective=<collective>`."""
+    return textwrap.dedent("""
         import jax
         import jax.numpy as jnp
         from jax.experimental.pallas import mosaic_gpu as plgpu
-
-        import pkg
-
-        COLLECTIVE = True
 
 
         def body(a_gmem, out_gmem, a_smem, b_smem, acc, bar):
@@ -199,9 +178,16 @@ CYCLE = {
           return plgpu.kernel(body, out_type=jax.ShapeDtypeStruct((128, 256), jnp.float32), cluster=(2,),
                               cluster_names=("x",), scratch_types=[
               plgpu.SMEM((128, 64), jnp.float16), plgpu.SMEM((64, 128), jnp.float16),
-              plgpu.TMEM((128, 256), jnp.float32, collective=pkg.op.collective()),
+              plgpu.TMEM((128, 256), jnp.float32, collective=COLLECTIVE_FLAG),
               plgpu.Barrier(orders_tensor_core=True)])(a)
-    """,
+    """).replace("COLLECTIVE_FLAG", collective)
+
+
+CYCLE = {
+    "pkg/__init__.py": "from pkg import op\n",
+    # (an import cycle with the kernel module: its names are read in a function only)
+    "pkg/op.py": "from pkg import kernel\n\n\ndef collective():\n  return kernel.COLLECTIVE\n",
+    "pkg/kernel.py": "import pkg\n\nCOLLECTIVE = True\n" + _matmul("pkg.op.collective()"),
 }
 
 
@@ -209,9 +195,7 @@ def test_a_module_importing_the_analysed_one_is_kept_and_reads_its_current_state
     # tokamax's op modules import their kernel modules in a cycle: a top level that binds
     # the analysed module without reading its names is kept, and its functions read the
     # module as this analysis's text makes it
-    for name, text in CYCLE.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(textwrap.dedent(text))
+    _write(tmp_path, CYCLE)
     path = tmp_path / "pkg" / "kernel.py"
     assert [analyze_file(str(path)).findings for _ in range(2)] == [[], []]
     assert "pkg" in traces[0].interp.world.made
@@ -230,10 +214,7 @@ def test_a_top_level_reading_a_name_the_analysed_module_binds_later_is_kept_whil
     # in the cycle, the op module reads the kernel module's name before the kernel module
     # binds it (tokamax's attention op module reads its kernel module's `Config` so): it
     # read the name's absence, and is kept while the kernel module binds it later
-    files = {**CYCLE, "pkg/op.py": CYCLE["pkg/op.py"] + "\n\nCONFIG = kernel.COLLECTIVE\n"}
-    for name, text in files.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(textwrap.dedent(text))
+    _write(tmp_path, {**CYCLE, "pkg/op.py": CYCLE["pkg/op.py"] + "\n\nCONFIG = kernel.COLLECTIVE\n"})
     path = tmp_path / "pkg" / "kernel.py"
     first, second = (analyze_file(str(path)) for _ in range(2))
     assert _names(traces[1].interp.world.used) == ["pkg"] and _report(first) == _report(second)
