@@ -102,7 +102,7 @@ def test_the_runs_used_or_made_last_are_the_ones_kept(monkeypatch):
     from types import SimpleNamespace
 
     def run(name):
-        return SimpleNamespace(node=SimpleNamespace(name=name))
+        return SimpleNamespace(node=SimpleNamespace(name=name), deps=())
 
     a, b, c = run("a"), run("b"), run("c")
     monkeypatch.setattr(world, "MAX_MODULE_RUNS", 2)

@@ -99,7 +99,7 @@ class _Recording:
 Kept: TypeAlias = ("tuple[dict[str, ModuleRun], dict[frozenset[int], tuple[list[o.ModuleObj], set[int]]], "
                    "dict[tuple[str, str | None], o.ModuleObj]]")
 MAX_MODULE_RUNS = 2048  # modules whose runs are kept (each holds the objects its top level made)
-MAX_ANALYSED_MODULES = 64  # analysed files whose module objects are kept
+MAX_ANALYSED_MODULES = 16  # analysed files whose module objects are kept
 
 
 class World:
@@ -298,7 +298,10 @@ class World:
             runs[run.node.name] = run
         while len(runs) > MAX_MODULE_RUNS:
             del runs[next(iter(runs))]
-        return runs, self._reach, self._analysed
+        # (an analysed module's object holds its last tree and frame: kept only while a run
+        # depends on it)
+        held = {id(module) for run in runs.values() for _, module in run.deps}
+        return runs, self._reach, {key: module for key, module in self._analysed.items() if id(module) in held}
 
     def reachable(self, modules: Iterable[o.ModuleObj], known: Container[int] = frozenset()) -> set[int]:
         """`reuse._reachable` of the modules' frames (not to be changed). What the modules of
