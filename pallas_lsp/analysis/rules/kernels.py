@@ -21,10 +21,10 @@ from astroid import nodes
 from .. import api
 from ..context import Context, State
 from ..findings import Finding, Fix, Severity
-from ..trace import Site, decide, refusals
+from ..trace import Site, decide
 from ..trace import objects as o
 from ..trace.pick import Picker, explore
-from ..trace.refusals import made_raises, traced_commit_raises, traced_mma_raises
+from ..trace.refusals import made_raises, plain_collective_raises, traced_commit_raises, traced_mma_raises
 from ..trace.stubs import tree_children
 from ..values import UNKNOWN
 from .base import Rule
@@ -479,7 +479,7 @@ def _stops_trace(pick: Picker, run: KernelRun, site: Site) -> bool:
     """Does tracing this MMA or commit surely raise: its own checks (`_raises_when_traced`),
     or a plain TMEM operand of a collective MMA that JAX's cache does not pass (PLS001)? (The
     body's allocations that raise are `_raising_allocations`'.)"""
-    return _raises_when_traced(pick, site) or refusals.plain_collective_raises(pick, site, run.members)
+    return _raises_when_traced(pick, site) or plain_collective_raises(pick, site, run.members)
 
 
 def _stopping_calls(ctx: Context) -> dict[int, dict[int, list[o.Guard]]]:
@@ -588,7 +588,7 @@ def fails_tracing_first(pick: Picker, run: KernelRun, plain: list[Allocation]) -
     could see anything about the kernel's allocations."""
     # (the allocations themselves: one helper's `plgpu.TMEM(...)` call makes both kinds)
     allocs = {id(allocation.ref) for allocation in plain if isinstance(allocation.ref, o.Alloc)}
-    return any(pick.holds(site.guard) and refusals.plain_collective_raises(
+    return any(pick.holds(site.guard) and plain_collective_raises(
         pick, site, run.members, plain=lambda ref: id(ref) in allocs) for site in run.members)
 
 

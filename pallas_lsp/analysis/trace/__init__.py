@@ -43,7 +43,6 @@ class Trace:
                  units: reuse.Units | None = None) -> None:
         self.module = module
         self._names = names  # the names the module reads and calls (from the prefilter's walk)
-        self._referenced = names.referenced
         self.flow = flow  # the analysis's `Project`: its imports, budget and root directory
         self.callers = callers.Callers(flow.project_root and module.file, flow.project_root)
         self.uses = partials.Uses(module)  # what `functools.partial`s of its functions bind
@@ -195,7 +194,7 @@ class Trace:
         for func, owner in _top_level_functions(self.module):
             if func in interp.executed:
                 continue
-            if func.name in self._referenced or self._instantiated_here(owner, module):
+            if func.name in self._names.referenced or self._instantiated_here(owner, module):
                 deferred.append((func, owner))
             elif not self._free(func, owner):
                 # (another module uses it: when that module's functions handed to code we do
@@ -210,7 +209,7 @@ class Trace:
         # holds waits for its users as a deferred function does (`narrow(a, b, block_n=128)`
         # overrides what `narrow` binds).
         held = {id(value) for name, value in module.env.vars.items()
-                if name in self._referenced and isinstance(value, objects.Partial)}
+                if name in self._names.referenced and isinstance(value, objects.Partial)}
         self._run_escaped(skip={func for func, _ in deferred + elsewhere}, free=True, held=held)
         for func, owner in elsewhere:  # (not reached by those runs: an entry point after all)
             if func not in interp.executed:
