@@ -628,12 +628,48 @@ def test_a_project_that_never_imports_jax_cannot_meet_the_api(tmp_path):
     ("app/plugins/registry.py", "kernel_registry = {}\nfrom app import core\nfrom . import jax_helpers\n"),
     ("app/plugins/__init__.py", "from .registry import *\nfrom .missing import x\n# pallas on jax\n"),
     ("app/util.py", "import app.core\nimport app.deep\n"),  # a module that is a package of its own
+    # a module imported by a computed name may be any (the trace imports what it comes to)
+    ("app/util.py", "import app.core\nimport importlib\n\ndef load(name):\n    return importlib.import_module(name)\n"),
+    ("app/plugins/__init__.py", "import importlib\n\ndef __getattr__(name):\n"
+                                "    return importlib.import_module(f'.{name}', __name__)\n"),
+    ("app/util.py", "import app.core\nfrom importlib import import_module as load\n"),
+    # ... and one imported by a literal name is followed
+    ("app/util.py", "import app.core\nimport importlib\nops = importlib.import_module('app.gpu_ops')\n"),
+    ("app/plugins/__init__.py", "from importlib import import_module\nops = import_module('..gpu_ops', __name__)\n"),
 ])
 def test_a_project_module_that_may_meet_jax_keeps_the_file(tmp_path, where, text):
-    _project(tmp_path, {**_WITHOUT_JAX, where: text, "app/deep/__init__.py": "import jaxlib\n"})
+    _project(tmp_path, {**_WITHOUT_JAX, where: text, "app/deep/__init__.py": "import jaxlib\n",
+                        "app/gpu_ops.py": "import jaxlib\n"})
     main = tmp_path / "app" / "main.py"
     source = main.read_text(encoding="utf-8")
     assert reaches_api(Bindings.of(ast.parse(source), "app"), str(main))
+    assert not prefilter.settled_from_text(source, str(main))
+
+
+def test_a_lazy_package_imports_what_its_getattr_names(tmp_path):
+    """A package's `__getattr__` (PEP 562) runs the import statements it holds, and the names
+    `import_module` gets as literals; `__import__`, which the trace does not model, imports
+    nothing there (numpy's packages, none of whose modules mention jax, are all like this)."""
+    _project(tmp_path, {**_WITHOUT_JAX, "app/plugins/__init__.py": """
+        from .registry import *
+        import importlib
+
+        def __getattr__(name):
+            if name == "extras":
+                from . import extras
+                return extras
+            if name == "legacy":
+                return importlib.import_module("app.legacy")
+            return __import__(name)
+    """, "app/plugins/extras.py": "import os\n", "app/legacy.py": "import sys\n"})
+    main = tmp_path / "app" / "main.py"
+    source = main.read_text(encoding="utf-8")
+    probed: set[str] = set()
+    assert not reaches_api(Bindings.of(ast.parse(source), "app"), str(main), probed)
+    assert {str(tmp_path / "app" / name) for name in ("plugins/extras.py", "legacy.py")} <= probed
+    assert prefilter.settled_from_text(source, str(main))
+    (tmp_path / "app" / "legacy.py").write_text("import jaxlib\n")
+    prefilter.forget_project_imports()
     assert not prefilter.settled_from_text(source, str(main))
 
 

@@ -1164,7 +1164,8 @@ class _ProjectTops:
         one of them imports (at its top or in a function, to any depth): then what they make
         and import is the project's and other libraries' only, which the trace does not run.
         True: it may, or that is not known (a file not read, an import not understood, a
-        project too large). `probed` gets every path the answer read, there or not."""
+        module imported by a computed name, a project too large). A module `import_module`
+        gets by a literal name is imported; so are those a lazy `__getattr__` imports. `probed` gets every path the answer read, there or not."""
         if self.root is None or _buffers_differ.get():
             return True
         reach = _JaxReach.of(self)
@@ -1405,9 +1406,50 @@ def _read_project_imports(file: str, package: str) -> tuple[tuple[str | None, bo
             data = handle.read()
     except OSError:
         return None
-    if b"jax" in data or _DYNAMIC_IMPORT.search(data) or _LAZY_EXPORTS.search(data):
-        return None  # (a module imported by name may be any)
-    return _imported_modules(data, package, parse=True)
+    if b"jax" in data or _computes_a_module_name(data):
+        return None  # (a module imported by a computed name may be any)
+    imported = _imported_modules(data, package, parse=True)
+    return None if imported is None else imported + _modules_named(data, package)
+
+
+def _computes_a_module_name(data: bytes) -> bool:
+    """Does the code call `import_module` with a name that is not a string literal (a lazy
+    `__getattr__`'s `import_module(f".{name}", __name__)`), or use it otherwise than by calling
+    it (passed on, imported under another name)? The trace imports what such a name comes
+    to, which may be any module. True too for a text that does not parse. (`__import__`,
+    which the trace does not model, imports nothing there; a lazy `__getattr__` alone runs
+    the import statements it holds.)"""
+    if b"import_module" not in data:
+        return False
+    try:
+        tree = ast.parse(data)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return True
+    called = set()
+    for node in ast.walk(tree):
+        if type(node) is ast.Call and _name_of(node.func) == "import_module":
+            called.add(id(node.func))
+            if not node.args or type(node.args[0]) is not ast.Constant or not isinstance(node.args[0].value, str):
+                return True
+        elif type(node) is ast.alias and node.name == "import_module" and node.asname:
+            return True
+    return any(type(node) in (ast.Name, ast.Attribute) and _name_of(node) == "import_module"
+               and id(node) not in called for node in ast.walk(tree))
+
+
+def _modules_named(data: bytes, package: str) -> tuple[tuple[str | None, bool], ...]:
+    """The modules the text imports by a literal name (`import_module("pkg.ops")`, a relative
+    one from the file's package, as `_project_files` finds their files)."""
+    named: list[tuple[str | None, bool]] = []
+    for match in _DYNAMIC_IMPORT.finditer(data):
+        dots, module = len(match["dots"]), match["module"].decode()
+        if not dots:
+            named.append((module, False))
+            continue
+        base = match["package"].decode() if match["package"] else package
+        parts = base.split(".") if base else []
+        named.append((".".join(parts[: len(parts) - (dots - 1)] + [module]) if dots - 1 < len(parts) else None, True))
+    return tuple(named)
 
 
 def _imported_modules(data: bytes, package: str, parse: bool) -> tuple[tuple[str | None, bool], ...] | None:
