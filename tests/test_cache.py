@@ -124,7 +124,7 @@ def test_a_file_the_prefilter_settled_follows_its_imports(tmp_path, monkeypatch,
     seen = _count_analyses(monkeypatch)
     _run("main.py")
     assert seen == []
-    (tmp_path / "helpers.py").write_text("import jax  # TMEM\ndef make():\n    return 1\n")
+    (tmp_path / "helpers.py").write_text("from jax.experimental import pallas  # TMEM\ndef make():\n    return 1\n")
     _run("main.py")
     assert [p.rsplit("/", 1)[-1] for p in seen] == ["main.py"]
     (tmp_path / "helpers.py").write_text("def make():\n    return 1\n")

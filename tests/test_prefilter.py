@@ -623,9 +623,9 @@ def test_a_project_that_never_imports_jax_cannot_meet_the_api(tmp_path):
 
 
 @pytest.mark.parametrize("where, text", [
-    ("app/plugins/registry.py", "kernel_registry = {}\nfrom app import core\nimport jax\n"),
+    ("app/plugins/registry.py", "kernel_registry = {}\nfrom app import core\nimport jax.experimental.pallas\n"),
     ("app/util.py", "import app.core\n\ndef helper():\n    from jax.experimental.pallas import mosaic_gpu\n"),
-    ("app/plugins/registry.py", "kernel_registry = {}\nfrom app import core\nfrom . import jax_helpers\n"),
+    ("app/plugins/registry.py", "kernel_registry = {}\nfrom app import core\nfrom . import jax_pallas_helpers\n"),
     ("app/plugins/__init__.py", "from .registry import *\nfrom .missing import x\n# pallas on jax\n"),
     ("app/util.py", "import app.core\nimport app.deep\n"),  # a module that is a package of its own
     # a module imported by a computed name may be any (the trace imports what it comes to)
@@ -638,11 +638,37 @@ def test_a_project_that_never_imports_jax_cannot_meet_the_api(tmp_path):
     ("app/plugins/__init__.py", "from importlib import import_module\nops = import_module('..gpu_ops', __name__)\n"),
 ])
 def test_a_project_module_that_may_meet_jax_keeps_the_file(tmp_path, where, text):
-    _project(tmp_path, {**_WITHOUT_JAX, where: text, "app/deep/__init__.py": "import jaxlib\n",
-                        "app/gpu_ops.py": "import jaxlib\n"})
+    _project(tmp_path, {**_WITHOUT_JAX, where: text, "app/deep/__init__.py": "from jax.experimental import pallas\n",
+                        "app/gpu_ops.py": "import jax.experimental.pallas as pl\n"})
     main = tmp_path / "app" / "main.py"
     source = main.read_text(encoding="utf-8")
     assert reaches_api(Bindings.of(ast.parse(source), "app"), str(main))
+    assert not prefilter.settled_from_text(source, str(main))
+
+
+def test_a_project_that_uses_jax_but_never_names_pallas_cannot_meet_the_api(tmp_path):
+    """Every object of the API comes from a module of jax named `...pallas...`: a project
+    whose modules use jax (flax's, scipy's) but never say `pallas` cannot meet it, unless the
+    analysed text does (a helper may be handed the name: `getattr(jax.experimental, name)`),
+    or a module imports what it names by a computed name."""
+    _project(tmp_path, {**_WITHOUT_JAX, "app/util.py": """
+        import app.core
+        import jax
+        from app.deep import helper
+
+        def get(name):
+            return getattr(jax.experimental, name)
+    """, "app/deep/__init__.py": "import jax.numpy as jnp\ndef helper(): return jnp.zeros(1)\n"})
+    main = tmp_path / "app" / "main.py"
+    source = main.read_text(encoding="utf-8")
+    probed: set[str] = set()
+    assert not reaches_api(Bindings.of(ast.parse(source), "app"), str(main), probed, names_pallas=False)
+    assert {str(tmp_path / "app" / name) for name in ("util.py", "deep/__init__.py", "plugins/registry.py")} <= probed
+    assert prefilter.settled_from_text(source, str(main))
+    handed = source + "\nfrom app.util import get\npl = get('pallas')\n"
+    assert not prefilter.settled_from_text(handed, str(main))
+    (tmp_path / "app" / "deep" / "__init__.py").write_text("from jax.experimental import pallas as pl\n")
+    prefilter.forget_project_imports()
     assert not prefilter.settled_from_text(source, str(main))
 
 
@@ -668,7 +694,7 @@ def test_a_lazy_package_imports_what_its_getattr_names(tmp_path):
     assert not reaches_api(Bindings.of(ast.parse(source), "app"), str(main), probed)
     assert {str(tmp_path / "app" / name) for name in ("plugins/extras.py", "legacy.py")} <= probed
     assert prefilter.settled_from_text(source, str(main))
-    (tmp_path / "app" / "legacy.py").write_text("import jaxlib\n")
+    (tmp_path / "app" / "legacy.py").write_text("import jax.experimental.pallas\n")
     prefilter.forget_project_imports()
     assert not prefilter.settled_from_text(source, str(main))
 
@@ -695,7 +721,7 @@ def test_a_change_to_a_project_module_is_seen_without_being_told(tmp_path, monke
     assert prefilter.settled_from_text(source, str(main))
     (tmp_path / "app" / "util.py").write_text("import app.core\nfrom app import gpu_kernels\n")
     assert prefilter.settled_from_text(source, str(main))  # a module not there: nothing runs
-    (tmp_path / "app" / "gpu_kernels.py").write_text("import jax\n")
+    (tmp_path / "app" / "gpu_kernels.py").write_text("import jax.experimental.pallas\n")
     assert not prefilter.settled_from_text(source, str(main))
 
 
@@ -1233,7 +1259,7 @@ def test_a_file_without_jax_or_trigger_words_follows_its_project_imports(tmp_pat
     assert not mentions_pallas(tool.read_text(), path=str(tool), probed=probed)
     assert str(tmp_path / "app" / "core.py") in probed
     assert str(tmp_path / "app" / "core.py") in engine.analyze_source(tool.read_text(), str(tool)).dependencies
-    (tmp_path / "app" / "core.py").write_text("import jax\n")
+    (tmp_path / "app" / "core.py").write_text("import jax.experimental.pallas\n")
     prefilter.forget_project_imports()
     assert mentions_pallas(tool.read_text(), path=str(tool))
 
@@ -1247,7 +1273,7 @@ def test_a_namespace_package_s_relative_imports_start_from_its_directory(tmp_pat
                         "app/user.py": "from app.examples.cffi.extending import parse\ndef kernel(): parse()\n"})
     user = tmp_path / "app" / "user.py"
     assert prefilter.settled_from_text(user.read_text(), str(user))
-    (tmp_path / "app" / "examples" / "cffi" / "parse.py").write_text("import jax\n")
+    (tmp_path / "app" / "examples" / "cffi" / "parse.py").write_text("import jax.experimental.pallas\n")
     prefilter.forget_project_imports()
     assert not prefilter.settled_from_text(user.read_text(), str(user))
 

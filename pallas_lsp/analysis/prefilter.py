@@ -36,6 +36,7 @@ import bisect
 import contextlib
 import contextvars
 import functools
+import operator
 import os
 import re
 import stat
@@ -118,7 +119,7 @@ def _may_meet_jax(data: bytes, path: str, probed: set[str] | None) -> bool:
             return True
         if relative or tops.holds(module):
             project.append(module)
-    return bool(project) and tops.reach_jax(project, probed)
+    return bool(project) and tops.reach_jax(project, probed, b"pallas" in data)
 
 
 def _triggers(rules: Iterable[Prefiltered]) -> tuple[bytes, ...]:
@@ -170,7 +171,8 @@ def applicable(rules: list[R], text: str, bindings: Callable[[], Bindings], path
         if kept and not library:
             used = api_uses(bindings(), frozenset().union(*(rule.identifiers for rule in kept)))
             kept = [rule for rule in kept if rule.identifiers & used]
-    if kept and not reaches_api(bindings(), path, probed):
+    names_pallas = b"pallas" in data
+    if kept and not reaches_api(bindings(), path, probed, names_pallas):
         return []
     if path is not None and len(kept) < len(rules):
         if not kept and text_verdict() is True:
@@ -182,7 +184,7 @@ def applicable(rules: list[R], text: str, bindings: Callable[[], Bindings], path
         through_imports = [rule for rule in others
                            if reached_library or not there.isdisjoint(rule.triggers)
                            or rule in own and any(w.encode() in reached for w in rule.identifiers)]
-        if through_imports and not kept and (cannot_reach() or not reaches_api(bindings(), path, probed)):
+        if through_imports and not kept and (cannot_reach() or not reaches_api(bindings(), path, probed, names_pallas)):
             return []  # (`from .fusion import f` in jax: jax's own modules are served empty)
     else:
         through_imports = []
@@ -587,10 +589,12 @@ def api_uses(bindings: Bindings, wanted: frozenset[str] | None = None) -> set[st
 # not an API object; `getattr(plgpu, "TMEM")` reads `plgpu` as a value, which counts.
 
 
-def reaches_api(bindings: Bindings, path: str | None, probed: set[str] | None = None) -> bool:
+def reaches_api(bindings: Bindings, path: str | None, probed: set[str] | None = None,
+                names_pallas: bool = True) -> bool:
     """Could the trace of this module meet an object of the Pallas API (see above)? False
-    means that no rule can find anything in it."""
-    if _imports_reach_api(bindings, path, probed):
+    means that no rule can find anything in it. `names_pallas`: does its text hold the word
+    (a project module that uses jax may be handed it: `_ProjectTops.reach_jax`)?"""
+    if _imports_reach_api(bindings, path, probed, names_pallas):
         return True
     near = {name for name, paths in bindings.imports.items() if name in bindings.loaded and _near_paths(paths)}
     if not near:
@@ -620,7 +624,8 @@ def _uses_reach_api(found: Bindings, near: set[str], imports: dict[str, set[str 
     return False
 
 
-def _imports_reach_api(bindings: Bindings, path: str | None, probed: set[str] | None = None) -> bool:
+def _imports_reach_api(bindings: Bindings, path: str | None, probed: set[str] | None = None,
+                       names_pallas: bool = True) -> bool:
     """Does an import itself bring in what may hold the API: a project module (which runs)
     that may meet jax, a module not known, a star import of either or of the API?"""
     tops = _ProjectTops(path)
@@ -644,7 +649,7 @@ def _imports_reach_api(bindings: Bindings, path: str | None, probed: set[str] | 
     # a name imported from a project module may be a module of its package
     project += [name for names in bindings.imports.values() for name in names
                 if name is not None and any(name.startswith(module + ".") for module in project)]
-    return tops.reach_jax(project, probed)
+    return tops.reach_jax(project, probed, names_pallas)
 
 
 def _near_paths(paths: set[str | None]) -> bool:
@@ -970,7 +975,7 @@ def _settled(data: bytes, imports: list[tuple[ast.Import | ast.ImportFrom, tuple
     found = Bindings()
     for statement, _ in imports:
         found._note(statement, package)
-    if _imports_reach_api(found, path, probed):
+    if _imports_reach_api(found, path, probed, b"pallas" in data):
         return False
     near = {name: paths for name, paths in found.imports.items() if _near_paths(paths)}
     if not near:
@@ -1158,21 +1163,28 @@ class _ProjectTops:
             known = self._known[top] = os.path.isdir(base) or os.path.isfile(base + ".py")
         return known
 
-    def reach_jax(self, modules: Iterable[str], probed: set[str] | None = None) -> bool:
-        """Can running these project modules meet jax, which every object of the API comes
-        from? Not when no file of theirs holds the word `jax`, nor any file of a project module
-        one of them imports (at its top or in a function, to any depth): then what they make
-        and import is the project's and other libraries' only, which the trace does not run.
-        True: it may, or that is not known (a file not read, an import not understood, a
-        module imported by a computed name, a project too large). A module `import_module`
-        gets by a literal name is imported; so are those a lazy `__getattr__` imports. `probed` gets every path the answer read, there or not."""
+    def reach_jax(self, modules: Iterable[str], probed: set[str] | None = None, names_pallas: bool = True) -> bool:
+        """Can running these project modules meet the Pallas API, every object of which comes
+        from a module of jax whose name holds `pallas` (`API_SOURCES`)? Not when no file of
+        theirs, nor any file of a project module one of them imports (at its top or in a
+        function, to any depth), holds the word `jax`: then what they make and import is the
+        project's and other libraries' only, which the trace does not run. Nor when none of
+        them names `pallas` and neither does the analysed text (`names_pallas`): they use jax,
+        but cannot name a module that holds the API (flax's and scipy's modules). True: it
+        may, or that is not known (a file not read, an import not understood, a module
+        imported by a computed name, a project too large). A module `import_module` gets by a
+        literal name is imported; so are those a lazy `__getattr__` imports. `probed` gets
+        every path the answer read, there or not."""
         if self.root is None or _buffers_differ.get():
             return True
         reach = _JaxReach.of(self)
+        wanted = _MENTIONS_JAX | (0 if names_pallas else _MENTIONS_PALLAS)
+        found = 0
         read: dict[int, frozenset[str]] = {}  # (a strongly connected part's verdict is shared)
         for module in modules:
-            for meets, paths in reach.verdicts_of(module):
-                if meets:
+            for mentions, paths in reach.verdicts_of(module):
+                found |= mentions
+                if found & wanted == wanted:
                     return True
                 read[id(paths)] = paths
         if probed is not None:
@@ -1217,7 +1229,7 @@ class _JaxReach:
     def __init__(self, tops: _ProjectTops) -> None:
         self.tops = tops
         self.checked = time.monotonic()
-        self.verdicts: dict[str, tuple[bool, frozenset[str]]] = {}  # file -> (may meet jax, paths read)
+        self.verdicts: dict[str, tuple[int, frozenset[str]]] = {}  # file -> (`_MENTIONS_*` it may run, paths read)
         self.stamps: dict[str, Stamp | None] = {}  # every path read -> `_file_stamp` (None: absent)
         self._files: dict[str, tuple[list[str], frozenset[str]]] = {}  # module -> `files`
 
@@ -1241,10 +1253,10 @@ class _JaxReach:
         return all(_file_stamp(path) == stamp and (stamp is None or stamp[1] < racy)
                    for path, stamp in self.stamps.items())
 
-    def verdicts_of(self, module: str) -> Iterator[tuple[bool, frozenset[str]]]:
+    def verdicts_of(self, module: str) -> Iterator[tuple[int, frozenset[str]]]:
         """The verdicts of the files importing `module` runs (a name that is no file runs none)."""
         files, looked = self.files(module)
-        yield False, looked
+        yield 0, looked
         for file in files:
             if file not in self.verdicts:
                 self._explore(file)
@@ -1262,7 +1274,7 @@ class _JaxReach:
     def _explore(self, start: str) -> None:
         index: dict[str, int] = {}
         low: dict[str, int] = {}
-        nodes: dict[str, tuple[bool, frozenset[str], list[str]]] = {}  # file -> (meets, paths, files it runs)
+        nodes: dict[str, tuple[int, frozenset[str], list[str]]] = {}  # file -> (mentions, paths, files it runs)
         stack: list[str] = []
         work: list[tuple[str, Iterator[str]]] = []
 
@@ -1290,7 +1302,7 @@ class _JaxReach:
                 if low[file] == index[file]:
                     self._decide(file, stack, nodes)
 
-    def _decide(self, first: str, stack: list[str], nodes: dict[str, tuple[bool, frozenset[str], list[str]]]) -> None:
+    def _decide(self, first: str, stack: list[str], nodes: dict[str, tuple[int, frozenset[str], list[str]]]) -> None:
         """One verdict for the strongly connected part whose first file is `first`."""
         part = []
         while True:
@@ -1300,11 +1312,12 @@ class _JaxReach:
                 break
         outside = {id(verdict[1]): verdict for verdict in (
             self.verdicts.get(other) for file in part for other in nodes[file][2]) if verdict is not None}
-        meets = any(nodes[file][0] for file in part) or any(verdict[0] for verdict in outside.values())
-        paths = frozenset() if meets else frozenset().union(
+        mentions = functools.reduce(operator.or_, [nodes[file][0] for file in part]
+                                    + [verdict[0] for verdict in outside.values()])
+        paths = frozenset() if mentions == _MENTIONS_ALL else frozenset().union(
             *(nodes[file][1] for file in part), *(verdict[1] for verdict in outside.values()))
         for file in part:
-            self.verdicts[file] = (meets, paths)
+            self.verdicts[file] = (mentions, paths)
             del nodes[file]
 
     def _package(self, file: str) -> str:
@@ -1314,23 +1327,30 @@ class _JaxReach:
         parts = os.path.relpath(os.path.dirname(file), self.tops.root).split(os.sep)
         return ".".join(parts) if parts != ["."] and os.pardir not in parts else package_of(file, module_name(file))
 
-    def _node(self, file: str, too_many: bool) -> tuple[bool, frozenset[str], list[str]]:
-        """Whether the file itself may meet jax, the paths read, and the files its imports run
-        (every file here was found by `files`, which stamped it)."""
+    def _node(self, file: str, too_many: bool) -> tuple[int, frozenset[str], list[str]]:
+        """What the file itself mentions (`_MENTIONS_*`), the paths read, and the files its
+        imports run (every file here was found by `files`, which stamped it)."""
         stamp = self.stamps.get(file)
-        imported = None if too_many or stamp is None else _project_imports(file, self._package(file), stamp)
-        if imported is None:
-            return True, frozenset(), []
+        mentions, imported = (_MENTIONS_ALL, None) if too_many or stamp is None else \
+            _project_imports(file, self._package(file), stamp)
+        if imported is None or mentions == _MENTIONS_ALL:
+            return _MENTIONS_ALL, frozenset(), []
         looked = {file}
         runs: list[str] = []
         for name, relative in imported:
             if name is None:
-                return True, frozenset(), []
+                return _MENTIONS_ALL, frozenset(), []
             if relative or self.tops.holds(name):
                 files, paths = self.files(name)
                 runs += files
                 looked.update(paths)
-        return False, frozenset(looked), runs
+        return mentions, frozenset(looked), runs
+
+
+# What a file may bring in (`_JaxReach`): jax, a module whose name holds `pallas`; both when
+# what it imports is not known
+_MENTIONS_JAX, _MENTIONS_PALLAS = 1, 2
+_MENTIONS_ALL = _MENTIONS_JAX | _MENTIONS_PALLAS
 
 
 # (project root, installed package) -> which of its files may meet jax
@@ -1377,19 +1397,22 @@ RECHECK_AFTER_S = 2.0
 # More files than this explored from one: the rest may meet jax.
 MAX_PROJECT_FILES = 4096
 # (file, its package) -> (its size and modification time, the modules it imports; None: it may meet jax)
-_imports_by_file: dict[tuple[str, str], tuple[Stamp, tuple[tuple[str | None, bool], ...] | None]] = {}
+_Imports: TypeAlias = "tuple[int, tuple[tuple[str | None, bool], ...] | None]"
+# (file, its package) -> (its size and modification time, what it mentions and the modules it imports)
+_imports_by_file: dict[tuple[str, str], tuple[Stamp, _Imports]] = {}
 MAX_FILES_KEPT = 8192
 
 
-def _project_imports(file: str, package: str, stamp: Stamp) -> tuple[tuple[str | None, bool], ...] | None:
-    """The modules the file (as `_file_stamp` found it) imports as a module of `package`
-    (absolute names, each with whether the import was relative; a name imported from a module
-    may be one of its package's), kept while its size and modification time are; None when it
-    holds the word `jax`, imports a module by name, or cannot be read."""
+def _project_imports(file: str, package: str, stamp: Stamp) -> _Imports:
+    """Whether the file (as `_file_stamp` found it) mentions `jax` and `pallas` (`_MENTIONS_*`),
+    and the modules it imports as a module of `package` (absolute names, each with whether the
+    import was relative; a name imported from a module may be one of its package's), kept while
+    its size and modification time are; both mentions and None when it imports a module by a
+    computed name, or cannot be read."""
     kept = _imports_by_file.get((file, package))
     if kept is not None and kept[0] == stamp:
         return kept[1]
-    found = _read_project_imports(file, package) if stamp[0] <= MAX_SCANNED_BYTES else None
+    found = _read_project_imports(file, package) if stamp[0] <= MAX_SCANNED_BYTES else (_MENTIONS_ALL, None)
     if time.time_ns() - stamp[1] >= RACY_NS:
         if len(_imports_by_file) >= MAX_FILES_KEPT:
             _imports_by_file.clear()
@@ -1400,16 +1423,17 @@ def _project_imports(file: str, package: str, stamp: Stamp) -> tuple[tuple[str |
 MAX_SCANNED_BYTES = 4 << 20
 
 
-def _read_project_imports(file: str, package: str) -> tuple[tuple[str | None, bool], ...] | None:
+def _read_project_imports(file: str, package: str) -> _Imports:
     try:
         with open(file, "rb") as handle:
             data = handle.read()
     except OSError:
-        return None
-    if b"jax" in data or _computes_a_module_name(data):
-        return None  # (a module imported by a computed name may be any)
+        return _MENTIONS_ALL, None
+    mentions = (_MENTIONS_JAX if b"jax" in data else 0) | (_MENTIONS_PALLAS if b"pallas" in data else 0)
+    if mentions == _MENTIONS_ALL or _computes_a_module_name(data):
+        return _MENTIONS_ALL, None  # (a module imported by a computed name may be any)
     imported = _imported_modules(data, package, parse=True)
-    return None if imported is None else imported + _modules_named(data, package)
+    return (_MENTIONS_ALL, None) if imported is None else (mentions, imported + _modules_named(data, package))
 
 
 def _computes_a_module_name(data: bytes) -> bool:
