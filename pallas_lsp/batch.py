@@ -134,8 +134,7 @@ def _prefiltered(target: Target, read: _Read) -> FileReport:
         data = read.text.encode("utf-8", "surrogatepass")
         key = cache.key(target.path, data, target.settings)
         record = cache.load(Path(target.cache), key) or cache.store(
-            Path(target.cache), key, report.findings, None, 0, cache.dependencies(target.path, data, (), read.probed),
-            read.started)
+            Path(target.cache), key, report.findings, None, 0, tuple(sorted(read.probed)), read.started)
         if record is not None:
             _index(target.cache).put(target.path, read.stamp, target.settings, key, record)
     return report

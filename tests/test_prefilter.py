@@ -672,6 +672,28 @@ def test_a_project_that_uses_jax_but_never_names_pallas_cannot_meet_the_api(tmp_
     assert not prefilter.settled_from_text(source, str(main))
 
 
+def test_a_module_imported_by_a_computed_name_may_be_any_of_the_project(tmp_path):
+    """`import_module(name)` imports what the name comes to: any module of the project (scipy's
+    lazy `__getattr__`), or the API's module when the analysed text names it. The verdict then
+    reads every module Python can import from the project root."""
+    _project(tmp_path, {**_WITHOUT_JAX, "app/plugins/__init__.py": """
+        import importlib
+
+        def __getattr__(name):
+            return importlib.import_module(f"app.{name}")
+    """, "app/tools/cli.py": "import jax.numpy as jnp\n", "build-scripts/make.py": "import jax.experimental.pallas\n"})
+    main = tmp_path / "app" / "main.py"
+    source = main.read_text(encoding="utf-8")
+    probed: set[str] = set()
+    assert not reaches_api(Bindings.of(ast.parse(source), "app"), str(main), probed, names_pallas=False)
+    assert str(tmp_path / "app" / "tools" / "cli.py") in probed  # read, though nothing imports it by name
+    assert prefilter.settled_from_text(source, str(main))
+    assert not prefilter.settled_from_text(source + "\nMODULE = 'jax.experimental.pallas'\n", str(main))
+    (tmp_path / "app" / "tools" / "gpu.py").write_text("from jax.experimental import pallas\n")
+    prefilter.forget_project_imports()
+    assert not prefilter.settled_from_text(source, str(main))
+
+
 def test_a_lazy_package_imports_what_its_getattr_names(tmp_path):
     """A package's `__getattr__` (PEP 562) runs the import statements it holds, and the names
     `import_module` gets as literals; `__import__`, which the trace does not model, imports

@@ -117,7 +117,7 @@ def _may_meet_jax(data: bytes, path: str, probed: set[str] | None) -> bool:
     for module, relative in imported:
         if module is None:
             return True
-        if relative or tops.holds(module):
+        if relative or tops.holds(module, probed):
             project.append(module)
     return bool(project) and tops.reach_jax(project, probed, b"pallas" in data)
 
@@ -177,7 +177,7 @@ def applicable(rules: list[R], text: str, bindings: Callable[[], Bindings], path
     if path is not None and len(kept) < len(rules):
         if not kept and text_verdict() is True:
             return []  # (told before the imports' text is searched: a large project's is long)
-        reached = imported_data(data, path)
+        reached = imported_data(data, path, probed=probed)
         reached_library = names_library(reached)
         others = [rule for rule in rules if rule not in kept]
         there = _present(reached, others)
@@ -637,12 +637,12 @@ def _imports_reach_api(bindings: Bindings, path: str | None, probed: set[str] | 
             return True  # (`importlib.import_module(name)`: a module of the project, maybe)
         if _is_jax(module):
             continue  # served by the brain: what is read from it is judged by the names it binds
-        if relative or tops.holds(module):
+        if relative or tops.holds(module, probed):
             project.append(module)
     for module in bindings.star_paths:
         if module is None or (_is_jax(module) and _near_api(module)):
             return True
-        if not _is_jax(module) and tops.holds(module):
+        if not _is_jax(module) and tops.holds(module, probed):
             project.append(module)
     if not project:
         return False
@@ -1151,12 +1151,16 @@ class _ProjectTops:
             self.own = os.path.splitext(os.path.relpath(os.path.abspath(path), root).split(os.sep)[0])[0]
         self._known: dict[str, bool] = {}
 
-    def holds(self, module: str) -> bool:
+    def holds(self, module: str, probed: set[str] | None = None) -> bool:
+        """Is `module` of the project? `probed` gets the paths that tell (there or not: a
+        module of that name may appear)."""
         top = module.split(".")[0]
         if not top or self.root is None:
             return False
         if self.own:
             return top == self.own
+        if probed is not None:
+            probed.update((os.path.join(self.root, top), os.path.join(self.root, top) + ".py"))
         known = self._known.get(top)
         if known is None:
             base = os.path.join(self.root, top)
@@ -1172,9 +1176,10 @@ class _ProjectTops:
         them names `pallas` and neither does the analysed text (`names_pallas`): they use jax,
         but cannot name a module that holds the API (flax's and scipy's modules). True: it
         may, or that is not known (a file not read, an import not understood, a module
-        imported by a computed name, a project too large). A module `import_module` gets by a
-        literal name is imported; so are those a lazy `__getattr__` imports. `probed` gets
-        every path the answer read, there or not."""
+        imported by a computed name when the analysed text names `pallas`, a project too
+        large). A module `import_module` gets by a literal name is imported; so are those a lazy
+        `__getattr__` imports; one it gets by a computed name may be any module of the project
+        (`_JaxReach.whole_project`). `probed` gets every path the answer read, there or not."""
         if self.root is None or _buffers_differ.get():
             return True
         reach = _JaxReach.of(self)
@@ -1184,8 +1189,8 @@ class _ProjectTops:
         for module in modules:
             for mentions, paths in reach.verdicts_of(module):
                 found |= mentions
-                if found & wanted == wanted:
-                    return True
+                if found & wanted == wanted or found & _COMPUTED and names_pallas:
+                    return True  # (the analysed text may name the API's module to `import_module`)
                 read[id(paths)] = paths
         if probed is not None:
             probed.update(*read.values())
@@ -1232,6 +1237,7 @@ class _JaxReach:
         self.verdicts: dict[str, tuple[int, frozenset[str]]] = {}  # file -> (`_MENTIONS_*` it may run, paths read)
         self.stamps: dict[str, Stamp | None] = {}  # every path read -> `_file_stamp` (None: absent)
         self._files: dict[str, tuple[list[str], frozenset[str]]] = {}  # module -> `files`
+        self._whole: tuple[int, frozenset[str]] | None = None  # `whole_project`
 
     @classmethod
     def of(cls, tops: _ProjectTops) -> _JaxReach:
@@ -1314,11 +1320,56 @@ class _JaxReach:
             self.verdicts.get(other) for file in part for other in nodes[file][2]) if verdict is not None}
         mentions = functools.reduce(operator.or_, [nodes[file][0] for file in part]
                                     + [verdict[0] for verdict in outside.values()])
-        paths = frozenset() if mentions == _MENTIONS_ALL else frozenset().union(
+        paths = frozenset() if mentions & _MENTIONS_ALL == _MENTIONS_ALL else frozenset().union(
             *(nodes[file][1] for file in part), *(verdict[1] for verdict in outside.values()))
         for file in part:
             self.verdicts[file] = (mentions, paths)
             del nodes[file]
+
+    def whole_project(self) -> tuple[int, frozenset[str]]:
+        """What the project's modules mention, all of them (`_MENTIONS_*`), and the paths read:
+        every module Python can import from the project root by a dotted name (in an installed
+        package, the package's), each directory on the way (its stamp changes with its
+        entries). Read once."""
+        if self._whole is None:
+            self._whole = self._read_whole_project()
+        return self._whole
+
+    def _read_whole_project(self) -> tuple[int, frozenset[str]]:
+        assert self.tops.root is not None
+        mentions, paths = 0, set()
+        own = self.tops.own
+        pending = [self.tops.root]
+        while pending:
+            directory = pending.pop()
+            self.stamps[directory] = _file_stamp(directory)
+            paths.add(directory)
+            if len(paths) > MAX_PROJECT_FILES:
+                return _MENTIONS_ALL, frozenset()  # (a link back up the tree, too)
+            try:
+                entries = sorted(os.scandir(directory), key=lambda entry: entry.name)
+            except OSError:
+                return _MENTIONS_ALL, frozenset()
+            for entry in entries:
+                stem, suffix = os.path.splitext(entry.name)
+                if directory == self.tops.root and own and stem != own:
+                    continue  # (an installed package's project is itself)
+                if entry.is_dir() and entry.name.isidentifier():
+                    pending.append(entry.path)
+                elif suffix == ".py" and stem.isidentifier() and entry.is_file():
+                    stamp = self.stamps[entry.path] = _file_stamp(entry.path)
+                    paths.add(entry.path)
+                    if stamp is None or stamp[0] > MAX_SCANNED_BYTES:
+                        return _MENTIONS_ALL, frozenset()
+                    try:
+                        with open(entry.path, "rb") as handle:
+                            data = handle.read()
+                    except OSError:
+                        return _MENTIONS_ALL, frozenset()
+                    mentions |= (_MENTIONS_JAX if b"jax" in data else 0) | (_MENTIONS_PALLAS if b"pallas" in data else 0)
+                    if mentions == _MENTIONS_ALL:
+                        return _MENTIONS_ALL, frozenset()
+        return mentions, frozenset(paths)
 
     def _package(self, file: str) -> str:
         """The package of a file reached from the project root (`files`): the directories
@@ -1333,23 +1384,32 @@ class _JaxReach:
         stamp = self.stamps.get(file)
         mentions, imported = (_MENTIONS_ALL, None) if too_many or stamp is None else \
             _project_imports(file, self._package(file), stamp)
-        if imported is None or mentions == _MENTIONS_ALL:
+        if imported is None or mentions & _MENTIONS_ALL == _MENTIONS_ALL:
             return _MENTIONS_ALL, frozenset(), []
         looked = {file}
+        if mentions & _COMPUTED:  # (it may import any module of the project)
+            anywhere, paths = self.whole_project()
+            mentions |= anywhere
+            if mentions & _MENTIONS_ALL == _MENTIONS_ALL:
+                return _MENTIONS_ALL, frozenset(), []
+            looked.update(paths)
         runs: list[str] = []
         for name, relative in imported:
             if name is None:
                 return _MENTIONS_ALL, frozenset(), []
-            if relative or self.tops.holds(name):
+            if relative or self.tops.holds(name, looked):
                 files, paths = self.files(name)
                 runs += files
                 looked.update(paths)
+        for path in looked - self.stamps.keys():  # (where a module not of the project may appear)
+            self.stamps[path] = _file_stamp(path)
         return mentions, frozenset(looked), runs
 
 
-# What a file may bring in (`_JaxReach`): jax, a module whose name holds `pallas`; both when
-# what it imports is not known
-_MENTIONS_JAX, _MENTIONS_PALLAS = 1, 2
+# What a file may bring in (`_JaxReach`): jax, a module whose name holds `pallas` (both when
+# what it imports is not known), and a module named by a computed name (`import_module(name)`:
+# any module of the project, or one the analysed text names)
+_MENTIONS_JAX, _MENTIONS_PALLAS, _COMPUTED = 1, 2, 4
 _MENTIONS_ALL = _MENTIONS_JAX | _MENTIONS_PALLAS
 
 
@@ -1393,10 +1453,11 @@ def _file_stamp(path: str) -> Stamp | None:
 
 def _is_file(stamp: Stamp | None) -> bool:
     return stamp is not None and stamp[0] >= 0
+
+
 RECHECK_AFTER_S = 2.0
-# More files than this explored from one: the rest may meet jax.
+# More files than this explored from one, or in a whole project: the rest may meet jax.
 MAX_PROJECT_FILES = 4096
-# (file, its package) -> (its size and modification time, the modules it imports; None: it may meet jax)
 _Imports: TypeAlias = "tuple[int, tuple[tuple[str | None, bool], ...] | None]"
 # (file, its package) -> (its size and modification time, what it mentions and the modules it imports)
 _imports_by_file: dict[tuple[str, str], tuple[Stamp, _Imports]] = {}
@@ -1407,8 +1468,8 @@ def _project_imports(file: str, package: str, stamp: Stamp) -> _Imports:
     """Whether the file (as `_file_stamp` found it) mentions `jax` and `pallas` (`_MENTIONS_*`),
     and the modules it imports as a module of `package` (absolute names, each with whether the
     import was relative; a name imported from a module may be one of its package's), kept while
-    its size and modification time are; both mentions and None when it imports a module by a
-    computed name, or cannot be read."""
+    its size and modification time are (`_COMPUTED` too when it imports a module by a computed
+    name); both mentions and None when it cannot be read."""
     kept = _imports_by_file.get((file, package))
     if kept is not None and kept[0] == stamp:
         return kept[1]
@@ -1430,8 +1491,10 @@ def _read_project_imports(file: str, package: str) -> _Imports:
     except OSError:
         return _MENTIONS_ALL, None
     mentions = (_MENTIONS_JAX if b"jax" in data else 0) | (_MENTIONS_PALLAS if b"pallas" in data else 0)
-    if mentions == _MENTIONS_ALL or _computes_a_module_name(data):
-        return _MENTIONS_ALL, None  # (a module imported by a computed name may be any)
+    if mentions == _MENTIONS_ALL:
+        return _MENTIONS_ALL, None
+    if _computes_a_module_name(data):
+        mentions |= _COMPUTED
     imported = _imported_modules(data, package, parse=True)
     return (_MENTIONS_ALL, None) if imported is None else (mentions, imported + _modules_named(data, package))
 
