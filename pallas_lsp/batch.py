@@ -96,7 +96,8 @@ def _settle(target: Target) -> tuple[FileReport | None, _Read]:
         record = None
         if found is not None:
             entry, inline = found
-            record = cache.current(inline) if inline is not None else cache.load(Path(target.cache), entry)
+            directory = Path(target.cache)
+            record = cache.current(inline, directory) if inline is not None else cache.load(directory, entry)
         if record is not None:
             return _cached_report(target, record), _Read(stamp=stamp)
     try:
@@ -260,6 +261,7 @@ Progress = Callable[[int], None]  # called with the number of files just done
 def analyse(targets: list[Target], jobs: int = 1, progress: Progress | None = None) -> list[FileReport]:
     """A report per target, in the targets' order whatever `jobs` is."""
     analysis.forget_project_imports()  # a run reads the project as it is now (`--watch`, `--fix` rounds)
+    cache.forget_checks()
     reports = list(_analyse(targets, jobs, progress or (lambda done: None)))
     for index in _INDEXES.values():
         index.save()

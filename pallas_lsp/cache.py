@@ -8,7 +8,10 @@ apply to it and the pallas-lsp version and code (the size and modification time 
 editable install whose code changed misses); it records the size and modification time of every project module the
 analysis read, and is used only while they are unchanged. A file the prefilter settles (no
 trigger word in it or in the project modules it imports) has an entry too, whose dependencies
-are every path the prefilter looked at, there or not. `Index` finds a file's entry from its
+are every path the prefilter looked at, there or not. Files of one project depend on much the
+same modules (each on those its imports run, often most of the project): the stamps are kept
+once, in chunks of about `CHUNK_PATHS` paths named by their content (`DEPENDENCIES`), which an
+entry names; a chunk checked is not checked again for `CHUNK_RECHECK_S` seconds. `Index` finds a file's entry from its
 size and modification time, without reading the file, and holds a copy of the entry: an
 unchanged tree is one read of the index (as ruff's cache keeps a package's entries in one file).
 
@@ -31,6 +34,7 @@ import json
 import os
 import sys
 import time
+import zlib
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -43,6 +47,11 @@ DIRECTORY = ".pallas_lint_cache"
 # What an entry records (see above).
 CHECK = "check"
 FLAKE8 = "flake8"
+
+# The chunks of stamps entries name (see above)
+DEPENDENCIES = "dependencies"
+CHUNK_PATHS = 32
+CHUNK_RECHECK_S = 1.0
 
 # A file modified within this many seconds is not trusted to have its final stamp (git's "racy"
 # entries: a second write in the same tick of a coarse clock keeps both size and time).
@@ -113,17 +122,18 @@ def key(path: str, data: bytes, settings: Settings, kind: str = CHECK) -> str:
 def load(directory: Path, entry: str) -> dict | None:
     """The cached report, or None (missing, unreadable, not whole, or a dependency has changed)."""
     try:
-        return current(json.loads((directory / __version__ / entry[:2] / f"{entry}.json").read_text("utf-8")))
+        return current(json.loads((directory / __version__ / entry[:2] / f"{entry}.json").read_text("utf-8")),
+                       directory)
     except (OSError, ValueError):
         return None
 
 
-def current(record: Any) -> dict | None:
-    """The record, while every project module it depends on is as it was (else None); a
-    record that is not whole (a findings list that does not read back, no error or count)
-    is None too."""
+def current(record: Any, directory: Path) -> dict | None:
+    """The record (of the cache in `directory`), while every project module it depends on is
+    as it was (else None); a record that is not whole (a findings list that does not read
+    back, no error or count, a chunk of stamps missing) is None too."""
     try:
-        if not all(_stamp(path) == stamp for path, stamp in record["dependencies"]):
+        if not all(type(chunk) is str and _chunk_current(directory, chunk) for chunk in record["dependencies"]):
             return None
         findings(record)
         if not (record["error"] is None or isinstance(record["error"], str)) or type(record["silenced"]) is not int:
@@ -146,7 +156,8 @@ def dependencies(path: str, data: bytes, analysed: Iterable[str], probed: Iterab
     (`probed`), and every path the prefilter's walk of its project imports looks at, there or
     not (the analysis asks that walk too, before astroid: a helper module given a trigger word
     may let a rule through). The walk is kept per file by the prefilter, so asking it again
-    costs a check of its stamps."""
+    costs a check of its stamps. (A file the prefilter settles depends on what it probed
+    alone: every path its verdict read is there.)"""
     walked: set[str] = set()
     imported_data(data, path, probed=walked)
     return tuple(sorted({*analysed, *probed, *walked}))
@@ -160,24 +171,78 @@ def store(directory: Path, entry: str, findings: list[Finding], error: str | Non
     have been read before its last change, which its stamp now shows (not kept: a miss next
     time, never a stale verdict)."""
     stamps = {path: _stamp(path) for path in dependencies}
-    record = {
-        "findings": [dataclasses.asdict(finding) for finding in findings],
-        "error": error,
-        "silenced": silenced,
-        "dependencies": [[path, stamp] for path, stamp in stamps.items()],
-    }
     if started is not None:
         limit = (started - RECENT) * 1e9
         if any(stamp is not None and stamp[1] > limit for stamp in stamps.values()):
             return None
-    target = directory / __version__ / entry[:2] / f"{entry}.json"
     try:
         _prepare(directory)
+        chunks = _store_chunks(directory, stamps)
+        record = {
+            "findings": [dataclasses.asdict(finding) for finding in findings],
+            "error": error,
+            "silenced": silenced,
+            "dependencies": chunks,
+        }
+        target = directory / __version__ / entry[:2] / f"{entry}.json"
         target.parent.mkdir(parents=True, exist_ok=True)
         _write_atomically(target, json.dumps(record, default=_enum_value))
     except OSError:
-        pass
+        return None  # (an entry whose chunks are not all written would be a miss anyway)
     return record
+
+
+def _store_chunks(directory: Path, stamps: dict[str, list[int] | None]) -> list[str]:
+    """The names of the chunks that hold `stamps`, each written unless it is there (named by its
+    content: one written is never rewritten with other stamps). The sorted paths are cut after
+    each path whose hash is a multiple of `CHUNK_PATHS` (content-defined chunking): two files'
+    lists that differ by a few paths share every chunk but those around them."""
+    chunks: list[list] = [[]]
+    for path in sorted(stamps):
+        chunks[-1].append([path, stamps[path]])
+        if zlib.crc32(path.encode("utf-8", "surrogatepass")) % CHUNK_PATHS == 0:
+            chunks.append([])
+    names = []
+    for rows in filter(None, chunks):
+        text = json.dumps(rows)
+        name = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+        target = directory / __version__ / DEPENDENCIES / name[:2] / f"{name}.json"
+        if (str(directory), name) not in _written and not target.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            _write_atomically(target, text)
+        _written.add((str(directory), name))
+        names.append(name)
+    return names
+
+
+def forget_checks() -> None:
+    """Check every chunk again (a run starts: `--watch`, `--fix` rounds)."""
+    _checked.clear()
+
+
+def _chunk_current(directory: Path, name: str) -> bool:
+    """Is every stamp of the chunk as it is now (checked at most every `CHUNK_RECHECK_S`)?"""
+    key = (str(directory), name)
+    now = time.monotonic()
+    checked = _checked.get(key)
+    if checked is not None and now - checked[0] < CHUNK_RECHECK_S:
+        return checked[1]
+    try:
+        rows = json.loads((directory / __version__ / DEPENDENCIES / name[:2] / f"{name}.json").read_text("utf-8"))
+        same = all(_stamp(path) == stamp for path, stamp in rows)
+    except (OSError, ValueError, TypeError):
+        same = False
+    if len(_checked) >= MAX_CHUNKS_CHECKED:
+        _checked.clear()
+    _checked[key] = (now, same)
+    return same
+
+
+# (cache directory, chunk) -> (when it was checked, whether its stamps were all current)
+_checked: dict[tuple[str, str], tuple[float, bool]] = {}
+MAX_CHUNKS_CHECKED = 65536
+# the chunks this process wrote or found written: (cache directory, chunk)
+_written: set[tuple[str, str]] = set()
 
 
 class Index:

@@ -135,6 +135,30 @@ def test_a_file_the_prefilter_settled_follows_its_imports(tmp_path, monkeypatch,
     assert [p.rsplit("/", 1)[-1] for p in seen] == ["main.py"]
 
 
+def test_files_of_one_project_share_their_dependencies_stamps(tmp_path, monkeypatch, capsys):
+    """Files that import the same project modules name the same chunks of stamps (one per
+    directory), each written once; a chunk that is gone is a miss, never a verdict."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(cache, "RECENT", 0.0)
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "__init__.py").write_text("from . import core, util\n")
+    (tmp_path / "app" / "core.py").write_text("from . import util\n")
+    (tmp_path / "app" / "util.py").write_text("def helper():\n    return 1\n")
+    for name in ("one", "two", "three"):  # trigger words, no jax: settled on their imports
+        (tmp_path / f"{name}.py").write_text("from app import core\n\ndef kernel(out_shape):\n    return core\n")
+    _run(".")
+    records = [json.loads(path.read_text()) for path in (tmp_path / cache.DIRECTORY).rglob("*.json")
+               if cache.DEPENDENCIES not in path.parts and path.name != "index.json"]
+    named = [chunk for record in records for chunk in record["dependencies"]]
+    chunks = list((tmp_path / cache.DIRECTORY).rglob(f"{cache.DEPENDENCIES}/*/*.json"))
+    assert len(records) >= 3 and len(chunks) == len(set(named)) < len(named)
+    for chunk in chunks:
+        chunk.unlink()
+    monkeypatch.setattr(cache, "_written", set())  # (a new process)
+    _run("one.py")  # a miss: settled again, its chunks written again
+    assert list((tmp_path / cache.DIRECTORY).rglob(f"{cache.DEPENDENCIES}/*/*.json"))
+
+
 def test_changed_code_of_ours_is_a_miss(tmp_path, monkeypatch):
     """An editable install's code changes without its version: an entry is the verdict of our
     code as it is (its modules' sizes and modification times), not of the version alone."""

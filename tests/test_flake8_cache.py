@@ -62,7 +62,7 @@ def project(tmp_path):
 
 
 def _entries(directory):
-    return sorted(directory.rglob("*.json"))
+    return sorted(path for path in directory.rglob("*.json") if cache.DEPENDENCIES not in path.parts)
 
 
 def test_cached_output_is_the_fresh_output_over_the_fixtures(project):
