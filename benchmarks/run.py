@@ -14,8 +14,8 @@ waits). Prints a Markdown table (the README's "Speed" section is a copy of it):
    files the prefilter must parse (the floor: they are read as trees), and vs `ruff check
    --select F --no-cache`; the same tree with our cache vs ruff without its cache (and whether
    astroid was imported); a pre-commit run: one changed kernel file, the whole process; a
-   project that does not use JAX (numpy) vs ruff; a directory of dense kernels (tokamax's
-   attention ops) vs ruff;
+   project that does not use JAX (numpy) and one that uses JAX but not Pallas (flax) vs ruff;
+   a directory of dense kernels (tokamax's attention ops) vs ruff;
 2. `flake8 -j1` with our plugin vs without it, same files (CPU time), cold (the plugin's cache
    cleared before each run) and cached, and the plugin's own CPU time measured inside flake8;
 3. dense real code: every Blackwell kernel file of JAX and tokamax, warm analysis vs `ast.parse`
@@ -142,17 +142,23 @@ def whole_package(jax: Path, repeat: int) -> list[tuple]:
 def project_without_jax(repeat: int) -> list[tuple]:
     """A project that does not use JAX (numpy, installed with jax): the trigger words are
     common ones (`kernel`, `out_shape`), and its modules import each other; each file would be
-    analysed unless the prefilter sees that none of its imports leads to jax."""
+    analysed unless the prefilter sees that none of its imports leads to jax. And one that
+    uses JAX but not Pallas (flax, which tokamax's dependencies install): its modules say
+    `kernel` and import jax, and none of them names `pallas`."""
+    return _installed_package_row("numpy", "no JAX", repeat) + _installed_package_row("flax", "JAX, no Pallas", repeat)
+
+
+def _installed_package_row(name: str, what: str, repeat: int) -> list[tuple]:
     ruff, lint = tool("ruff"), tool("pallas-lint")
-    spec = importlib.util.find_spec("numpy")
+    spec = importlib.util.find_spec(name)
     if ruff is None or lint is None or spec is None or not spec.submodule_search_locations:
-        return [("1", "a project without JAX", "skipped: ruff, pallas-lint or numpy missing", "", "")]
-    numpy = Path(list(spec.submodule_search_locations)[0])
+        return [("1", f"a project with {what}", f"skipped: ruff, pallas-lint or {name} missing", "", "")]
+    package = Path(list(spec.submodule_search_locations)[0])
     ours, base = measure.commands_side_by_side(
-        [lint, "check", "--exit-zero", "-q", "--no-cache", str(numpy)],
-        [ruff, "check", "--select", "F", "--no-cache", "--exit-zero", "-q", str(numpy)], repeat)
-    files = sum(1 for _ in numpy.rglob("*.py"))
-    return [("1", f"pallas-lint check --no-cache (-j auto), numpy {_version('numpy')} ({files} files, no JAX), wall "
+        [lint, "check", "--exit-zero", "-q", "--no-cache", str(package)],
+        [ruff, "check", "--select", "F", "--no-cache", "--exit-zero", "-q", str(package)], repeat)
+    files = sum(1 for _ in package.rglob("*.py"))
+    return [("1", f"pallas-lint check --no-cache (-j auto), {name} {_version(name)} ({files} files, {what}), wall "
                   "(the jax package's bar)",
              f"{ours['wall']:.2f} s", f"ruff --select F --no-cache {base['wall']:.2f} s",
              _ratio(ours["wall"], base["wall"], "ruff"))]
