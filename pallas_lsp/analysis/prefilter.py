@@ -117,6 +117,8 @@ def _may_meet_jax(data: bytes, path: str, probed: set[str] | None) -> bool:
     for module, relative in imported:
         if module is None:
             return True
+        if _is_jax(module):
+            continue  # (served by the brain, never run: jax's own modules import each other)
         if relative or tops.holds(module, probed):
             project.append(module)
     return bool(project) and tops.reach_jax(project, probed, b"pallas" in data)
