@@ -662,7 +662,7 @@ def test_a_project_that_uses_jax_but_never_names_pallas_cannot_meet_the_api(tmp_
     main = tmp_path / "app" / "main.py"
     source = main.read_text(encoding="utf-8")
     probed: set[str] = set()
-    assert not reaches_api(Bindings.of(ast.parse(source), "app"), str(main), probed, names_pallas=False)
+    assert not reaches_api(Bindings.of(ast.parse(source), "app"), str(main), probed, source.encode())
     assert {str(tmp_path / "app" / name) for name in ("util.py", "deep/__init__.py", "plugins/registry.py")} <= probed
     assert prefilter.settled_from_text(source, str(main))
     handed = source + "\nfrom app.util import get\npl = get('pallas')\n"
@@ -685,13 +685,38 @@ def test_a_module_imported_by_a_computed_name_may_be_any_of_the_project(tmp_path
     main = tmp_path / "app" / "main.py"
     source = main.read_text(encoding="utf-8")
     probed: set[str] = set()
-    assert not reaches_api(Bindings.of(ast.parse(source), "app"), str(main), probed, names_pallas=False)
+    assert not reaches_api(Bindings.of(ast.parse(source), "app"), str(main), probed, source.encode())
     assert str(tmp_path / "app" / "tools" / "cli.py") in probed  # read, though nothing imports it by name
     assert prefilter.settled_from_text(source, str(main))
     assert not prefilter.settled_from_text(source + "\nMODULE = 'jax.experimental.pallas'\n", str(main))
     (tmp_path / "app" / "tools" / "gpu.py").write_text("from jax.experimental import pallas\n")
     prefilter.forget_project_imports()
     assert not prefilter.settled_from_text(source, str(main))
+
+
+_LOAD = "import importlib\ndef load(name):\n    return importlib.import_module({})\n"
+_FROM = "from importlib import import_module\nops = import_module({!r})\n"
+_PALLAS = "import jax.experimental.pallas\n"
+
+
+@pytest.mark.parametrize("head, gpu_ops, reaches", [
+    ("import importlib\nSPEC = importlib.util.find_spec('yaml')\n", _PALLAS, False),
+    ("import importlib\nplgpu = importlib.import_module('jax.experimental.pallas.mosaic_gpu')\n", "", True),
+    (_FROM.format("app.gpu_ops"), _PALLAS, True),
+    (_FROM.format("app.util"), _PALLAS, False),
+    # a computed name: any module of the project, or one the strings of the text and the project name
+    (_LOAD.format("name"), _PALLAS, True),
+    (_LOAD.format("name"), "import jax.numpy\n", False),
+    (_LOAD.format("'jax.' + name"), "NAME = 'experimental.pallas.mosaic_gpu'\n", True),
+])
+def test_what_the_analysed_file_gets_from_import_module(tmp_path, head, gpu_ops, reaches):
+    """The analysed file's `importlib.import_module` is judged as a project module's: a
+    literal name is the module it names; a computed one may be any module of the project, or
+    one the text and the project's strings name."""
+    _project(tmp_path, {**_WITHOUT_JAX, "app/gpu_ops.py": gpu_ops})
+    main = tmp_path / "app" / "main.py"
+    source = head + main.read_text(encoding="utf-8")
+    assert prefilter.settled_from_text(source, str(main)) is not reaches
 
 
 def test_a_lazy_package_imports_what_its_getattr_names(tmp_path):

@@ -121,7 +121,7 @@ def _may_meet_jax(data: bytes, path: str, probed: set[str] | None) -> bool:
             continue  # (served by the brain, never run: jax's own modules import each other)
         if relative or tops.holds(module, probed):
             project.append(module)
-    return bool(project) and tops.reach_jax(project, probed, b"pallas" in data)
+    return bool(project) and tops.reach_jax(project, probed, _mentions(data))
 
 
 def _triggers(rules: Iterable[Prefiltered]) -> tuple[bytes, ...]:
@@ -173,8 +173,7 @@ def applicable(rules: list[R], text: str, bindings: Callable[[], Bindings], path
         if kept and not library:
             used = api_uses(bindings(), frozenset().union(*(rule.identifiers for rule in kept)))
             kept = [rule for rule in kept if rule.identifiers & used]
-    names_pallas = b"pallas" in data
-    if kept and not reaches_api(bindings(), path, probed, names_pallas):
+    if kept and not reaches_api(bindings(), path, probed, data):
         return []
     if path is not None and len(kept) < len(rules):
         if not kept and text_verdict() is True:
@@ -186,7 +185,7 @@ def applicable(rules: list[R], text: str, bindings: Callable[[], Bindings], path
         through_imports = [rule for rule in others
                            if reached_library or not there.isdisjoint(rule.triggers)
                            or rule in own and any(w.encode() in reached for w in rule.identifiers)]
-        if through_imports and not kept and (cannot_reach() or not reaches_api(bindings(), path, probed, names_pallas)):
+        if through_imports and not kept and (cannot_reach() or not reaches_api(bindings(), path, probed, data)):
             return []  # (`from .fusion import f` in jax: jax's own modules are served empty)
     else:
         through_imports = []
@@ -592,11 +591,12 @@ def api_uses(bindings: Bindings, wanted: frozenset[str] | None = None) -> set[st
 
 
 def reaches_api(bindings: Bindings, path: str | None, probed: set[str] | None = None,
-                names_pallas: bool = True) -> bool:
+                text: bytes | None = None) -> bool:
     """Could the trace of this module meet an object of the Pallas API (see above)? False
-    means that no rule can find anything in it. `names_pallas`: does its text hold the word
-    (a project module that uses jax may be handed it: `_ProjectTops.reach_jax`)?"""
-    if _imports_reach_api(bindings, path, probed, names_pallas):
+    means that no rule can find anything in it. `text`: the module's (whether it names
+    `pallas`, which a project module that uses jax may be handed, `_ProjectTops.reach_jax`,
+    and the modules it gives `importlib.import_module`); None: not known."""
+    if _imports_reach_api(bindings, path, probed, text):
         return True
     near = {name for name, paths in bindings.imports.items() if name in bindings.loaded and _near_paths(paths)}
     if not near:
@@ -627,16 +627,19 @@ def _uses_reach_api(found: Bindings, near: set[str], imports: dict[str, set[str 
 
 
 def _imports_reach_api(bindings: Bindings, path: str | None, probed: set[str] | None = None,
-                       names_pallas: bool = True) -> bool:
+                       text: bytes | None = None) -> bool:
     """Does an import itself bring in what may hold the API: a project module (which runs)
-    that may meet jax, a module not known, a star import of either or of the API?"""
+    that may meet jax, a module not known, a star import of either or of the API, a module
+    `importlib.import_module` gets (`text`: the module's; None, not known)?"""
     tops = _ProjectTops(path)
     project = []
+    by_name = False
     for module, relative in bindings.modules:
         if module is None:
             return True  # a relative import above the top-level package: not known
         if module == "importlib" or module.startswith("importlib."):
-            return True  # (`importlib.import_module(name)`: a module of the project, maybe)
+            by_name = True
+            continue
         if _is_jax(module):
             continue  # served by the brain: what is read from it is judged by the names it binds
         if relative or tops.holds(module, probed):
@@ -646,12 +649,41 @@ def _imports_reach_api(bindings: Bindings, path: str | None, probed: set[str] | 
             return True
         if not _is_jax(module) and tops.holds(module, probed):
             project.append(module)
+    if by_name:
+        named = _imported_by_name(text, path, tops, probed)
+        if named is None:
+            return True
+        project += named
     if not project:
         return False
     # a name imported from a project module may be a module of its package
     project += [name for names in bindings.imports.values() for name in names
                 if name is not None and any(name.startswith(module + ".") for module in project)]
-    return tops.reach_jax(project, probed, names_pallas)
+    return tops.reach_jax(project, probed, _MENTIONS_ALL if text is None else _mentions(text))
+
+
+def _imported_by_name(text: bytes | None, path: str | None, tops: _ProjectTops, probed: set[str] | None
+                      ) -> list[str] | None:
+    """The project modules a module that imports `importlib` gets from `import_module` by a
+    literal name; None when it may get the API (one of jax's modules near it, a name not
+    known, or a computed one: any module of the project, or one the strings of the text and
+    the project's files name: the API's when they say `jax` and `pallas`)."""
+    if text is None or tops.root is None:
+        return None
+    if _computes_a_module_name(text):
+        mentions, paths = _JaxReach.of(tops).whole_project()
+        if (mentions | _mentions(text)) & _MENTIONS_ALL == _MENTIONS_ALL:
+            return None
+        if probed is not None:
+            probed.update(paths)
+        return []
+    named = []
+    for name, relative in _modules_named(text, package_of(path, module_name(path))):
+        if name is None or _is_jax(name) and _near_api(name):
+            return None
+        if not _is_jax(name) and (relative or tops.holds(name, probed)):
+            named.append(name)
+    return named
 
 
 def _near_paths(paths: set[str | None]) -> bool:
@@ -977,7 +1009,7 @@ def _settled(data: bytes, imports: list[tuple[ast.Import | ast.ImportFrom, tuple
     found = Bindings()
     for statement, _ in imports:
         found._note(statement, package)
-    if _imports_reach_api(found, path, probed, b"pallas" in data):
+    if _imports_reach_api(found, path, probed, data):
         return False
     near = {name: paths for name, paths in found.imports.items() if _near_paths(paths)}
     if not near:
@@ -1141,6 +1173,17 @@ def _near_api(path: str) -> bool:
                for module in API_SOURCES)
 
 
+# What a file may bring in (`_JaxReach`): jax, a module whose name holds `pallas` (both when
+# what it imports is not known), and a module named by a computed name (`import_module(name)`:
+# any module of the project, or one the analysed text names)
+_MENTIONS_JAX, _MENTIONS_PALLAS, _COMPUTED = 1, 2, 4
+_MENTIONS_ALL = _MENTIONS_JAX | _MENTIONS_PALLAS
+
+
+def _mentions(data: bytes) -> int:
+    return (_MENTIONS_JAX if b"jax" in data else 0) | (_MENTIONS_PALLAS if b"pallas" in data else 0)
+
+
 class _ProjectTops:
     """Which absolute imports bring in a module of the file's project, as the analysis decides
     (`project_root`, `Project.from_project`): in an installed package, the package
@@ -1169,13 +1212,13 @@ class _ProjectTops:
             known = self._known[top] = os.path.isdir(base) or os.path.isfile(base + ".py")
         return known
 
-    def reach_jax(self, modules: Iterable[str], probed: set[str] | None = None, names_pallas: bool = True) -> bool:
+    def reach_jax(self, modules: Iterable[str], probed: set[str] | None = None, text: int = _MENTIONS_ALL) -> bool:
         """Can running these project modules meet the Pallas API, every object of which comes
         from a module of jax whose name holds `pallas` (`API_SOURCES`)? Not when no file of
         theirs, nor any file of a project module one of them imports (at its top or in a
         function, to any depth), holds the word `jax`: then what they make and import is the
         project's and other libraries' only, which the trace does not run. Nor when none of
-        them names `pallas` and neither does the analysed text (`names_pallas`): they use jax,
+        them names `pallas` and neither does the analysed text (`text`: its `_mentions`): they use jax,
         but cannot name a module that holds the API (flax's and scipy's modules). True: it
         may, or that is not known (a file not read, an import not understood, a module
         imported by a computed name when the analysed text names `pallas`, a project too
@@ -1185,14 +1228,13 @@ class _ProjectTops:
         if self.root is None or _buffers_differ.get():
             return True
         reach = _JaxReach.of(self)
-        wanted = _MENTIONS_JAX | (0 if names_pallas else _MENTIONS_PALLAS)
-        found = 0
+        found = text & _MENTIONS_PALLAS  # (a name the text hands to `getattr(jax.experimental, name)`)
         read: dict[int, frozenset[str]] = {}  # (a strongly connected part's verdict is shared)
         for module in modules:
             for mentions, paths in reach.verdicts_of(module):
-                found |= mentions
-                if found & wanted == wanted or found & _COMPUTED and names_pallas:
-                    return True  # (the analysed text may name the API's module to `import_module`)
+                found |= mentions | (text if mentions & _COMPUTED else 0)  # (or to `import_module`)
+                if found & _MENTIONS_ALL == _MENTIONS_ALL:
+                    return True
                 read[id(paths)] = paths
         if probed is not None:
             probed.update(*read.values())
@@ -1368,7 +1410,7 @@ class _JaxReach:
                             data = handle.read()
                     except OSError:
                         return _MENTIONS_ALL, frozenset()
-                    mentions |= (_MENTIONS_JAX if b"jax" in data else 0) | (_MENTIONS_PALLAS if b"pallas" in data else 0)
+                    mentions |= _mentions(data)
                     if mentions == _MENTIONS_ALL:
                         return _MENTIONS_ALL, frozenset()
         return mentions, frozenset(paths)
@@ -1406,13 +1448,6 @@ class _JaxReach:
         for path in looked - self.stamps.keys():  # (where a module not of the project may appear)
             self.stamps[path] = _file_stamp(path)
         return mentions, frozenset(looked), runs
-
-
-# What a file may bring in (`_JaxReach`): jax, a module whose name holds `pallas` (both when
-# what it imports is not known), and a module named by a computed name (`import_module(name)`:
-# any module of the project, or one the analysed text names)
-_MENTIONS_JAX, _MENTIONS_PALLAS, _COMPUTED = 1, 2, 4
-_MENTIONS_ALL = _MENTIONS_JAX | _MENTIONS_PALLAS
 
 
 # (project root, installed package) -> which of its files may meet jax
@@ -1492,7 +1527,7 @@ def _read_project_imports(file: str, package: str) -> _Imports:
             data = handle.read()
     except OSError:
         return _MENTIONS_ALL, None
-    mentions = (_MENTIONS_JAX if b"jax" in data else 0) | (_MENTIONS_PALLAS if b"pallas" in data else 0)
+    mentions = _mentions(data)
     if mentions == _MENTIONS_ALL:
         return _MENTIONS_ALL, None
     if _computes_a_module_name(data):
