@@ -671,6 +671,8 @@ def _imported_by_name(text: bytes | None, path: str | None, tops: _ProjectTops, 
     if text is None or tops.root is None:
         return None
     if _computes_a_module_name(text):
+        if _buffers_differ.get():
+            return None  # (the project's files are read from the disk)
         mentions, paths = _JaxReach.of(tops).whole_project()
         if (mentions | _mentions(text)) & _MENTIONS_ALL == _MENTIONS_ALL:
             return None
@@ -1220,8 +1222,7 @@ class _ProjectTops:
         project's and other libraries' only, which the trace does not run. Nor when none of
         them names `pallas` and neither does the analysed text (`text`: its `_mentions`): they use jax,
         but cannot name a module that holds the API (flax's and scipy's modules). True: it
-        may, or that is not known (a file not read, an import not understood, a module
-        imported by a computed name when the analysed text names `pallas`, a project too
+        may, or that is not known (a file not read, an import not understood, a project too
         large). A module `import_module` gets by a literal name is imported; so are those a lazy
         `__getattr__` imports; one it gets by a computed name may be any module of the project
         (`_JaxReach.whole_project`). `probed` gets every path the answer read, there or not."""
