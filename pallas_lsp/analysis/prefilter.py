@@ -674,7 +674,7 @@ def _imported_by_name(text: bytes | None, path: str | None, tops: _ProjectTops, 
         if _buffers_differ.get():
             return None  # (the project's files are read from the disk)
         mentions, paths = _JaxReach.of(tops).whole_project()
-        if (mentions | _mentions(text)) & _MENTIONS_ALL == _MENTIONS_ALL:
+        if _all_named(mentions | _mentions(text)):
             return None
         if probed is not None:
             probed.update(paths)
@@ -1186,6 +1186,11 @@ def _mentions(data: bytes) -> int:
     return (_MENTIONS_JAX if b"jax" in data else 0) | (_MENTIONS_PALLAS if b"pallas" in data else 0)
 
 
+def _all_named(mentions: int) -> bool:
+    """Both `jax` and `pallas`: the API's module may be named (or what is imported is not known)."""
+    return mentions & _MENTIONS_ALL == _MENTIONS_ALL
+
+
 class _ProjectTops:
     """Which absolute imports bring in a module of the file's project, as the analysis decides
     (`project_root`, `Project.from_project`): in an installed package, the package
@@ -1234,7 +1239,7 @@ class _ProjectTops:
         for module in modules:
             for mentions, paths in reach.verdicts_of(module):
                 found |= mentions | (text if mentions & _COMPUTED else 0)  # (or to `import_module`)
-                if found & _MENTIONS_ALL == _MENTIONS_ALL:
+                if _all_named(found):
                     return True
                 read[id(paths)] = paths
         if probed is not None:
@@ -1365,7 +1370,7 @@ class _JaxReach:
             self.verdicts.get(other) for file in part for other in nodes[file][2]) if verdict is not None}
         mentions = functools.reduce(operator.or_, [nodes[file][0] for file in part]
                                     + [verdict[0] for verdict in outside.values()])
-        paths = frozenset() if mentions & _MENTIONS_ALL == _MENTIONS_ALL else frozenset().union(
+        paths = frozenset() if _all_named(mentions) else frozenset().union(
             *(nodes[file][1] for file in part), *(verdict[1] for verdict in outside.values()))
         for file in part:
             self.verdicts[file] = (mentions, paths)
@@ -1429,13 +1434,13 @@ class _JaxReach:
         stamp = self.stamps.get(file)
         mentions, imported = (_MENTIONS_ALL, None) if too_many or stamp is None else \
             _project_imports(file, self._package(file), stamp)
-        if imported is None or mentions & _MENTIONS_ALL == _MENTIONS_ALL:
+        if imported is None or _all_named(mentions):
             return _MENTIONS_ALL, frozenset(), []
         looked = {file}
         if mentions & _COMPUTED:  # (it may import any module of the project)
             anywhere, paths = self.whole_project()
             mentions |= anywhere
-            if mentions & _MENTIONS_ALL == _MENTIONS_ALL:
+            if _all_named(mentions):
                 return _MENTIONS_ALL, frozenset(), []
             looked.update(paths)
         runs: list[str] = []
@@ -1544,22 +1549,26 @@ def _computes_a_module_name(data: bytes) -> bool:
     to, which may be any module. True too for a text that does not parse. (`__import__`,
     which the trace does not model, imports nothing there; a lazy `__getattr__` alone runs
     the import statements it holds.)"""
-    if b"import_module" not in data:
-        return False
+    return b"import_module" in data and _computes_in_tree(data)
+
+
+@functools.lru_cache(maxsize=32)  # (the analysed text is asked again by each of the prefilter's steps)
+def _computes_in_tree(data: bytes) -> bool:
     try:
         tree = ast.parse(data)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return True
-    called = set()
+    called = set()  # (`ast.walk` meets a call before its function)
     for node in ast.walk(tree):
         if type(node) is ast.Call and _name_of(node.func) == "import_module":
             called.add(id(node.func))
             if not node.args or type(node.args[0]) is not ast.Constant or not isinstance(node.args[0].value, str):
                 return True
-        elif type(node) is ast.alias and node.name == "import_module" and node.asname:
+        elif type(node) is ast.alias and node.name == "import_module" and node.asname \
+                or type(node) in (ast.Name, ast.Attribute) and _name_of(node) == "import_module" \
+                and id(node) not in called:
             return True
-    return any(type(node) in (ast.Name, ast.Attribute) and _name_of(node) == "import_module"
-               and id(node) not in called for node in ast.walk(tree))
+    return False
 
 
 def _modules_named(data: bytes, package: str) -> tuple[tuple[str | None, bool], ...]:
@@ -1568,12 +1577,8 @@ def _modules_named(data: bytes, package: str) -> tuple[tuple[str | None, bool], 
     named: list[tuple[str | None, bool]] = []
     for match in _DYNAMIC_IMPORT.finditer(data):
         dots, module = len(match["dots"]), match["module"].decode()
-        if not dots:
-            named.append((module, False))
-            continue
         base = match["package"].decode() if match["package"] else package
-        parts = base.split(".") if base else []
-        named.append((".".join(parts[: len(parts) - (dots - 1)] + [module]) if dots - 1 < len(parts) else None, True))
+        named.append((_resolved(dots, module, base), bool(dots)))
     return tuple(named)
 
 
@@ -1791,13 +1796,18 @@ def _is_jax(path: str) -> bool:
 
 
 def _absolute(node: ast.ImportFrom, package: str) -> str | None:
-    if not node.level:
-        return node.module
+    return _resolved(node.level, node.module, package)
+
+
+def _resolved(level: int, module: str | None, package: str) -> str | None:
+    """The absolute name of `module` imported `level` dots up from `package` (0: absolute)."""
+    if not level:
+        return module
     parts = package.split(".") if package else []
-    if node.level - 1 >= len(parts):
+    if level - 1 >= len(parts):
         return None  # above the top-level package: not known
-    base = parts[: len(parts) - (node.level - 1)]
-    return ".".join(base + ([node.module] if node.module else []))
+    base = parts[: len(parts) - (level - 1)]
+    return ".".join(base + ([module] if module else []))
 
 
 def _name_of(node: ast.AST) -> str:
