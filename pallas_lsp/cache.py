@@ -206,7 +206,7 @@ def _store_chunks(directory: Path, stamps: dict[str, list[int] | None]) -> list[
     for rows in filter(None, chunks):
         text = json.dumps(rows)
         name = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
-        target = directory / __version__ / DEPENDENCIES / name[:2] / f"{name}.json"
+        target = _chunk_path(directory, name)
         if (str(directory), name) not in _written and not target.exists():
             target.parent.mkdir(parents=True, exist_ok=True)
             _write_atomically(target, text)
@@ -215,9 +215,15 @@ def _store_chunks(directory: Path, stamps: dict[str, list[int] | None]) -> list[
     return names
 
 
+def _chunk_path(directory: Path, name: str) -> Path:
+    return directory / __version__ / DEPENDENCIES / name[:2] / f"{name}.json"
+
+
 def forget_checks() -> None:
-    """Check every chunk again (a run starts: `--watch`, `--fix` rounds)."""
+    """Check every chunk again, and whether it is there (a run starts: `--watch`, `--fix`
+    rounds; the cache may have been removed since)."""
     _checked.clear()
+    _written.clear()
 
 
 def _chunk_current(directory: Path, name: str) -> bool:
@@ -228,7 +234,7 @@ def _chunk_current(directory: Path, name: str) -> bool:
     if checked is not None and now - checked[0] < CHUNK_RECHECK_S:
         return checked[1]
     try:
-        rows = json.loads((directory / __version__ / DEPENDENCIES / name[:2] / f"{name}.json").read_text("utf-8"))
+        rows = json.loads(_chunk_path(directory, name).read_text("utf-8"))
         same = all(_stamp(path) == stamp for path, stamp in rows)
     except (OSError, ValueError, TypeError):
         same = False
