@@ -274,6 +274,11 @@ class Interpreter:
         self._free: dict[nodes.NodeNG, tuple[str, ...]] = {}  # function -> the names it reads from outside
         self._yields: dict[nodes.NodeNG, bool] = {}  # function -> is a `yield` anywhere inside?
         self._local: dict[nodes.NodeNG, bool] = {}  # call node -> in the analysed module?
+        # `bind`'s parameter names of each function (its positional ones, keyword-only ones, both)
+        self._signatures: dict[nodes.Arguments, tuple[list[str], list[str], list[str]]] = {}
+        # `anchor`'s and `kernel_run`'s last answers, with what they were found from
+        self._anchored: tuple[list[nodes.NodeNG] | None, nodes.NodeNG | None] = (None, None)
+        self._kernel_run: tuple[list[nodes.NodeNG] | None, Any, Any, tuple[Any, ...] | None] = (None, None, None, None)
         self._opaque: dict[Any, Any] = {}  # `objects.opaque_var`'s answers for this analysis
         self._active: dict[nodes.NodeNG, int] = {}
         self._steps = 0
@@ -486,7 +491,7 @@ class Interpreter:
 
     def statement(self, node: nodes.NodeNG, frame: Frame) -> None:  # noqa: C901 - one branch per kind
         self.tick()
-        if isinstance(node, nodes.Expr):
+        if isinstance(node, nodes.Expr):  # (the commonest kinds first)
             self.ev(node.value, frame)
         elif isinstance(node, nodes.Assign):
             value = self.ev(node.value, frame)
@@ -494,6 +499,11 @@ class Interpreter:
                 value = self._module_input(node.targets, node.value, frame)
             for target in node.targets:
                 self.assign(target, value, frame)
+        elif isinstance(node, nodes.Return):
+            value = self.ev(node.value, frame) if node.value is not None else None
+            if self.calls:
+                self.calls[-1].returns.append((self.guard, self._ended(self.calls[-1], value, frame)))
+            raise _Signal("Return")
         elif isinstance(node, nodes.AnnAssign):
             if node.value is not None:
                 value = self.ev(node.value, frame)
@@ -525,11 +535,6 @@ class Interpreter:
             self.for_loop(node, frame)
         elif isinstance(node, nodes.While):
             self.while_loop(node, frame)
-        elif isinstance(node, nodes.Return):
-            value = self.ev(node.value, frame) if node.value is not None else None
-            if self.calls:
-                self.calls[-1].returns.append((self.guard, self._ended(self.calls[-1], value, frame)))
-            raise _Signal("Return")
         elif isinstance(node, (nodes.FunctionDef, nodes.AsyncFunctionDef)):
             native = self.stubs.stub_function(node)
             frame.assign(_identifier(node, node.name), native if native is not None else self.define_function(
@@ -2344,7 +2349,7 @@ class Interpreter:
             self.raised = False
         if raised:
             raise _raise(raised)
-        return guarded(((guard, value),))
+        return value if type(value) is not o.Guarded else guarded(((guard, value),))
 
     def keyword_arguments(self, keywords: Iterable[nodes.Keyword], frame: Frame
                           ) -> list[tuple[Guard, dict[str, Any]]] | Any:
@@ -2405,7 +2410,10 @@ class Interpreter:
         kernel body's `*refs` spreads its scratch refs at the end). A spread sequence whose
         length depends on the guard (`run_scoped(body, *present)`, `present` filtered under a
         condition) makes one argument list per alternative, each under its guard."""
-        if not any(isinstance(elt, nodes.Starred) for elt in elts):
+        for elt in elts:
+            if isinstance(elt, nodes.Starred):
+                break
+        else:  # (most calls: no spread)
             return [(TRUE, [self.ev(elt, frame) for elt in elts], None)]
         alternatives: list[tuple[Guard, list[Any], list[Any] | None]] = [(TRUE, [], None)]
         for elt in elts:
@@ -2496,14 +2504,16 @@ class Interpreter:
         if isinstance(callee, o.Partial):
             self.partials_called.append(callee)  # (the object: a dead one's id is soon another's)
             return self.invoke(callee.func, list(callee.args) + args, {**dict(callee.keywords), **kwargs}, node, preset)
-        if type(callee) in (type(None), int, float, complex, bool, str, bytes, list, dict):
+        kind = type(callee)
+        if kind is o.Native or kind is o.Library:  # (the commonest callees after functions)
+            if callee.qname.startswith("builtins.") and self._refused(callee.qname, args, kwargs):
+                return UNKNOWN
+            if kind is o.Native:
+                return self.stubs.call_native(self, callee, args, kwargs, node)
+            return self._call_library(callee, args, kwargs, node, preset)
+        if kind in (type(None), int, float, complex, bool, str, bytes, list, dict):
             self.raised = "TypeError"  # (`None()`: not callable)
             return UNKNOWN
-        if type(callee) in (o.Native, o.Library) and callee.qname.startswith("builtins.") and self._refused(
-                callee.qname, args, kwargs):
-            return UNKNOWN
-        if isinstance(callee, o.Native):
-            return self.stubs.call_native(self, callee, args, kwargs, node)
         if isinstance(callee, o.ClassObj):
             return self.stubs.instantiate(self, callee, args, kwargs, node)
         if isinstance(callee, (self.stubs.Patch, self.stubs.DictPatch)) and len(args) == 1 and not kwargs:  # a decorator
@@ -2525,12 +2535,6 @@ class Interpreter:
                 if not kwargs:
                     self.stubs.apply_kernel(self, callee, args, node)
             return UNKNOWN
-        if isinstance(callee, o.Library) and callee.qname in self.stubs.LIBRARY_CALLS:
-            return self.stubs.LIBRARY_CALLS[callee.qname](self, node, args, kwargs)
-        if isinstance(callee, o.Library) and self.resolver.readable(callee.qname):
-            function = self.resolver.library_function(self, callee.qname)  # JAX's kernel building blocks
-            if function is not None:
-                return self.invoke(function, args, kwargs, node, preset)
         if type(callee) is api.DType and len(args) == 1 and not kwargs:  # `np.int64(96)`, `np.bool_(0)`
             scalar = api.scalar_of(callee, args[0])
             if scalar is not None:
@@ -2539,13 +2543,26 @@ class Interpreter:
             member = api.enum_member(callee.qualified, args[0], by_name=False)
             if member is not None:
                 return member
-        if isinstance(callee, o.Library) and callee.qname in self.stubs.MUTATING_CALLS:
+        for value in list(args) + list(kwargs.values()):
+            self.escape(value)
+        if isinstance(callee, api.ApiValue):
+            return self.stubs.library_call(callee)
+        return UNKNOWN
+
+    def _call_library(self, callee: o.Library, args: list[Any], kwargs: dict[str, Any], node: nodes.NodeNG,
+                      preset: dict[str, Any] | None) -> Any:
+        """`invoke` of a library function we do not model as a stub."""
+        if callee.qname in self.stubs.LIBRARY_CALLS:
+            return self.stubs.LIBRARY_CALLS[callee.qname](self, node, args, kwargs)
+        if self.resolver.readable(callee.qname):
+            function = self.resolver.library_function(self, callee.qname)  # JAX's kernel building blocks
+            if function is not None:
+                return self.invoke(function, args, kwargs, node, preset)
+        if callee.qname in self.stubs.MUTATING_CALLS:
             self.stubs.mutated_by(self, args)  # (`heapq.heapify(items)`)
         for value in list(args) + list(kwargs.values()):
             self.escape(value)
-        if isinstance(callee, (o.Library, api.ApiValue)):
-            return self.stubs.library_call(callee)
-        return UNKNOWN
+        return self.stubs.library_call(callee)
 
     def _refused(self, qname: str, args: list[Any], kwargs: dict[str, Any]) -> bool:
         """Does Python refuse this builtin's call on these plain values (`stubs.python_refuses`),
@@ -2765,7 +2782,8 @@ class Interpreter:
         names = self._names_read(func)
         if env is None or not names:
             return ()
-        return tuple((name, _by_identity(env.lookup(name))) for name in names)
+        lookup = env.lookup
+        return tuple([(name, _by_identity(lookup(name))) for name in names])
 
     def _names_read(self, func: nodes.FunctionDef | nodes.Lambda) -> tuple[str, ...]:
         """`_free_names` of a function, learning on the way whether it yields. A function of
@@ -2801,11 +2819,15 @@ class Interpreter:
         if arguments.args is None:
             return None
         defaults = getattr(closure, "defaults", {})
-        positional = [arg.name for arg in (arguments.posonlyargs or []) + arguments.args]
-        kwonly = [arg.name for arg in arguments.kwonlyargs]
-        bound: dict[str, Any] = dict(preset or {})
+        signature = self._signatures.get(arguments)
+        if signature is None:
+            positional = [arg.name for arg in (arguments.posonlyargs or []) + arguments.args]
+            kwonly = [arg.name for arg in arguments.kwonlyargs]
+            signature = self._signatures[arguments] = (positional, kwonly, positional + kwonly)
+        positional, kwonly, every = signature
+        bound: dict[str, Any] = dict(preset) if preset else {}
         extra_kwargs: dict[str, Any] = {}
-        free_positional = [name for name in positional if name not in bound]
+        free_positional = [name for name in positional if name not in bound] if bound else positional
         if len(args) > len(free_positional) and not arguments.vararg:
             return None
         for name, value in zip(free_positional, args):
@@ -2821,7 +2843,7 @@ class Interpreter:
                 extra_kwargs[name] = value
             else:
                 return None
-        for name in positional + kwonly:
+        for name in every:
             if name not in bound:
                 if name in defaults:
                     bound[name] = defaults[name]
@@ -2837,28 +2859,43 @@ class Interpreter:
 
     def anchor(self) -> nodes.NodeNG | None:
         """The innermost call of the analysed file on the way here: where JAX's traceback
-        last points into it."""
-        for node in reversed(self.stack):
+        last points into it. (Asked at every call: the answer is kept with the stack it was
+        found on, which is never changed in place, only replaced.)"""
+        stack = self.stack
+        if self._anchored[0] is stack:
+            return self._anchored[1]
+        found = None
+        for node in reversed(stack):
             local = self._local.get(node)
             if local is None:
                 local = self._local[node] = node.root() is self.root
             if local:
-                return node
-        return None
+                found = node
+                break
+        self._anchored = (stack, found)
+        return found
 
     def kernel_run(self) -> tuple[Any, ...] | None:
         """The kernel invocation we are in: the calls up to its `plgpu.kernel(...)` (a kernel
         made by a factory called twice runs twice, and each run records its own sites), and
         the run itself (its "kernel" site: runs in a loop, or of one closure over two
-        environments, make the same calls)."""
+        environments, make the same calls). Kept as `anchor` keeps its answer."""
         if not self.kernels:
             return None
         kernel = self.kernels[-1]
-        run = id(self.kernel_sites[-1]) if self.kernel_sites else None  # (two runs may share their calls)
-        for index in range(len(self.stack) - 1, -1, -1):
-            if self.stack[index] is kernel:
-                return (*self.stack[: index + 1], run)
-        return (kernel, run)
+        site = self.kernel_sites[-1] if self.kernel_sites else _NO_SITE
+        stack, kept_kernel, kept_site, found = self._kernel_run
+        if stack is self.stack and kept_kernel is kernel and kept_site is site:
+            return found
+        stack = self.stack
+        run = None if site is _NO_SITE else id(site)  # (two runs may share their calls)
+        found = (kernel, run)
+        for index in range(len(stack) - 1, -1, -1):
+            if stack[index] is kernel:
+                found = (*stack[: index + 1], run)
+                break
+        self._kernel_run = (stack, kernel, site, found)
+        return found
 
     def record(self, kind: str, node: nodes.Call, arguments: dict[str, Any], value: Any = None,
                built: o.Chain | None = None) -> Site:
@@ -3378,13 +3415,30 @@ def _memo_key(func: Any, env: Any, bound: dict[str, Any], guard: Guard, anchor: 
         return None  # the callee may take its items: the same call may give other values
     try:
         frozen = tuple(sorted((name, _freeze(value)) for name, value in bound.items()))
-        key = (func, env, frozen, guard, anchor, kernel, free)  # the frame itself: an id may be reused
-        hash(key)
-        return key
+        return _MemoKey((func, env, frozen, guard, anchor, kernel, free))  # the frame itself: an id may be reused
     except _Unfreezable:
         return None
     except TypeError:
         return None
+
+
+_NO_SITE = object()  # (`kernel_run` outside a body's run)
+
+
+class _MemoKey(tuple[Any, ...]):
+    """A memo key, hashed once: a call looks its key up and stores it several times (and a
+    kept call's key holds it), and the frozen dataclasses among its arguments hash all their
+    fields again each time they are asked."""
+
+    hashed: int
+
+    def __new__(cls, items: tuple[Any, ...]) -> _MemoKey:
+        key = super().__new__(cls, items)
+        key.hashed = tuple.__hash__(key)  # (a TypeError: an argument cannot be hashed)
+        return key
+
+    def __hash__(self) -> int:
+        return self.hashed
 
 
 class _Unfreezable(Exception):
