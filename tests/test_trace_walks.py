@@ -1,7 +1,9 @@
 """The trace's own walks of astroid trees answer as astroid's generators (and the walk they
 replaced) do: free names, the names a function binds, and whether it is a generator."""
 
+import ast
 from collections import Counter
+from types import SimpleNamespace
 
 import astroid
 import pytest
@@ -114,9 +116,11 @@ def build(config):
 
 def test_a_tree_that_outlives_the_analysis_is_walked_once(tmp_path, monkeypatch):
     """The names a function reads and a test's access path depend on its tree alone: those of
-    an imported module's tree (which the next analysis takes again) are kept with its nodes,
-    those of the analysed file are walked in every analysis (the editor's `TreeMemo` moves its
-    definitions into the next version's tree, where the names around them may differ)."""
+    an imported module's tree (which the next analysis takes again) are kept with its nodes.
+    The analysed file's tree is new in every analysis: the names its functions read are kept
+    by their text (the same text reads the same names), its access paths are walked again
+    (the editor's `TreeMemo` moves its definitions into the next version's tree, where the
+    names around them may differ)."""
     (tmp_path / "lib.py").write_text(LIBRARY)
     (tmp_path / "kernel.py").write_text(KERNEL)
     walked = Counter()
@@ -129,10 +133,37 @@ def test_a_tree_that_outlives_the_analysis_is_walked_once(tmp_path, monkeypatch)
 
     monkeypatch.setattr(interp, "_free_names", counting(interp._free_names))
     monkeypatch.setattr(objects, "access_path", counting(objects.access_path))
-    reports = []
+    reports, walks = [], []
     for _ in range(2):
         walked.clear()
         reports.append(analyze_file(str(tmp_path / "kernel.py")))
+        walks.append(Counter(walked))
     assert reports[0].findings == reports[1].findings and reports[0].error is None
-    assert walked["_free_names", "kernel"] and walked["access_path", "kernel"]
-    assert not walked["_free_names", "lib"] and not walked["access_path", "lib"]
+    assert walks[0]["_free_names", "kernel"] and not walks[1]["_free_names", "kernel"]
+    assert walks[1]["access_path", "kernel"]
+    assert not walks[1]["_free_names", "lib"] and not walks[1]["access_path", "lib"]
+
+
+TEXTS = [  # what `Interpreter._text_of` must cut out of each: a function with its decorators
+    "@deco(1)\n@other\ndef f(a, b=2):\n  return a + b  # é\n\n\ng = lambda x: (x,\n  'ü')\n",
+    "class A:\n  @staticmethod\n  def m():\n    def inner(): return 'ß' + m\n    return inner\n",
+    "x = 'é'; h = lambda: x\nasync def k():\n  \x0c\n  await k()\n",  # (a form feed is no line break)
+]
+
+
+@pytest.mark.parametrize("ending", ["\n", "\r\n", "\r"])
+@pytest.mark.parametrize("text", TEXTS)
+def test_a_function_s_text_is_its_source(text, ending):
+    """The names an analysed file's function reads are kept by the text `_text_of` cuts out:
+    exactly the function's source, whatever the line endings and characters before it."""
+    text = text.replace("\n", ending)
+    module = astroid.parse(text)
+    tracer = interp.Interpreter(module, None, float("inf"), lambda: False)
+    functions = [node for node in module.nodes_of_class((nodes.FunctionDef, nodes.Lambda))]
+    assert len(functions) >= 2
+    for function in functions:
+        first = function.decorators.nodes[0] if isinstance(function, nodes.FunctionDef) and function.decorators \
+            else function
+        place = SimpleNamespace(lineno=first.lineno, col_offset=first.col_offset, end_lineno=function.end_lineno,
+                                end_col_offset=function.end_col_offset)
+        assert tracer._text_of(function).decode("utf-8") == ast.get_source_segment(text, place)

@@ -15,6 +15,7 @@ on it is decided later.
 from __future__ import annotations
 
 import functools
+import itertools
 import operator
 import weakref
 from dataclasses import dataclass, field
@@ -274,6 +275,8 @@ class Interpreter:
         self._free: dict[nodes.NodeNG, tuple[str, ...]] = {}  # function -> the names it reads from outside
         self._yields: dict[nodes.NodeNG, bool] = {}  # function -> is a `yield` anywhere inside?
         self._local: dict[nodes.NodeNG, bool] = {}  # call node -> in the analysed module?
+        # the analysed file's text and where its lines start (`_text_of`; None: not read yet)
+        self._lines: tuple[bytes | None, list[int] | None] = (None, None)
         # `bind`'s parameter names of each function (its positional ones, keyword-only ones, both)
         self._signatures: dict[nodes.Arguments, tuple[list[str], list[str], list[str]]] = {}
         # `anchor`'s and `kernel_run`'s last answers, with what they were found from
@@ -2793,14 +2796,39 @@ class Interpreter:
         if found is not None:
             return found
         if func.root() is self.root:  # (its definitions move into the next version's tree)
-            return _free_names(func, self._free, self._yields)
-        kept = func.__dict__.get(_NAMES_READ)
-        if kept is None:
-            names = _free_names(func, self._free, self._yields)
-            kept = (names, self._yields.get(func, True))
-            setattr(func, _NAMES_READ, kept)
+            text = self._text_of(func)
+            kept = _NAMES_READ_BY_TEXT.get(text) if text is not None else None
+            if kept is None:
+                names = _free_names(func, self._free, self._yields)
+                kept = (names, self._yields.get(func, True))
+                if text is not None:
+                    if len(_NAMES_READ_BY_TEXT) >= _MAX_TEXTS:
+                        _NAMES_READ_BY_TEXT.clear()
+                    _NAMES_READ_BY_TEXT[text] = kept
+        else:
+            kept = func.__dict__.get(_NAMES_READ)
+            if kept is None:
+                names = _free_names(func, self._free, self._yields)
+                kept = (names, self._yields.get(func, True))
+                setattr(func, _NAMES_READ, kept)
         self._free[func], self._yields[func] = kept
         return kept[0]
+
+    def _text_of(self, func: nodes.FunctionDef | nodes.Lambda) -> bytes | None:
+        """The analysed file's text of a function of it, its decorators included (None: not
+        at hand). What `_free_names` finds depends on that text alone: the next analysis of
+        the file (a keystroke's, the next run's) builds a new tree of mostly the same text."""
+        data, starts = self._lines
+        if starts is None:
+            data = getattr(self.root, "file_bytes", None)
+            starts = list(itertools.accumulate(map(len, data.splitlines(keepends=True)), initial=0)) \
+                if isinstance(data, bytes) else []  # (where each line starts, as Python splits them)
+            self._lines = (data, starts)
+        first = func.decorators.nodes[0] if isinstance(func, nodes.FunctionDef) and func.decorators else func
+        if data is None or first.lineno is None or first.col_offset is None or func.end_lineno is None \
+                or func.end_col_offset is None or not 0 < first.lineno <= func.end_lineno < len(starts):
+            return None
+        return data[starts[first.lineno - 1] + first.col_offset:starts[func.end_lineno - 1] + func.end_col_offset]
 
     def _is_generator(self, func: nodes.FunctionDef) -> bool:
         """astroid walks the body each time it is asked (twice), and a function runs many
@@ -3489,6 +3517,9 @@ def _by_identity(value: Any) -> Any:
 # The attribute where a function of a tree that outlives an analysis keeps its `_free_names`
 # and whether it yields (`Interpreter._names_read`): it goes with the tree.
 _NAMES_READ = "pallas_names_read"
+# ... and the same of the analysed files' functions, by their text (`Interpreter._text_of`)
+_NAMES_READ_BY_TEXT: dict[bytes, tuple[tuple[str, ...], bool]] = {}
+_MAX_TEXTS = 4096
 
 _SCOPES = (nodes.FunctionDef, nodes.Lambda, nodes.ClassDef, nodes.ListComp, nodes.SetComp, nodes.DictComp,
            nodes.GeneratorExp)
