@@ -1647,9 +1647,18 @@ class Bindings:
     def walk(self, stack: list[ast.AST], package: str) -> None:
         """Note these nodes and every node below them (the list is used up)."""
         note, push, node_type, noted, fields = self._note, stack.append, ast.AST, _NOTED, _FIELDS
+        name_type, load, loaded, bare, rooted = ast.Name, ast.Load, self.loaded, self.bare, self._rooted
         while stack:
-            node = stack.pop()
+            node: Any = stack.pop()  # (an ast.AST; mypy cannot narrow through `kind`)
             kind = type(node)
+            if kind is name_type:  # `_note`'s, inline: a third of the nodes (and nothing below them)
+                if type(node.ctx) is load:
+                    loaded.add(node.id)
+                    if id(node) not in rooted:
+                        bare.add(node.id)
+                else:
+                    self.rebound.add(node.id)
+                continue
             if kind in noted:  # the others (constants, operators, ...) bind and call nothing
                 note(node, package)
             names = fields.get(kind)
@@ -1665,6 +1674,7 @@ class Bindings:
                     push(child)
 
     def _note(self, node: Any, package: str) -> None:  # an ast.AST; mypy cannot narrow through `kind`
+        """What a node other than a name binds, calls or imports (a name: `walk` notes it)."""
         kind = type(node)  # exact type tests: this runs on every node of every candidate file
         if kind is ast.Call:
             self.calls.append(node)
@@ -1673,13 +1683,6 @@ class Bindings:
                 self.attributes.append(node)
             if type(node.value) is ast.Name:  # noted before its child: the walk is top-down
                 self._rooted.add(id(node.value))
-        elif kind is ast.Name:
-            if type(node.ctx) is ast.Load:
-                self.loaded.add(node.id)
-                if id(node) not in self._rooted:
-                    self.bare.add(node.id)
-            else:
-                self.rebound.add(node.id)
         elif kind is ast.arg:
             self.rebound.add(node.arg)
         elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef or kind is ast.ClassDef:
@@ -1776,9 +1779,10 @@ _LEAF_FIELDS = frozenset({
 })
 _LEAF_FIELDS_OF = frozenset({("Constant", "value"), ("MatchSingleton", "value"), ("Global", "names"),
                              ("Nonlocal", "names")})
-# The node kinds `Bindings._note` reads (exact types: the parser makes no subclasses).
+# The node kinds `Bindings._note` reads (exact types: the parser makes no subclasses; a name,
+# `walk` reads itself).
 _NOTED = frozenset({
-    ast.Call, ast.Attribute, ast.Name, ast.arg, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import,
+    ast.Call, ast.Attribute, ast.arg, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import,
     ast.ImportFrom, ast.Global, ast.Nonlocal, ast.ExceptHandler, ast.MatchAs, ast.MatchStar, ast.MatchMapping,
 })
 
