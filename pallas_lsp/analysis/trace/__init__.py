@@ -119,6 +119,7 @@ class Trace:
         self._partials_skipped: set[nodes.NodeNG] = set()  # ... functions of partials not run (`_informative`)
         self._functions_seen = 0
         self._superseded: tuple[int, frozenset[int]] = (-1, frozenset())  # `superseded`: (sites seen, runs)
+        self._by_kind: tuple[int, dict[str, list[Site]]] = (-1, {})  # `sites`: (sites seen, sites by kind)
         interp = Interpreter(self.module, Resolver(flow), flow.deadline, flow.cancelled)
         interp.world = world.World(self._kept_modules)
         interp.refused = lambda site: refusals.refused(site, interp.sites)
@@ -126,9 +127,19 @@ class Trace:
         return interp
 
     def sites(self, kind: str) -> list[Site]:
-        if kind == "kernel" or not self._superseded_runs():  # (each build stays: a run or not)
-            return [site for site in self.interp.sites if site.kind == kind]
-        return [site for site in self.interp.sites if site.kind == kind and not self.superseded(site)]
+        """The sites of one kind, without those of superseded runs (each build stays: a run or
+        not). The rules ask for each kind again and again once the trace is over: the sites
+        are sorted by kind once for as long as none is added."""
+        sites = self.interp.sites
+        count, by_kind = self._by_kind
+        if count != len(sites):
+            superseded = self._superseded_runs()
+            by_kind = {}
+            for site in sites:
+                if not superseded or site.kind == "kernel" or not self.superseded(site):
+                    by_kind.setdefault(site.kind, []).append(site)
+            self._by_kind = (len(sites), by_kind)
+        return list(by_kind.get(kind, ()))
 
     def superseded(self, site: Site) -> bool:
         """Is `site` a run of a kernel body made where the kernel was built, which stands for
