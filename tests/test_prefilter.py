@@ -240,7 +240,9 @@ def test_the_walk_notes_what_a_walk_of_every_field_notes():
         tree = ast.parse(text)
         every = prefilter.Bindings()
         for node in ast.walk(tree):
-            if type(node) in prefilter._NOTED:
+            if type(node) is ast.Name:
+                every.walk([node], "pkg")  # (a name: the walk notes it itself)
+            elif type(node) in prefilter._NOTED:
                 every._note(node, "pkg")
         assert state(prefilter.Bindings.of(tree, "pkg")) == state(every)
 
