@@ -2461,8 +2461,7 @@ class Interpreter:
             if preset is None:
                 return UNKNOWN  # the call raises a TypeError
             return self.run(callee, [], kwargs, node, preset)
-        for value in prefix + tail + list(kwargs.values()):
-            self.escape(value)
+        self.escape_arguments(prefix + tail, kwargs)
         self.escape(callee)
         return UNKNOWN
 
@@ -2546,8 +2545,7 @@ class Interpreter:
             member = api.enum_member(callee.qualified, args[0], by_name=False)
             if member is not None:
                 return member
-        for value in list(args) + list(kwargs.values()):
-            self.escape(value)
+        self.escape_arguments(args, kwargs)
         if isinstance(callee, api.ApiValue):
             return self.stubs.library_call(callee)
         return UNKNOWN
@@ -2563,8 +2561,7 @@ class Interpreter:
                 return self.invoke(function, args, kwargs, node, preset)
         if callee.qname in self.stubs.MUTATING_CALLS:
             self.stubs.mutated_by(self, args)  # (`heapq.heapify(items)`)
-        for value in list(args) + list(kwargs.values()):
-            self.escape(value)
+        self.escape_arguments(args, kwargs)
         return self.stubs.library_call(callee)
 
     def _refused(self, qname: str, args: list[Any], kwargs: dict[str, Any]) -> bool:
@@ -2596,6 +2593,11 @@ class Interpreter:
         else:
             self.dropped_raises += 1
         return False
+
+    def escape_arguments(self, args: Iterable[Any], kwargs: dict[str, Any]) -> None:
+        """A call's arguments handed to code we do not read (`escape` each)."""
+        for value in (*args, *kwargs.values()):
+            self.escape(value)
 
     def escape(self, value: Any) -> None:
         """A function handed to code we do not read still runs: trace it later, with
@@ -2791,26 +2793,26 @@ class Interpreter:
     def _names_read(self, func: nodes.FunctionDef | nodes.Lambda) -> tuple[str, ...]:
         """`_free_names` of a function, learning on the way whether it yields. A function of
         another module than the analysed one keeps the answer (`_NAMES_READ`): the next
-        analysis takes the same tree, and walks it no more."""
+        analysis takes the same tree, and walks it no more. The analysed file's tree is new in
+        every analysis (its definitions move into the next version's tree): the answers for
+        its functions are kept by their text (`_text_of`)."""
         found = self._free.get(func)
         if found is not None:
             return found
-        if func.root() is self.root:  # (its definitions move into the next version's tree)
-            text = self._text_of(func)
-            kept = _NAMES_READ_BY_TEXT.get(text) if text is not None else None
-            if kept is None:
-                names = _free_names(func, self._free, self._yields)
-                kept = (names, self._yields.get(func, True))
-                if text is not None:
-                    if len(_NAMES_READ_BY_TEXT) >= _MAX_TEXTS:
-                        _NAMES_READ_BY_TEXT.clear()
-                    _NAMES_READ_BY_TEXT[text] = kept
-        else:
+        own = func.root() is self.root
+        text = self._text_of(func) if own else None
+        if not own:
             kept = func.__dict__.get(_NAMES_READ)
-            if kept is None:
-                names = _free_names(func, self._free, self._yields)
-                kept = (names, self._yields.get(func, True))
+        else:
+            kept = _NAMES_READ_BY_TEXT.get(text) if text is not None else None
+        if kept is None:
+            kept = (_free_names(func, self._free, self._yields), self._yields.get(func, True))
+            if not own:
                 setattr(func, _NAMES_READ, kept)
+            elif text is not None:
+                if len(_NAMES_READ_BY_TEXT) >= _MAX_TEXTS:
+                    _NAMES_READ_BY_TEXT.clear()
+                _NAMES_READ_BY_TEXT[text] = kept
         self._free[func], self._yields[func] = kept
         return kept[0]
 

@@ -849,8 +849,7 @@ def _expects_raise(interp: Interpreter, qname: str, node: nodes.NodeNG, args: li
         expected = node.args[:1] if isinstance(node, nodes.Call) and node.args else None
         named = exception_classes(expected, lambda name: False)
         return o.ContextManager(o.Generator([UNKNOWN]), suppresses=True, suppressed=named)  # (the regex of `...Regex`)
-    for value in list(args) + list(kwargs.values()):
-        interp.escape(value)
+    interp.escape_arguments(args, kwargs)
     return UNKNOWN
 
 
@@ -1130,8 +1129,7 @@ def _exit_stack_method(interp: Interpreter, stack: o.ExitStack, name: str, args:
         interp.changing(stack.pushed)
         stack.pushed.clear()
         return moved
-    for value in list(args) + list(kwargs.values()):
-        interp.escape(value)
+    interp.escape_arguments(args, kwargs)
     return UNKNOWN
 
 
@@ -2415,8 +2413,7 @@ def call_native(interp: Interpreter, callee: o.Native, args: list[Any], kwargs: 
         return METHOD_DECORATORS[qname](args[0])  # (`get = staticmethod(lambda: False)` in a class body)
     handler = NATIVE.get(qname) or BUILTIN_FUNCTIONS.get(qname)
     if handler is None:
-        for value in list(args) + list(kwargs.values()):
-            interp.escape(value)
+        interp.escape_arguments(args, kwargs)
         return UNKNOWN
     if qname in NATIVE:
         return handler(interp, qname, node, args, kwargs)
@@ -2977,8 +2974,7 @@ def dispatch(interp: Interpreter, dispatcher: Dispatcher, args: list[Any], kwarg
     runs (one per alternative of the argument); UNKNOWN where its class cannot be told."""
     position = 1 if dispatcher.method else 0
     if len(args) <= position or not dispatcher.complete:
-        for value in list(args) + list(kwargs.values()):
-            interp.escape(value)
+        interp.escape_arguments(args, kwargs)
         return UNKNOWN
 
     def call(subject: Any) -> Any:
@@ -4497,8 +4493,7 @@ def instantiate(interp: Interpreter, cls: o.ClassObj, args: list[Any], kwargs: d
                  and type(value) is type(args[0]) and value == args[0]]
         return found[0] if found and not kwargs else UNKNOWN
     if isinstance(class_attribute(cls, "__new__"), o.Closure):
-        for value in list(args) + list(kwargs.values()):
-            interp.escape(value)
+        interp.escape_arguments(args, kwargs)
         return UNKNOWN  # made by a `__new__` we do not run
     if _abstract_left(cls):
         interp.raised = "TypeError"  # (an ABC whose abstract methods are not all overridden)
@@ -4535,7 +4530,6 @@ def instantiate(interp: Interpreter, cls: o.ClassObj, args: list[Any], kwargs: d
     elif args or kwargs:
         # An `__init__` we do not read takes them: a library base's, or one a class decorator
         # we do not know wrote; `object.__init__` takes none
-        for value in list(args) + list(kwargs.values()):
-            interp.escape(value)
+        interp.escape_arguments(args, kwargs)
         instance.init_unread = True
     return instance
