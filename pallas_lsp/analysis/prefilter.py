@@ -1219,13 +1219,13 @@ class _ProjectTops:
             known = self._known[top] = os.path.isdir(base) or os.path.isfile(base + ".py")
         return known
 
-    def reach_jax(self, modules: Iterable[str], probed: set[str] | None = None, text: int = _MENTIONS_ALL) -> bool:
+    def reach_jax(self, modules: Iterable[str], probed: set[str] | None = None, mentioned: int = _MENTIONS_ALL) -> bool:
         """Can running these project modules meet the Pallas API, every object of which comes
         from a module of jax whose name holds `pallas` (`API_SOURCES`)? Not when no file of
         theirs, nor any file of a project module one of them imports (at its top or in a
         function, to any depth), holds the word `jax`: then what they make and import is the
         project's and other libraries' only, which the trace does not run. Nor when none of
-        them names `pallas` and neither does the analysed text (`text`: its `_mentions`): they use jax,
+        them names `pallas` and neither does the analysed text (`mentioned`: its `_mentions`): they use jax,
         but cannot name a module that holds the API (flax's and scipy's modules). True: it
         may, or that is not known (a file not read, an import not understood, a project too
         large). A module `import_module` gets by a literal name is imported; so are those a lazy
@@ -1234,11 +1234,11 @@ class _ProjectTops:
         if self.root is None or _buffers_differ.get():
             return True
         reach = _JaxReach.of(self)
-        found = text & _MENTIONS_PALLAS  # (a name the text hands to `getattr(jax.experimental, name)`)
+        found = mentioned & _MENTIONS_PALLAS  # (a name the text hands to `getattr(jax.experimental, name)`)
         read: dict[int, frozenset[str]] = {}  # (a strongly connected part's verdict is shared)
         for module in modules:
             for mentions, paths in reach.verdicts_of(module):
-                found |= mentions | (text if mentions & _COMPUTED else 0)  # (or to `import_module`)
+                found |= mentions | (mentioned if mentions & _COMPUTED else 0)  # (or to `import_module`)
                 if _all_named(found):
                     return True
                 read[id(paths)] = paths
@@ -1417,7 +1417,7 @@ class _JaxReach:
                     except OSError:
                         return _MENTIONS_ALL, frozenset()
                     mentions |= _mentions(data)
-                    if mentions == _MENTIONS_ALL:
+                    if _all_named(mentions):
                         return _MENTIONS_ALL, frozenset()
         return mentions, frozenset(paths)
 
@@ -1647,7 +1647,7 @@ class Bindings:
     def walk(self, stack: list[ast.AST], package: str) -> None:
         """Note these nodes and every node below them (the list is used up)."""
         note, push, node_type, noted, fields = self._note, stack.append, ast.AST, _NOTED, _FIELDS
-        name_type, load, loaded, bare, rooted = ast.Name, ast.Load, self.loaded, self.bare, self._rooted
+        name_type, load, loaded, bare, rooted, rebound = ast.Name, ast.Load, self.loaded, self.bare, self._rooted, self.rebound
         while stack:
             node: Any = stack.pop()  # (an ast.AST; mypy cannot narrow through `kind`)
             kind = type(node)
@@ -1657,7 +1657,7 @@ class Bindings:
                     if id(node) not in rooted:
                         bare.add(node.id)
                 else:
-                    self.rebound.add(node.id)
+                    rebound.add(node.id)
                 continue
             if kind in noted:  # the others (constants, operators, ...) bind and call nothing
                 note(node, package)
