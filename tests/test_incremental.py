@@ -231,7 +231,7 @@ def test_a_reused_tree_is_the_tree_built_from_scratch() -> None:
     """Node for node (types, positions, names, locals), after an edit that moves what follows."""
     from astroid.manager import AstroidManager
 
-    from pallas_lsp.analysis import brain, engine
+    from pallas_lsp.analysis import brain, reparse
 
     brain.install()
     fixture = TESTS / "fixtures" / "family_kernels.py"
@@ -240,10 +240,10 @@ def test_a_reused_tree_is_the_tree_built_from_scratch() -> None:
     edited = "".join(lines[:3]) + "# a new line\n" + "".join(lines[3:])
     manager = AstroidManager()
     memo = TreeMemo()
-    memo.build(manager, text, "m", str(fixture), engine._parse(text))
-    reused = memo.build(manager, edited, "m", str(fixture), engine._parse(edited))
+    memo.build(manager, text, "m", str(fixture), reparse.parse(text))
+    reused = memo.build(manager, edited, "m", str(fixture), reparse.parse(edited))
     assert memo.reused > 0
-    fresh = brain.build(manager, edited, "m", str(fixture), engine._parse(edited))
+    fresh = brain.build(manager, edited, "m", str(fixture), reparse.parse(edited))
     assert _dump(reused) == _dump(fresh)
 
 
@@ -354,7 +354,7 @@ def test_reused_trees_equal_fresh_trees_over_edit_sequences(name: str) -> None:
     definitions is the one a fresh build makes."""
     from astroid.manager import AstroidManager
 
-    from pallas_lsp.analysis import brain, engine
+    from pallas_lsp.analysis import brain, reparse
 
     brain.install()
     text = _SOURCES[name] if name in _SOURCES else (TESTS / "fixtures" / name).read_text()
@@ -367,10 +367,10 @@ def test_reused_trees_equal_fresh_trees_over_edit_sequences(name: str) -> None:
             text = _edit(text, rng, step, history)
             history.append(text)
         try:
-            expected = _dump(brain.build(manager, text, "m", "m.py", engine._parse(text)))
+            expected = _dump(brain.build(manager, text, "m", "m.py", reparse.parse(text)))
         except SyntaxError:
             continue
-        assert _dump(memo.build(manager, text, "m", "m.py", engine._parse(text))) == expected, f"edit {step}:\n{text}"
+        assert _dump(memo.build(manager, text, "m", "m.py", reparse.parse(text))) == expected, f"edit {step}:\n{text}"
 
 
 def test_a_walrus_binding_inside_its_definition_leaves_it_reusable() -> None:
@@ -379,15 +379,15 @@ def test_a_walrus_binding_inside_its_definition_leaves_it_reusable() -> None:
     (the definition around it, holding both, is kept)."""
     from astroid.manager import AstroidManager
 
-    from pallas_lsp.analysis import brain, engine
+    from pallas_lsp.analysis import brain, reparse
 
     brain.install()
     manager = AstroidManager()
     memo = TreeMemo()
     edited = _WALRUSES + "\n# an edit\n"
-    first = memo.build(manager, _WALRUSES, "m", "m.py", engine._parse(_WALRUSES))
-    second = memo.build(manager, edited, "m", "m.py", engine._parse(edited))
-    assert _dump(second) == _dump(brain.build(manager, edited, "m", "m.py", engine._parse(edited)))
+    first = memo.build(manager, _WALRUSES, "m", "m.py", reparse.parse(_WALRUSES))
+    second = memo.build(manager, edited, "m", "m.py", reparse.parse(edited))
+    assert _dump(second) == _dump(brain.build(manager, edited, "m", "m.py", reparse.parse(edited)))
     kept = {node.name for node in second.body if any(node is old for old in first.body)}
     assert kept == {"body_walrus", "outer", "Config"}  # `inner` binds in `outer`, `top` in the module
     assert "bound" in second.body[1].locals and "module_level" in second.locals
@@ -400,7 +400,7 @@ def test_attribute_assignments_are_not_recorded_so_a_method_is_kept_on_its_own()
     tree is the one a fresh build makes."""
     from astroid.manager import AstroidManager
 
-    from pallas_lsp.analysis import brain, engine
+    from pallas_lsp.analysis import brain, reparse
 
     brain.install()
     manager = AstroidManager()
@@ -408,13 +408,13 @@ def test_attribute_assignments_are_not_recorded_so_a_method_is_kept_on_its_own()
     text = _CLASS_WITH_SELF_ATTRIBUTES
     edited = text.replace("return self.value", "return self.value + 1")
     for version in (text, text, edited, edited):
-        built = memo.build(manager, version, "m", "m.py", engine._parse(version))
-        fresh = brain.build(manager, version, "m", "m.py", engine._parse(version))
+        built = memo.build(manager, version, "m", "m.py", reparse.parse(version))
+        fresh = brain.build(manager, version, "m", "m.py", reparse.parse(version))
         assert _dump(built) == _dump(fresh)
         assert built.body[0].instance_attrs == {}
-    first = memo.build(manager, text, "m", "m.py", engine._parse(text))
+    first = memo.build(manager, text, "m", "m.py", reparse.parse(text))
     init = first.body[0].body[0]
-    second = memo.build(manager, edited, "m", "m.py", engine._parse(edited))
+    second = memo.build(manager, edited, "m", "m.py", reparse.parse(edited))
     assert second.body[0].body[0] is init and second.body[0].body[1] is not first.body[0].body[1]
 
 

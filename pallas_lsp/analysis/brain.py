@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import copy
 import contextvars
 import functools
 import inspect
@@ -441,6 +442,15 @@ class Rebuilder(TreeRebuilder):
 
     def _get_position_info(self, node: Any, parent: nodes.NodeNG) -> None:
         return None
+
+    def _get_doc(self, node: Any) -> tuple[Any, ast.Constant | None]:
+        """astroid's, which takes a docstring out of the stdlib node's body by giving the node
+        a new body. An editor's session keeps the stdlib tree for the next parse of the file
+        (`reparse`): the node is left as parsed, and a copy of it goes without its docstring."""
+        first = node.body[0] if node.body else None
+        if type(first) is not ast.Expr or type(first.value) is not ast.Constant:
+            return node, None
+        return super()._get_doc(copy.copy(node))
 
     def visit(self, node: Any, parent: nodes.NodeNG) -> Any:
         """`TreeRebuilder.visit` with the budget's count (`_bounded_build`) in the same frame:

@@ -13,7 +13,6 @@ import functools
 import importlib.machinery
 import logging
 import os
-import re
 import sys
 import threading
 import warnings
@@ -32,6 +31,7 @@ from .prefilter import (Bindings, ReadNames, applicable, buffers_differ, mention
                         project_root)
 from .rules import RULES, Rule
 from .project import BudgetExceeded, Cancelled, budget_clock
+from .reparse import parse
 from .session import DEFAULT_SESSION, Session
 from .settings import Settings, prefixes
 from .source import Lines, decode
@@ -212,32 +212,25 @@ def _failed(job: _Job, reason: str) -> Result:
     return Result(error=reason, dependencies=job.dependencies)
 
 
-def _parse(text: str) -> ast.Module:
-    """The stdlib tree, parsed as astroid parses (a final newline, type comments read unless
-    misplaced) so that astroid can be built from it without a second parse."""
-    try:
-        return ast.parse(text + "\n", type_comments=True)
-    except SyntaxError as error:
-        if not re.search(r"#\s+type:", error.text or ""):
-            raise
-        return ast.parse(text + "\n")
-    except ValueError as error:  # null bytes before Python 3.12
-        raise SyntaxError(str(error)) from error
-
-
 def _tree_of(job: _Job) -> Callable[[], ast.Module]:
-    """The stdlib tree on demand: the caller's, else parsed once when first asked for."""
+    """The stdlib tree on demand: the caller's, else parsed once when first asked for (only
+    where it changed, in a session that keeps trees)."""
     given = job.tree
     if given is not None:
         return lambda: given
-    return functools.lru_cache(maxsize=None)(functools.partial(_parse, job.text))
+    parses = job.session.parses
+    if parses is not None:
+        return functools.lru_cache(maxsize=None)(functools.partial(parses.parse, job.text, job.path))
+    return functools.lru_cache(maxsize=None)(functools.partial(parse, job.text))
 
 
 def _analyze(job: _Job, deadline: float) -> list[Finding]:
     tree = _tree_of(job)
     name = module_name(job.path)
     package = package_of(job.path, name)
-    bindings = functools.lru_cache(maxsize=None)(lambda: Bindings.of(tree(), package))
+    walks = job.session.walks
+    bindings = functools.lru_cache(maxsize=None)(
+        lambda: walks.bindings(tree(), package, job.path) if walks is not None else Bindings.of(tree(), package))
     probed: set[str] = set()  # what the verdict read of the project's modules
     job.rules = applicable(job.rules, job.text, bindings, job.path, tree, package, probed)
     if not job.rules:

@@ -14,7 +14,7 @@ statements are never kept:
 - a `:=` whose target astroid binds in a scope around the definition (as a default value or
   an annotation of its own parameters: `def f(x=(n := 4))` binds `n` where `f` is defined) is
   not kept, since a kept one would not bind it again (`:=` binding inside the definition is);
-- `# type:` comments are read or not depending on the rest of the file (`engine._parse`);
+- `# type:` comments are read or not depending on the rest of the file (`reparse.parse`);
 - a statement that shares a line with another, or a definition whose text occurs twice.
 (astroid's post-build step would also record each `obj.attr = ...` on the node it infers `obj`
 to be, outside the definition; the brain turns that step off: `brain._unrecorded_attributes`.)

@@ -1713,6 +1713,22 @@ class Bindings:
         elif kind is ast.MatchMapping and node.rest:
             self.rebound.add(node.rest)
 
+    def merge(self, other: Bindings) -> None:
+        """Add what the walk of other nodes found (walked after these: lists keep the walk's
+        order, and `imports` the order names were first bound in)."""
+        self.calls += other.calls
+        self.attributes += other.attributes
+        self.decorators += other.decorators
+        for name, paths in other.imports.items():
+            self.imports.setdefault(name, set()).update(paths)
+        self.aliased_imports += other.aliased_imports
+        self.rebound |= other.rebound
+        self.loaded |= other.loaded
+        self.star_import = self.star_import or other.star_import
+        self.star_paths += other.star_paths
+        self.modules += other.modules
+        self.bare |= other.bare
+
     def referenced(self) -> set[str]:
         """Names read anywhere in the module, as a name or as an attribute."""
         return self.loaded | {attribute.attr for attribute in self.attributes}
@@ -1758,6 +1774,66 @@ class Bindings:
         if type(expr) is not ast.Name or expr.id not in self.imports:
             return False
         return any(path is not None and path.rpartition(".")[2] == "partial" for path in self.imports[expr.id])
+
+
+class WalkMemo:
+    """What `Bindings.walk` found in each statement of the last stdlib tree of each file:
+    the module's statements, and those of the definitions there. An editor's next tree of
+    the file (`reparse.ParseMemo`) holds the same statement objects, with the same contents,
+    wherever the edit did not reach, and the walk goes into the others only. The result is
+    the walk's of the whole tree, in its order (`Bindings.of`: statements last to first,
+    a definition's header before its body)."""
+
+    def __init__(self, max_files: int = 64) -> None:
+        # path -> the package the walk was told, and what it found per statement (by id)
+        self._files: dict[str | None, tuple[str, dict[int, tuple[ast.stmt, Bindings]]]] = {}
+        self._max_files = max_files
+        self.walked = 0  # statements the last `bindings` walked into (for tests and benchmarks)
+
+    def forget(self, path: str | None) -> None:
+        self._files.pop(path, None)
+
+    def bindings(self, tree: ast.Module, package: str, path: str | None) -> Bindings:
+        """`Bindings.of(tree, package)`, for the file at `path`."""
+        walked_in, before = self._files.pop(path, ("", {}))
+        if walked_in != package:
+            before = {}
+        now: dict[int, tuple[ast.stmt, Bindings]] = {}
+        self.walked = 0
+        found = Bindings()
+        for statement in reversed(tree.body):  # (a module's `type_ignores` hold nothing the walk notes)
+            found.merge(self._of(statement, package, before, now, inner=True))
+        while len(self._files) >= self._max_files:
+            del self._files[next(iter(self._files))]
+        self._files[path] = (package, now)
+        return found
+
+    def _of(self, statement: ast.stmt, package: str, before: dict[int, tuple[ast.stmt, Bindings]],
+            now: dict[int, tuple[ast.stmt, Bindings]], inner: bool) -> Bindings:
+        """What the walk finds in `statement` (`inner`: and a definition's body statements
+        are kept one by one)."""
+        kept = before.get(id(statement))
+        if kept is not None and kept[0] is statement:
+            now[id(statement)] = kept
+            return kept[1]
+        found = Bindings()
+        kind = type(statement)
+        if inner and (kind is ast.FunctionDef or kind is ast.AsyncFunctionDef or kind is ast.ClassDef):
+            found._note(statement, package)
+            for name in reversed(_child_fields(kind)):  # (as the walk's stack pops them)
+                if name == "body":
+                    for inner_statement in reversed(statement.body):  # type: ignore[attr-defined]
+                        found.merge(self._of(inner_statement, package, before, now, inner=False))
+                    continue
+                value = getattr(statement, name, None)
+                for item in reversed(value) if type(value) is list else (value,):
+                    if isinstance(item, ast.AST):
+                        found.walk([item], package)
+        else:
+            self.walked += 1
+            found.walk([statement], package)
+        now[id(statement)] = (statement, found)
+        return found
 
 
 def _child_fields(kind: type[ast.AST]) -> tuple[str, ...]:

@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING
 from astroid.manager import AstroidManager
 
 from .incremental import TreeMemo
+from .prefilter import WalkMemo
+from .reparse import ParseMemo
 
 if TYPE_CHECKING:
     from .trace.reuse import TraceMemo
@@ -31,14 +33,22 @@ _set_aside_modules = -1  # ... when `collect_young` last set what was young asid
 @dataclass(frozen=True)
 class Session:
     collect_after_analysis: bool = True  # False: the host calls `resume_collection()` itself
-    # True: each file's astroid tree is kept for its next analysis, which rebuilds only the
-    # definitions whose text changed (`incremental`: an editor's session)
+    # True: each file's trees are kept for its next analysis, which parses again only the
+    # statements an edit is in (`reparse`), walks only those (`prefilter.WalkMemo`) and
+    # rebuilds in astroid only the definitions whose text changed (`incremental`): an
+    # editor's session
     keep_trees: bool = False
+    parses: ParseMemo | None = field(default=None, compare=False)
+    walks: WalkMemo | None = field(default=None, compare=False)
     trees: TreeMemo | None = field(default=None, compare=False)
     # ... and each entry point's trace, replayed while what it ran is unchanged (`trace.reuse`)
     traces: TraceMemo | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
+        if self.keep_trees and self.parses is None:
+            object.__setattr__(self, "parses", ParseMemo())
+        if self.keep_trees and self.walks is None:
+            object.__setattr__(self, "walks", WalkMemo())
         if self.keep_trees and self.trees is None:
             object.__setattr__(self, "trees", TreeMemo())
         if self.keep_trees and self.traces is None:
@@ -47,7 +57,11 @@ class Session:
             object.__setattr__(self, "traces", TraceMemo())
 
     def forget(self, path: str | None) -> None:
-        """Drop the tree and traces kept for `path` (a document closed in the editor)."""
+        """Drop the trees and traces kept for `path` (a document closed in the editor)."""
+        if self.parses is not None:
+            self.parses.forget(path)
+        if self.walks is not None:
+            self.walks.forget(path)
         if self.trees is not None:
             self.trees.forget(path)
         if self.traces is not None:
