@@ -107,6 +107,7 @@ def _parses(text: str) -> bool:
 REAL = _real_texts()
 
 
+@pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::SyntaxWarning")  # (their escapes)
 @pytest.mark.parametrize(("label", "text"), REAL, ids=[label for label, _ in REAL])
 def test_random_edits_of_real_files(label: str, text: str) -> None:
     in_part, parsed = _check_edits(text, seed=len(label), edits=40)
@@ -172,7 +173,9 @@ _MODULE = textwrap.dedent('''\
     ("    x = a + b\n", "    x = (a +\n", None),  # an unclosed bracket
     ("    x = a + b\n", '    x = """a\n', None),  # an unclosed string
     ("    x = a + b\n", "    x = a +\tb\n", False),  # a tab
-    ("    x = a + b\n", "    x = a + b  # type: int\n", False),  # a type comment
+    ("    x = a + b\n", "    x = a + b  # type: int\n", True),  # a type comment
+    ("    x = a + b\n", "    x = a + b  # type: ignore[e]\n", True),  # ... and a `# type: ignore`
+    ("  def one_line(self): return 1\n", "  def one_line(self): return 1\n  # type: int\n", False),  # misplaced
     ("    x = a + b\n", "    x = a + b\r\n", False),
 ])
 def test_an_edit(old: str, new: str, in_part: bool | None) -> None:
@@ -210,6 +213,19 @@ def test_an_edit_above_every_statement() -> None:
     edited = text.replace("licence", "license")
     assert _dump(memo.parse(edited, None)) == _dump(parse(edited))
     assert memo.reparsed is None
+
+
+def test_type_ignore_comments_move_with_their_lines() -> None:
+    text = _MODULE.replace("return y", "return y  # type: ignore[a]").replace(
+        "x = a + b", "x = a + b  # type: ignore[b]")
+    memo = ParseMemo()
+    memo.parse(text, None)
+    for edited in (text.replace("    x = a + b", "    w = 0\n    x = a + b"),  # one line more above both
+                   text.replace("  # type: ignore[b]", ""),  # one fewer
+                   text.replace("return 3", "return 3  # type: ignore[c]")):  # one more
+        assert _dump(memo.parse(edited, None)) == _dump(parse(edited))
+        assert memo.reparsed is not None
+        memo.parse(text, None)
 
 
 def test_a_syntax_error_keeps_the_last_tree_that_parsed() -> None:

@@ -22,9 +22,11 @@ tell alone is left to a parse of the whole text:
   header of a definition (its body is not what changed: the run is the definition then);
 - a statement sharing a line with another (`a = 1; b = 2`): the run takes both in;
 - tabs and form feeds (the tokenizer checks indentation against the whole stack of blocks,
-  which the run's parse does not see), `\\r` line ends, null bytes, `# type:` comments (read
-  or not depending on the rest of the file) and `from __future__ import barry_as_FLUFL`
-  (which changes the grammar).
+  which the run's parse does not see), `\\r` line ends, null bytes and `from __future__
+  import barry_as_FLUFL` (which changes the grammar);
+- a misplaced `# type:` comment (the whole text is then parsed without reading them). The
+  others are read in the run as in the whole text; the module's list of `# type: ignore`
+  comments takes the run's in place of the old ones.
 A text that does not parse is parsed whole (for its error), and the last good tree stays
 kept: the next edit, which mends it, is compared with the text that parsed.
 
@@ -42,18 +44,22 @@ from typing import Any
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _Definition = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
-_TYPE_COMMENT = re.compile(r"#\s*type:")
 
 
 def parse(text: str) -> ast.Module:
     """The stdlib tree, parsed as astroid parses (a final newline, type comments read unless
     misplaced) so that astroid can be built from it without a second parse."""
+    return _parsed(text)[0]
+
+
+def _parsed(text: str) -> tuple[ast.Module, bool]:
+    """`parse(text)`, and whether its type comments were read."""
     try:
-        return ast.parse(text + "\n", type_comments=True)
+        return ast.parse(text + "\n", type_comments=True), True
     except SyntaxError as error:
         if not re.search(r"#\s+type:", error.text or ""):
             raise
-        return ast.parse(text + "\n")
+        return ast.parse(text + "\n"), False
     except ValueError as error:  # null bytes before Python 3.12
         raise SyntaxError(str(error)) from error
 
@@ -63,7 +69,7 @@ class ParseMemo:
     file."""
 
     def __init__(self, max_files: int = 64) -> None:
-        self._files: dict[str | None, tuple[str, ast.Module]] = {}
+        self._files: dict[str | None, tuple[str, ast.Module, bool]] = {}  # text, tree, type comments read
         self._lock = threading.Lock()
         self._max_files = max_files
         self.reparsed: int | None = None  # lines parsed by the last `parse` (None: all; for tests and benchmarks)
@@ -78,17 +84,18 @@ class ParseMemo:
             return parse(text)
         try:
             kept = self._files.pop(path, None)
-            tree = _reparsed(kept[0], text, kept[1]) if kept is not None else None
+            # (a tree whose type comments were not read, one being misplaced, is not reused)
+            tree = _reparsed(kept[0], text, kept[1]) if kept is not None and kept[2] else None
             self.reparsed = tree[1] if tree is not None else None
             try:
-                new = tree[0] if tree is not None else parse(text)
+                new, typed = (tree[0], True) if tree is not None else _parsed(text)
             except SyntaxError:
                 if kept is not None:
                     self._files[path] = kept  # (unchanged: the edit parsed whole)
                 raise
             while len(self._files) >= self._max_files:
                 del self._files[next(iter(self._files))]
-            self._files[path] = (text, new)
+            self._files[path] = (text, new, typed)
             return new
         finally:
             self._lock.release()
@@ -111,7 +118,9 @@ def _reparsed(old: str, new: str, tree: ast.Module) -> tuple[ast.Module, int] | 
         text = new[run_start:run_end + len(new) - len(old)]
         statements = _statements_of(text, run)
         if statements is not None:
-            run.replace(tree, statements, new.count("\n", start, new_end) - old.count("\n", start, old_end))
+            moved = new.count("\n", start, new_end) - old.count("\n", start, old_end)
+            run.replace(tree, statements[0], moved)
+            _replace_type_ignores(tree, run, statements[1], moved)
             return tree, text.count("\n")
     return None
 
@@ -119,8 +128,20 @@ def _reparsed(old: str, new: str, tree: ast.Module) -> tuple[ast.Module, int] | 
 def _parsed_whole(text: str) -> bool:
     """Does `text` hold what only a parse of the whole text reads right (see the module's
     docstring)?"""
-    return ("\t" in text or "\f" in text or "\r" in text or "\0" in text or "barry_as_FLUFL" in text
-            or "type:" in text and _TYPE_COMMENT.search(text) is not None)
+    return "\t" in text or "\f" in text or "\r" in text or "\0" in text or "barry_as_FLUFL" in text
+
+
+def _replace_type_ignores(tree: ast.Module, run: _Run, parsed: list[ast.TypeIgnore], moved: int) -> None:
+    """The module's `# type: ignore` comments: the run's are those its parse found, and those
+    after it move with the statements."""
+    kept = tree.type_ignores
+    if not kept and not parsed:
+        return
+    before = [ignore for ignore in kept if ignore.lineno < run.first]
+    after = [ignore for ignore in kept if run.after is not None and ignore.lineno >= run.after]
+    for ignore in after:
+        ignore.lineno += moved
+    tree.type_ignores = before + parsed + after
 
 
 def _changed(old: str, new: str) -> tuple[int, int, int]:
@@ -259,9 +280,10 @@ def _line_starts(text: str, offset: int) -> bool:
     return offset == 0 or text[offset - 1] == "\n"
 
 
-def _statements_of(text: str, run: _Run) -> list[ast.stmt] | None:
-    """The statements `text`, the run's new text, parses to where the run stands; None when
-    that is not what the whole text would give there (see the module's docstring)."""
+def _statements_of(text: str, run: _Run) -> tuple[list[ast.stmt], list[ast.TypeIgnore]] | None:
+    """The statements `text`, the run's new text, parses to where the run stands, and its
+    `# type: ignore` comments; None when that is not what the whole text would give there
+    (see the module's docstring)."""
     column = run.body[run.low].col_offset
     if run.enclosing:
         source = "\n" * (run.first - 2) + "if 1:\n" + text
@@ -270,12 +292,12 @@ def _statements_of(text: str, run: _Run) -> list[ast.stmt] | None:
     try:
         module = ast.parse(source + "\n", type_comments=True)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
+        return None  # (a misplaced type comment too: the whole text then parses without them)
     if not run.enclosing:
-        return module.body
+        return module.body, module.type_ignores
     if len(module.body) != 1 or not isinstance(module.body[0], ast.If) or module.body[0].body[0].col_offset != column:
         return None  # (lines less indented than the run: statements around it, or none)
-    return module.body[0].body
+    return module.body[0].body, module.type_ignores
 
 
 def _move(statements: list[ast.stmt], lines: int) -> None:
