@@ -646,3 +646,38 @@ def test_the_marks_found_in_one_search_are_those_each_definition_holds() -> None
             last = rng.randrange(first, len(lines) + 1)
             own = bool(incremental._NOT_SELF_CONTAINED.search("\n".join(lines[first - 1:last])))
             assert marks.within(first, last) == own, (first, last, text[:80])
+
+
+_LOADS_A_STUB = '''\
+import jax
+import jax.numpy as jnp
+from jax.experimental.pallas import mosaic_gpu as plgpu
+
+
+def test_first():
+  return jnp.zeros((8,))
+
+
+def test_second():
+  return jax.lax.cond(True, lambda: plgpu.SMEM((8,), jnp.float16), lambda: None)
+
+
+def test_third():
+  return jnp.ones((8,))
+'''
+
+
+def test_an_entry_point_that_first_loads_a_served_module_is_replayed_too(tmp_path: Path) -> None:
+    """A unit that loads a module is never kept, and the units before it are replayed: the
+    first to need a stub module would run in every analysis. The modules the last trace
+    loaded are loaded before the entry points instead (`reuse.Units.preload`)."""
+    path = str(tmp_path / "kernel.py")
+    session, scratch = Session(keep_trees=True), Session()
+    traces = session.traces
+    assert traces is not None
+    ran = []
+    for step in range(4):
+        text = _LOADS_A_STUB + f"\n\ndef test_edited():\n  return {step}\n"
+        assert _outcome(text, path, session) == _outcome(text, path, scratch)
+        ran.append(traces.ran)
+    assert ran[0] == 4 and ran[-1] == 1  # at last only the edited entry point runs

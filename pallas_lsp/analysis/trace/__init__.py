@@ -75,7 +75,7 @@ class Trace:
             self._give_back_modules()  # (and take the modules it did not write to)
             raise
         if units is not None:
-            units.store()
+            units.store(self.interp.modules)
         self._give_back_modules()
 
     def _give_back_modules(self) -> None:
@@ -198,8 +198,14 @@ class Trace:
         if not found:
             return
         module = found[0]
-        if self._units is not None:
-            self._units.after_module(self, self._names)
+        units = self._units
+        if units is not None:
+            units.after_module(self, self._names)
+            preload = [node for node in units.preload() if node not in interp.modules and world.is_current(node)]
+            for node in preload:
+                self._bounded(interp.module, node, False)
+            if preload:
+                units.after_preload(self)
         top_poisoned = frozenset(interp.poisoned)
         deferred, elsewhere = [], []
         for func, owner in _top_level_functions(self.module):

@@ -79,6 +79,9 @@ class _Record:
     module_key: tuple[Any, ...]
     top_executed: frozenset[Any]  # the functions the top level ran (`Units._code`)
     units: dict[tuple[Any, ...], _Unit] = field(default_factory=dict)
+    # the served modules (stubs, library modules) loaded when the trace ended, which the next
+    # trace loads before its entry points (`Units.preload`)
+    preload: tuple[nodes.Module, ...] = ()
 
 
 class TraceMemo:
@@ -117,11 +120,12 @@ class Units:
     """One trace's units: replayed from the previous record of the file, or run and kept."""
 
     def __init__(self, memo: TraceMemo, path: str | None, lines: list[str], previous: _Record | None,
-                 generation: int) -> None:
+                 generation: int, preload: tuple[nodes.Module, ...] = ()) -> None:
         self._memo = memo
         self._path = path
         self._lines = lines
         self._previous = previous
+        self._preload = previous.preload if previous is not None else preload
         self._taken = previous  # what to give back if the trace does not complete
         self._generation = generation
         self._record: _Record | None = None
@@ -133,7 +137,15 @@ class Units:
 
     def fresh(self) -> Units:
         """The bookkeeping for the same trace started over without replaying anything."""
-        return Units(self._memo, self._path, self._lines, None, self._generation)
+        return Units(self._memo, self._path, self._lines, None, self._generation, self._preload)
+
+    def preload(self) -> tuple[nodes.Module, ...]:
+        """The modules to load after the top level, before the entry points: the served ones
+        (our stubs, library modules: no project code, which might call the file's functions)
+        that the last trace of the file had loaded. A unit that loads a module is never kept
+        (what it read may be what another unit loaded), and the units before it are replayed,
+        so the first unit to need a module would load it, and run, in every analysis."""
+        return self._preload
 
     def _shared(self, trace: Trace) -> set[int]:
         """The ids of every object the module states reach after the top level (found when
@@ -175,6 +187,12 @@ class Units:
         self._modules = list(interp.modules.values())
         if previous is not None:
             self._alive = _Alive(trace.module, interp.modules)
+
+    def after_preload(self, trace: Trace) -> None:
+        """The modules `preload` gives are loaded: their states are shared like those the top
+        level made. (They are not part of the key: a unit kept before they were loaded up
+        front did not load them, and ran the same with them loaded or not.)"""
+        self._modules = list(trace.interp.modules.values())
 
     # -- entry points ----------------------------------------------------------------------
 
@@ -273,10 +291,12 @@ class Units:
         if self._taken is not None:
             self._memo._store(self._path, self._taken, only_if_absent=True)
 
-    def store(self) -> None:
-        """The trace is complete: keep its units for the next one."""
+    def store(self, modules: Iterable[nodes.Module]) -> None:
+        """The trace is complete: keep its units for the next one (`modules`: those it
+        loaded, in order)."""
         self._memo.replayed, self._memo.ran = self.replayed, self.ran
         if self._keep and self._record is not None:
+            self._record.preload = tuple(node for node in modules if _served(node))
             self._memo._store(self._path, self._record)
 
 
@@ -295,6 +315,12 @@ def escaped_key(trace: Trace, closure: o.Closure, inputs: bool) -> tuple[Any, ..
     if sum(made.env is module.env for made in trace.interp.closures.get(node, ())) != 1:
         return None
     return (ESCAPED, node, inputs)
+
+
+def _served(node: nodes.Module) -> bool:
+    """Is this module one the brain serves (a stub, a library module) rather than the project's?"""
+    return bool(getattr(node, "pallas_stub", False) or getattr(node, "pallas_trace_stub", False)
+                or getattr(node, "pallas_library", None))
 
 
 def unit_free(start: int) -> bool:

@@ -184,7 +184,7 @@ class World:
         if any(key in memo for key in run.memo) or any(memo.get(key) is not answer for key, answer in run.memo_reads):
             return False
         for loaded, _ in run.loaded:
-            if loaded in interp.modules or loaded in interp.from_text or not _current(loaded):
+            if loaded in interp.modules or loaded in interp.from_text or not is_current(loaded):
                 return False
         if not all(_same_variable(interp.environment.get(name, o.UNSET), seen) for name, seen in run.environment):
             return False
@@ -256,7 +256,7 @@ class World:
         made_writes = interp.construction_writes[writes:]
         if not interp.world_clean or len(interp.loose_writes) != loose or len(interp.failed_modules) != failed \
                 or any(node in interp.from_text for node, module in loaded + deps if module is not self.analysed) \
-                or not all(_current(node) for node, _ in loaded) \
+                or not all(is_current(node) for node, _ in loaded) \
                 or (made_writes and not _own(made_writes, loaded, deps, self._stops())):
             return
         self._accounted.append((writes, len(interp.construction_writes)))
@@ -338,7 +338,7 @@ def _same_variable(now: Any, then: Any) -> bool:
     return now is then or type(now) is str and type(then) is str and now == then
 
 
-def _current(node: nodes.Module) -> bool:
+def is_current(node: nodes.Module) -> bool:
     """Is this tree the one an import of its name gives now (a file astroid read again, or the
     analysed file's text standing in for its copy on disk, is another tree)?"""
     library = getattr(node, "pallas_library", None)
