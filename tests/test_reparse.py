@@ -262,3 +262,18 @@ def test_an_analysis_leaves_the_kept_tree_as_parsed(tmp_path: object) -> None:
     kept = session.parses.parse(text, path)
     assert _dump(kept) == _dump(parse(text))
     assert ast.get_docstring(kept) is not None
+
+
+def test_a_fault_in_the_partial_parse_costs_a_whole_parse(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pallas_lsp.analysis import reparse
+
+    memo = ParseMemo()
+    memo.parse(_MODULE, None)
+
+    def broken(*args: object) -> None:
+        raise IndexError("a fault of ours")
+
+    monkeypatch.setattr(reparse, "_statements_of", broken)
+    edited = _MODULE.replace("x = a + b", "x = a + c")
+    assert _dump(memo.parse(edited, None)) == _dump(parse(edited))
+    assert memo.reparsed is None

@@ -38,9 +38,12 @@ from __future__ import annotations
 
 import ast
 import copy
+import logging
 import re
 import threading
 from typing import Any
+
+log = logging.getLogger("pallas_lsp")
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _Definition = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
@@ -85,7 +88,7 @@ class ParseMemo:
         try:
             kept = self._files.pop(path, None)
             # (a tree whose type comments were not read, one being misplaced, is not reused)
-            tree = _reparsed(kept[0], text, kept[1]) if kept is not None and kept[2] else None
+            tree = _reparsed_or_none(kept[0], text, kept[1]) if kept is not None and kept[2] else None
             self.reparsed = tree[1] if tree is not None else None
             try:
                 new, typed = (tree[0], True) if tree is not None else _parsed(text)
@@ -99,6 +102,15 @@ class ParseMemo:
             return new
         finally:
             self._lock.release()
+
+
+def _reparsed_or_none(old: str, new: str, tree: ast.Module) -> tuple[ast.Module, int] | None:
+    """`_reparsed`, and None (the whole text parsed, the kept tree dropped) should it fail."""
+    try:
+        return _reparsed(old, new, tree)
+    except Exception:  # noqa: BLE001 - a fault of ours here costs a parse, not the analysis
+        log.debug("parsed whole after a failed partial parse", exc_info=True)
+        return None
 
 
 def _reparsed(old: str, new: str, tree: ast.Module) -> tuple[ast.Module, int] | None:
