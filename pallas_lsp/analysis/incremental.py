@@ -59,9 +59,10 @@ class TreeMemo:
     memory of one more tree per open file)."""
 
     def __init__(self, max_files: int = 64) -> None:
-        # per file: source text -> subtree, and the definitions never to keep (tainted: see
-        # `_Builder._taint_reaching`), which stay so inside the subtrees reused whole
-        self._files: dict[str | None, tuple[dict[str, _Kept], set[nodes.NodeNG]]] = {}
+        # per file: source text -> subtree, the definitions never to keep (tainted: see
+        # `_Builder._taint_reaching`), which stay so inside the subtrees reused whole, and what
+        # the scan for definitions found in each stdlib definition (`_segments`)
+        self._files: dict[str | None, tuple[dict[str, _Kept], set[nodes.NodeNG], dict[int, _Scanned]]] = {}
         self._lock = threading.Lock()
         self._max_files = max_files
         self.reused = 0  # definitions reused by the last build (for tests and benchmarks)
@@ -84,8 +85,9 @@ class TreeMemo:
 
     def _build(self, manager: AstroidManager, text: str, modname: str, path: str | None,
                tree: ast.Module) -> nodes.Module:
-        previous, was_tainted = self._files.pop(path, ({}, set()))
-        segments = _segments(text, tree) if "\r" not in text else {}
+        previous, was_tainted, scanned = self._files.pop(path, ({}, set(), {}))
+        scanning: dict[int, _Scanned] = {}
+        segments = _segments(text, tree, scanned, scanning) if "\r" not in text else {}
         reuse: dict[ast.stmt, tuple[_Kept, int]] = {}
         for statement, (key, first) in segments.items():
             old = previous.get(key)
@@ -106,19 +108,53 @@ class TreeMemo:
                 kept[key] = _Kept(first, node, flat.get(node))
         while len(self._files) >= self._max_files:
             del self._files[next(iter(self._files))]
-        self._files[path] = (kept, tainted)
+        self._files[path] = (kept, tainted, scanning)
         return module
 
 
 _NOT_SELF_CONTAINED = re.compile(r"\bglobal\b|#\s*type:")  # see the module's docstring
 
 
-def _segments(text: str, tree: ast.Module) -> dict[ast.stmt, tuple[str, int]]:
+# What `_scan` found in a definition of the last tree: the definition, its first line then,
+# and the candidates in it (itself included), in scan order, each with its first line then.
+_Scanned = tuple[ast.stmt, int, list[tuple[ast.stmt, str, int]]]
+
+
+def _segments(text: str, tree: ast.Module, before: dict[int, _Scanned], now: dict[int, _Scanned]
+              ) -> dict[ast.stmt, tuple[str, int]]:
     """The definitions that may be kept (those in the body of the module or of a definition
-    there, at any depth): their source text and first line."""
+    there, at any depth): their source text and first line. A definition of the last tree
+    handed in again (`reparse.ParseMemo`: the same object has the same text) is not scanned
+    again: `before` holds what its scan found, `now` gets what this one finds."""
+    candidates: list[tuple[ast.stmt, str, int]] = []
+    _scan(tree.body, 0, _Source(text), candidates, before, now)
     found: dict[ast.stmt, tuple[str, int]] = {}
-    _scan(tree.body, 0, text.split("\n"), found, {}, _Marks(text))
+    seen: dict[str, ast.stmt | None] = {}
+    for statement, key, first in candidates:
+        if key in seen:  # the same text twice: neither is kept
+            other = seen[key]
+            if other is not None:
+                del found[other]
+            seen[key] = None
+            continue
+        seen[key] = statement
+        found[statement] = (key, first)
     return found
+
+
+class _Source:
+    """The text's lines and `_Marks`, made when a definition not seen before is scanned."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    @functools.cached_property
+    def lines(self) -> list[str]:
+        return self.text.split("\n")
+
+    @functools.cached_property
+    def marks(self) -> _Marks:
+        return _Marks(self.text)
 
 
 class _Marks:
@@ -144,33 +180,41 @@ class _Marks:
         return False
 
 
-def _scan(body: list[ast.stmt], column: int, lines: list[str], found: dict[ast.stmt, tuple[str, int]],
-          seen: dict[str, ast.stmt | None], marks: _Marks) -> None:
-    """`_segments` of one body, inner definitions first. (A module-level function: a nested
-    recursive one is a reference cycle, and what it holds, `found` and through it most of
-    the stdlib tree, would wait for the cyclic collector.)"""
+def _scan(body: list[ast.stmt], column: int, source: _Source, candidates: list[tuple[ast.stmt, str, int]],
+          before: dict[int, _Scanned], now: dict[int, _Scanned]) -> None:
+    """The candidates of one body (`_segments`), inner definitions first. (A module-level
+    function: a nested recursive one is a reference cycle, and what it holds, `candidates`
+    and through it most of the stdlib tree, would wait for the cyclic collector.)"""
     spans = [(_first_line(statement), statement.end_lineno or statement.lineno) for statement in body]
     for index, statement in enumerate(body):
-        first, last = spans[index]
         if not isinstance(statement, _DEFINITIONS):
             continue
-        _scan(statement.body, statement.body[0].col_offset, lines, found, seen, marks)
-        if statement.col_offset != column or (index and spans[index - 1][1] >= first) or (
-                index + 1 < len(body) and spans[index + 1][0] <= last):
-            continue  # shares a line with another statement
-        if marks.within(first, last):
-            continue
-        key = "\n".join(lines[first - 1:last])
-        if not key.startswith(" " * column):
-            continue
-        if key in seen:  # the same text twice: neither is kept
-            other = seen[key]
-            if other is not None:
-                del found[other]
-            seen[key] = None
-            continue
-        seen[key] = statement
-        found[statement] = (key, first)
+        first, last = spans[index]
+        known = before.get(id(statement))
+        if known is not None and known[0] is statement:  # the same text, moved by `first - known[1]` lines
+            moved = first - known[1]
+            mine = [(inner, key, line + moved) for inner, key, line in known[2]] if moved else known[2]
+        else:
+            mine = []
+            _scan(statement.body, statement.body[0].col_offset, source, mine, before, now)
+            key = _candidate(statement, column, index, body, spans, source)
+            if key is not None:
+                mine.append((statement, key, first))
+        now[id(statement)] = (statement, first, mine)
+        candidates += mine
+
+
+def _candidate(statement: ast.stmt, column: int, index: int, body: list[ast.stmt], spans: list[tuple[int, int]],
+               source: _Source) -> str | None:
+    """The text of a definition that may be kept; None if it may not."""
+    first, last = spans[index]
+    if statement.col_offset != column or (index and spans[index - 1][1] >= first) or (
+            index + 1 < len(body) and spans[index + 1][0] <= last):
+        return None  # shares a line with another statement
+    if source.marks.within(first, last):
+        return None
+    key = "\n".join(source.lines[first - 1:last])
+    return key if key.startswith(" " * column) else None
 
 
 def _first_line(statement: ast.stmt) -> int:
