@@ -201,7 +201,8 @@ class Trace:
         units = self._units
         if units is not None:
             units.after_module(self, self._names)
-            preload = [node for node in units.preload() if node not in interp.modules and world.is_current(node)]
+            preload = [node for node in units.preload() if node not in interp.modules
+                       and (hasattr(node, "pallas_trace_stub") or world.is_current(node))]  # (made once per process)
             for node in preload:
                 self._bounded(interp.module, node, False)
             if preload:
