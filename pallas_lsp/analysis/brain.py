@@ -29,8 +29,8 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import copy
 import contextvars
+import copy
 import functools
 import inspect
 import os

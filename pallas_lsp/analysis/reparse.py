@@ -14,19 +14,20 @@ The result is the tree `parse` makes of the whole text (`tests/test_reparse.py` 
 every node's fields and positions after random edits of real files). The run's text is parsed
 in the same state of the tokenizer as in the whole text: it starts where a statement starts a
 line and ends where the next statement after it starts one, both outside brackets and
-strings, since the text around the run is unchanged and parsed so before. What that cannot
-tell alone is left to a parse of the whole text:
-- a run whose new text ends with lines less indented than its statements (they belong to a
-  statement around the run, or to none), or with no statement at all;
-- the edit outside every statement of the module (comments above the first one), or in the
-  header of a definition (its body is not what changed: the run is the definition then);
-- a statement sharing a line with another (`a = 1; b = 2`): the run takes both in;
-- tabs and form feeds (the tokenizer checks indentation against the whole stack of blocks,
-  which the run's parse does not see), `\\r` line ends, null bytes and `from __future__
-  import barry_as_FLUFL` (which changes the grammar);
-- a misplaced `# type:` comment (the whole text is then parsed without reading them). The
-  others are read in the run as in the whole text; the module's list of `# type: ignore`
-  comments takes the run's in place of the old ones.
+strings, since the text around the run is unchanged and parsed so before. Where the run
+alone cannot tell, a larger run or the whole text is parsed:
+- lines at the run's end less indented than its statements belong to a statement around the
+  run (or to none): the run of the definition around it is parsed instead, and failing that
+  the whole text;
+- an edit in a definition's header makes the definition the run; statements sharing a line
+  (`a = 1; b = 2`) are in a run together;
+- the whole text for an edit above every statement of the module (a comment before the
+  first), tabs and form feeds (the tokenizer checks indentation against the whole stack of
+  blocks, which the run's parse does not see), `\\r` line ends, null bytes, `from __future__
+  import barry_as_FLUFL` (which changes the grammar), and a misplaced `# type:` comment (the
+  whole text is then parsed without reading them). The others are read in the run as in the
+  whole text; the module's list of `# type: ignore` comments takes the run's in place of the
+  old ones.
 A text that does not parse is parsed whole (for its error), and the last good tree stays
 kept: the next edit, which mends it, is compared with the text that parsed.
 
