@@ -525,9 +525,11 @@ def api_uses(bindings: Bindings, wanted: frozenset[str] | None = None) -> set[st
     """Names (of `wanted`, or all) used where the analysis could see a Pallas API call (see
     the module's doc)."""
     used: set[str] = set()
+    imports = bindings.imports
     for call in bindings.calls:
         callee = call.func
-        if _name_of(callee) == "getattr" and len(call.args) >= 2 and bindings.may_be_api(call.args[0]):
+        name = _name_of(callee)
+        if name == "getattr" and len(call.args) >= 2 and bindings.may_be_api(call.args[0]):
             named = call.args[1]  # `getattr(plgpu, "SMEM")(...)`: the name in a string (any, when not written)
             if isinstance(named, ast.Constant) and isinstance(named.value, str):
                 if wanted is None or named.value in wanted:
@@ -535,11 +537,18 @@ def api_uses(bindings: Bindings, wanted: frozenset[str] | None = None) -> set[st
             elif wanted is not None:
                 used |= wanted
             continue
-        if bindings.is_partial(callee):  # functools.partial(plgpu.kernel, scratch_types=...)
-            if not call.args:
+        if (name == "partial" or type(callee) is ast.Name and callee.id in imports) and bindings.is_partial(callee):
+            if not call.args:  # (`functools.partial(plgpu.kernel, scratch_types=...)`)
                 continue
             callee = call.args[0]
-        names = {_name_of(callee), *(keyword.arg for keyword in call.keywords if keyword.arg)}
+            name = _name_of(callee)
+        if wanted is not None and name not in wanted:  # (most calls: no set made for them)
+            for keyword in call.keywords:
+                if keyword.arg in wanted:
+                    break
+            else:
+                continue
+        names = {name, *(keyword.arg for keyword in call.keywords if keyword.arg)}
         if wanted is not None:
             names &= wanted
         if names and bindings.may_be_api(callee):
