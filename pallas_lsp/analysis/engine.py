@@ -219,9 +219,9 @@ def _tree_of(job: _Job) -> Callable[[], ast.Module]:
     if given is not None:
         return lambda: given
     parses = job.session.parses
-    if parses is not None:
-        return functools.lru_cache(maxsize=None)(functools.partial(parses.parse, job.text, job.path))
-    return functools.lru_cache(maxsize=None)(functools.partial(parse, job.text))
+    parse_once = functools.partial(parses.parse, job.text, job.path) if parses is not None else functools.partial(
+        parse, job.text)
+    return functools.lru_cache(maxsize=None)(parse_once)
 
 
 def _analyze(job: _Job, deadline: float) -> list[Finding]:

@@ -41,8 +41,8 @@ from astroid.manager import AstroidManager
 from astroid.rebuilder import TreeRebuilder
 
 from .brain import Rebuilder
+from .reparse import DEFINITIONS, first_line, last_line
 
-_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _Definition = nodes.FunctionDef | nodes.ClassDef  # (an async def is a FunctionDef too)
 
 
@@ -185,9 +185,9 @@ def _scan(body: list[ast.stmt], column: int, source: _Source, candidates: list[t
     """The candidates of one body (`_segments`), inner definitions first. (A module-level
     function: a nested recursive one is a reference cycle, and what it holds, `candidates`
     and through it most of the stdlib tree, would wait for the cyclic collector.)"""
-    spans = [(_first_line(statement), statement.end_lineno or statement.lineno) for statement in body]
+    spans = [(first_line(statement), last_line(statement)) for statement in body]
     for index, statement in enumerate(body):
-        if not isinstance(statement, _DEFINITIONS):
+        if not isinstance(statement, DEFINITIONS):
             continue
         first, last = spans[index]
         known = before.get(id(statement))
@@ -215,11 +215,6 @@ def _candidate(statement: ast.stmt, column: int, index: int, body: list[ast.stmt
         return None
     key = "\n".join(source.lines[first - 1:last])
     return key if key.startswith(" " * column) else None
-
-
-def _first_line(statement: ast.stmt) -> int:
-    decorators = statement.decorator_list if isinstance(statement, _DEFINITIONS) else []
-    return min([statement.lineno] + [decorator.lineno for decorator in decorators])
 
 
 def _end(node: ast.stmt | nodes.NodeNG) -> tuple[int | None, int | None, int | None]:
@@ -302,7 +297,7 @@ class _Rebuilder(Rebuilder):
         return built
 
     def visit(self, node: Any, parent: nodes.NodeNG) -> Any:
-        found = self._reuse.get(node) if isinstance(node, _DEFINITIONS) else None
+        found = self._reuse.get(node) if isinstance(node, DEFINITIONS) else None
         if found is None:
             return super().visit(node, parent)
         kept, delta = found

@@ -46,7 +46,7 @@ from typing import Any
 
 log = logging.getLogger("pallas_lsp")
 
-_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _Definition = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
 
 
@@ -122,7 +122,7 @@ def _reparsed(old: str, new: str, tree: ast.Module) -> tuple[ast.Module, int] | 
     if _parsed_whole(new) or _parsed_whole(old):
         return None
     start, old_end, new_end = _changed(old, new)
-    last_changed = _line_of(old, old_end - 1) if old_end > start else _line_of(old, start) - _line_starts(old, start)
+    last_changed = _line_of(old, old_end - 1) if old_end > start else _line_of(old, start) - _at_line_start(old, start)
     # the smallest run, then the one around it: lines put in after a body's last statement
     # may be less indented, a statement of the body around it
     for run in _Run.around(tree, old, start, _line_of(old, start), last_changed)[-2:][::-1]:
@@ -222,9 +222,9 @@ class _Run:
             if run is None:
                 return found
             low, high = run
-            found.append(cls(body, low, high, _first_line(body[low]), _next_line(body, high, after), list(enclosing)))
+            found.append(cls(body, low, high, first_line(body[low]), _next_line(body, high, after), list(enclosing)))
             only = body[low]
-            if high - low != 1 or not isinstance(only, _DEFINITIONS) or not _starts_its_line(only.body[0], old, start):
+            if high - low != 1 or not isinstance(only, DEFINITIONS) or not _starts_its_line(only.body[0], old, start):
                 return found
             enclosing.append((body, low, only))
             body, after = only.body, found[-1].after
@@ -252,44 +252,46 @@ def _covering(body: list[ast.stmt], after: int | None, first_changed: int, last_
               ) -> tuple[int, int] | None:
     """The statements of `body` (as `low:high`) whose lines hold lines `first_changed` to
     `last_changed`, with those sharing a line with them; None if the first lies before them."""
-    if not body or _first_line(body[0]) > first_changed:
+    if not body or first_line(body[0]) > first_changed:
         return None
     low = 0
-    while low + 1 < len(body) and _first_line(body[low + 1]) <= first_changed:
+    while low + 1 < len(body) and first_line(body[low + 1]) <= first_changed:
         low += 1
     high = low + 1
-    while high < len(body) and _first_line(body[high]) <= last_changed:
+    while high < len(body) and first_line(body[high]) <= last_changed:
         high += 1
     if after is not None and high == len(body) and after <= last_changed:
         return None
-    while low > 0 and _last_line(body[low - 1]) >= _first_line(body[low]):
+    while low > 0 and last_line(body[low - 1]) >= first_line(body[low]):
         low -= 1
-    while high < len(body) and _last_line(body[high - 1]) >= _first_line(body[high]):
+    while high < len(body) and last_line(body[high - 1]) >= first_line(body[high]):
         high += 1
     return low, high
 
 
 def _next_line(body: list[ast.stmt], high: int, after: int | None) -> int | None:
-    return _first_line(body[high]) if high < len(body) else after
+    return first_line(body[high]) if high < len(body) else after
 
 
-def _first_line(statement: ast.stmt) -> int:
-    decorators = statement.decorator_list if isinstance(statement, _DEFINITIONS) else []
+def first_line(statement: ast.stmt) -> int:
+    """A statement's first line: its first decorator's, for a definition."""
+    decorators = statement.decorator_list if isinstance(statement, DEFINITIONS) else []
     return min([statement.lineno] + [decorator.lineno for decorator in decorators])
 
 
-def _last_line(statement: ast.stmt) -> int:
+def last_line(statement: ast.stmt) -> int:
+    """A statement's last line."""
     return statement.end_lineno or statement.lineno
 
 
 def _starts_its_line(statement: ast.stmt, text: str, near: int) -> bool:
     """Does `statement` (of `text`) start its first line, after its indentation? (A body
     may start on its definition's last line: `def f(): return 1`.)"""
-    at = _offset_of_line(text, _first_line(statement), near)
+    at = _offset_of_line(text, first_line(statement), near)
     return text.startswith(" " * statement.col_offset, at) and text[at + statement.col_offset] != " "
 
 
-def _line_starts(text: str, offset: int) -> bool:
+def _at_line_start(text: str, offset: int) -> bool:
     return offset == 0 or text[offset - 1] == "\n"
 
 

@@ -317,8 +317,9 @@ def escaped_key(trace: Trace, closure: o.Closure, inputs: bool) -> tuple[Any, ..
     return (ESCAPED, node, inputs)
 
 
-def _served(node: nodes.Module) -> bool:
-    """Is this module one the brain serves (a stub, a library module) rather than the project's?"""
+def _served(node: nodes.NodeNG) -> bool:
+    """Is this module (a tree's root) one the brain serves (a stub, a library module) rather than the
+    project's?"""
     return bool(getattr(node, "pallas_stub", False) or getattr(node, "pallas_trace_stub", False)
                 or getattr(node, "pallas_library", None))
 
@@ -390,9 +391,7 @@ class _Alive:
             path.append(current)
             parent = current.parent
             if parent is None:
-                answer = current is self._module or current in self._roots or bool(
-                    getattr(current, "pallas_library", None) or getattr(current, "pallas_trace_stub", False)
-                    or getattr(current, "pallas_stub", False))
+                answer = current is self._module or current in self._roots or _served(current)
                 break
             current = parent
         result = bool(answer)
