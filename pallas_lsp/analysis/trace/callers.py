@@ -103,6 +103,8 @@ class _Reach:
         self.corpus, self.here, self.root = corpus, here, root
         words = _names(here, root)
         self.words = frozenset(words) if all(map(_is_identifier, words)) else None
+        # each name's place on the module's dotted path (the top-level package first)
+        self._order = {name: place for place, name in reversed(list(enumerate(words)))}
         parts = os.path.relpath(here, root).split(os.sep)
         self.tree = os.path.join(root, parts[0]) + os.sep if len(parts) > 1 and parts[0] != os.pardir else None
         self._reachers: set[int] | None = None  # the files other than the analysed one that reach it
@@ -123,8 +125,8 @@ class _Reach:
         if self._reachers is None:
             self._reachers = self._reaching(self.words)
             if self.tree is not None:  # a relative import in the top-level package
-                self._reachers |= {index for index, path in enumerate(corpus.paths)
-                                   if path.startswith(self.tree) and corpus.imports(index, b".")}
+                self._reachers |= {index for index, path in enumerate(corpus.paths) if index not in self._reachers
+                                   and path.startswith(self.tree) and corpus.imports(index, b".")}
             self._reachers -= {index for index, path in enumerate(corpus.paths) if path == self.here}
         reachers = self._reachers
         if self._mentioned(reachers, wanted):
@@ -191,14 +193,30 @@ class _Reach:
             self.tree is not None and corpus.paths[index].startswith(self.tree) and corpus.imports(index, b"."))
 
     def _reaching(self, words: Iterable[bytes]) -> set[int]:
-        """The files that mention one of `words`."""
-        return {index for word in words for index in self.corpus.holders(word)}
+        """The files that mention one of `words`, the top-level package's name first (a module
+        of jax: nearly every file of the package names `jax`). Once few files are left, each
+        other word is looked for in those files, not in the whole corpus (six searches of the
+        jax package's 12 MB took 34 ms of the first analysis)."""
+        corpus, found = self.corpus, set()
+        count = len(corpus.paths)
+        order = self._order
+        for word in sorted(words, key=lambda word: order.get(word, len(order))):  # (a re-exporting package's: last)
+            if (count - len(found)) * FEW_LEFT < count:
+                found.update(index for index in range(count) if index not in found and corpus.mentions(index, word))
+            else:
+                found.update(corpus.holders(word))
+        return found
 
     def _mentioned(self, files: set[int], wanted: bytes) -> bool:
         search = self.corpus.found.get(wanted)
         if search is not None and search.at < 0:  # searched for already
             return not files.isdisjoint(search.files)
         return any(self.corpus.mentions(index, wanted) for index in sorted(files))
+
+
+# Below this share of the project's files left unfound (a quarter), `_reaching` looks for a
+# word file by file
+FEW_LEFT = 4
 
 
 def _names(path: str, root: str) -> list[bytes]:
