@@ -454,7 +454,7 @@ def body_traced(ctx: Context, pick: Picker, site: Site) -> bool:
         return True
     if allocation_raises(ctx, pick, run, in_body=False):
         return False
-    stopping = ctx.state(_STOPPING).get(id(run.site))
+    stopping = _stopping_calls(ctx, run)
     if not stopping:
         return True  # (no call of the run raises on any path: most runs)
     for earlier in run.members:
@@ -482,15 +482,17 @@ def _stops_trace(pick: Picker, run: KernelRun, site: Site) -> bool:
     return _raises_when_traced(pick, site) or plain_collective_raises(pick, site, run.members)
 
 
-def _stopping_calls(ctx: Context) -> dict[int, dict[int, list[o.Guard]]]:
-    """Per kernel run (by its site's id): its body's calls whose trace surely raises on some
-    path (`_stops_trace`, `_copy_raises`), by their ids, with the guards under which they do."""
-    found: dict[int, dict[int, list[o.Guard]]] = {}
-    made_raising = ctx.state(_RAISING_ALLOCATIONS)
-    for run in kernel_runs(ctx):
+def _stopping_calls(ctx: Context, run: KernelRun) -> dict[int, list[o.Guard]]:
+    """The run's body's calls whose trace surely raises on some path (`_stops_trace`,
+    `_copy_raises`), by their ids, with the guards under which they do; found for a run when
+    a site of it is first judged (the other kernels a tokamax op runs, replayed, never are)."""
+    known = ctx.state(_STOPPING)
+    found = known.get(id(run.site))
+    if found is None:
+        found = known[id(run.site)] = {}
         for site in run.members[:-1]:  # (nothing follows the last)
             if site.kind in ("alloc", "union"):
-                made = made_raising.get(id(site.value))
+                made = ctx.state(_RAISING_ALLOCATIONS).get(id(site.value))
                 raising = made[1] if made is not None and made[0] is site else []
             elif site.kind in ("mma", "commit"):
                 raising = [guard for guard, outcome in explore(
@@ -501,7 +503,7 @@ def _stopping_calls(ctx: Context) -> dict[int, dict[int, list[o.Guard]]]:
             else:
                 continue
             if raising:
-                found.setdefault(id(run.site), {})[id(site)] = raising
+                found[id(site)] = raising
     return found
 
 
@@ -516,7 +518,8 @@ def _copy_raises(pick: Picker, site: Site) -> bool:
     return False
 
 
-_STOPPING: State[dict[int, dict[int, list[o.Guard]]]] = State("calls whose trace raises", _stopping_calls)
+# per kernel run (by its site's id): `_stopping_calls`
+_STOPPING: State[dict[int, dict[int, list[o.Guard]]]] = State("calls whose trace raises", lambda ctx: {})
 
 
 def allocation_raises(ctx: Context, pick: Picker, run: KernelRun, in_body: bool) -> bool:
