@@ -1,6 +1,7 @@
 """The prefilter drops only rules that could not fire: what it keeps and what it drops."""
 
 import ast
+import functools
 import importlib.util
 import textwrap
 from pathlib import Path
@@ -11,7 +12,7 @@ from conftest import ROOT
 from oracle.markers import parse_markers, parse_markers_source
 from pallas_lsp.analysis import engine, prefilter
 from pallas_lsp.analysis.prefilter import (
-    Bindings, api_uses, applicable, cannot_reach_api, cannot_reach_api_from_text, mentions_pallas, reaches_api,
+    Bindings, api_uses, applicable, cannot_reach_api_from_text, mentions_pallas, reaches_api,
 )
 from pallas_lsp.analysis.rules import RULES
 
@@ -525,7 +526,7 @@ def _sites(source: str, path: Path, monkeypatch) -> list:
         return []
 
     with monkeypatch.context() as patch:
-        patch.setattr(engine, "applicable", lambda rules, *args: rules)
+        patch.setattr(engine, "applicable", lambda rules, *args, **options: rules)
         patch.setattr(engine, "_run_rules", capture)
         result = engine.analyze_source(source, str(path))
     assert result.error is None
@@ -854,14 +855,14 @@ def test_a_kernel_of_another_backend_cannot_meet_the_api(tmp_path):
         k = functools.partial(pl.kernel, out_shape=jax.ShapeDtypeStruct((8,), jnp.float32),
                               mesh=pltpu.create_tensorcore_mesh("x"), scratch_shapes=pltpu.VMEM((8,), jnp.float32))
     """)
-    assert _both(source) == (True, False)
+    assert not _reaches(source)
     assert _from_text(source)
     path = tmp_path / "tpu_kernel.py"
     path.write_text(source)
     assert not applicable(list(RULES), source, lambda: Bindings.of(ast.parse(source)), str(path))
     for spelling in ("pl.mosaic_gpu.SMEM((8,), jnp.float32)", "getattr(pl, 'mosaic_gpu')"):
         reaching = source + f"\nx = {spelling}\n"
-        assert _both(reaching) == (False, True), spelling
+        assert _reaches(reaching), spelling
 
 
 _JAX = importlib.util.find_spec("jax")
@@ -882,7 +883,7 @@ def test_jax_s_own_definition_of_the_api_records_no_site(name, monkeypatch):
     assert _sites(source, path, monkeypatch) == []
 
 
-# -- the same verdict from the import statements and the text (`cannot_reach_api`) -------------
+# -- the walk's verdict (`reaches_api`), and the text's never contradicting it ---------------------
 
 _QUICK_NO_API = {
     "comments, docstrings and strings": '''
@@ -968,21 +969,14 @@ _QUICK_API = {
 }
 
 
-def _both(source: str, path: str | None = None, package: str = "") -> tuple[bool, bool]:
-    tree = ast.parse(source)
-    return cannot_reach_api(tree, source, package, path), reaches_api(Bindings.of(tree, package), path)
+@pytest.mark.parametrize("case", sorted(_QUICK_NO_API))
+def test_the_walk_tells_a_file_without_the_api(case):
+    assert not _reaches(_QUICK_NO_API[case])
 
 
-@pytest.mark.parametrize("case", sorted(_QUICK_NO_API) + sorted(_NO_API))
-def test_the_import_statements_tell_a_file_without_the_api(case):
-    source = textwrap.dedent({**_NO_API, **_QUICK_NO_API}[case])
-    assert _both(source) == (True, False)
-
-
-@pytest.mark.parametrize("case", sorted(_QUICK_API) + sorted(_API))
-def test_the_import_statements_leave_every_way_to_the_api_to_the_walk(case):
-    source = textwrap.dedent({**_API, **_QUICK_API}[case])
-    assert _both(source) == (False, True)
+@pytest.mark.parametrize("case", sorted(_QUICK_API))
+def test_the_walk_finds_every_way_to_the_api(case):
+    assert _reaches(_QUICK_API[case])
 
 
 def _sources() -> list[tuple[str, str, str | None]]:
@@ -995,27 +989,28 @@ def _sources() -> list[tuple[str, str, str | None]]:
     return found
 
 
-def test_the_import_statements_never_contradict_the_walk():
-    """On the fixtures, the examples and jax's own Pallas sources: where `cannot_reach_api`
-    or `cannot_reach_api_from_text` tells, `reaches_api` agrees; where the text's import
-    statements reach the API, so do the tree's."""
-    told = from_text = reaching = 0
+def test_the_text_never_contradicts_the_walk():
+    """On the fixtures, the examples and jax's own Pallas sources: where
+    `cannot_reach_api_from_text` tells, `reaches_api` agrees; where the text's import
+    statements reach the API, so does the walk. `applicable` asks either first (the walk
+    first in an editor's session, which keeps it), and keeps the same rules."""
+    from_text = reaching = 0
     for path, source, package in _sources():
         try:
-            quick, walked = _both(source, path, package)
+            walked = _reaches(source, path, package)
         except SyntaxError:
             continue
         text = cannot_reach_api_from_text(source.encode(), package, path)
         verdict = prefilter._text_verdict(source.encode(), package, path)
-        assert not (quick and walked), path
         assert not (text and walked), path
-        assert not text or quick, path  # the text never tells more than the statements
-        # imports in the text that reach: the tree's reach (`applicable` does not ask it then)
-        assert verdict is not False or (walked and not quick), path
-        told += quick
+        # imports in the text that reach: the walk's reach (`applicable` does not walk then)
+        assert verdict is not False or walked, path
+        bindings = functools.cache(lambda source=source, package=package: Bindings.of(ast.parse(source), package))
+        assert applicable(list(RULES), source, bindings, path, package) == applicable(
+            list(RULES), source, bindings, path, package, walk_first=True), path
         from_text += text
         reaching += verdict is False
-    assert told and from_text and reaching
+    assert from_text and reaching
 
 
 # -- the same verdict from the text alone (`cannot_reach_api_from_text`) ------------------------

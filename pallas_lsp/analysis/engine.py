@@ -232,7 +232,7 @@ def _analyze(job: _Job, deadline: float) -> list[Finding]:
     bindings = functools.lru_cache(maxsize=None)(
         lambda: walks.bindings(tree(), package, job.path) if walks is not None else Bindings.of(tree(), package))
     probed: set[str] = set()  # what the verdict read of the project's modules
-    job.rules = applicable(job.rules, job.text, bindings, job.path, tree, package, probed)
+    job.rules = applicable(job.rules, job.text, bindings, job.path, package, probed, walk_first=walks is not None)
     if not job.rules:
         job.dependencies = tuple(sorted(probed))
         return []

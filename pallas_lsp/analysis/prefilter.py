@@ -9,8 +9,10 @@ parsing. In order:
    told from the imports found in the text and the names they bind, without parsing the
    file (`cannot_reach_api_from_text`)? Half of the jax package's files with words settle here;
    a name read in a comment or a plain string literal is no use of it (`_literals`).
-   Where the text cannot tell, the import statements of the tree are asked (`cannot_reach_api`),
-   unless those of the text already bring in what may hold the API (a project module).
+   Where the text cannot tell, the walk of step 4 answers (step 5): the rules kept need it
+   anyway. (A third verdict, from the tree's import statements and the statements around
+   each occurrence, was asked before the walk until the twenty-third session: it told nothing
+   the walk did not, on 845 files with words, and cost about what the walk costs.)
 4. stdlib AST: does it use an identifier where the analysis would see an API call? That is,
    as the name of a called function, a keyword argument of a call, the function given to
    `functools.partial`, a decorator, an import, or an attribute read anywhere (an alias such
@@ -148,15 +150,15 @@ def _present(data: bytes, rules: Iterable[Prefiltered]) -> set[bytes]:
 
 
 def applicable(rules: list[R], text: str, bindings: Callable[[], Bindings], path: str | None = None,
-               tree: Callable[[], ast.AST] | None = None, package: str = "",
-               probed: set[str] | None = None) -> list[R]:
-    """The rules of `rules` that could fire in `text`; `bindings()` (the stdlib tree walked
-    once) is asked for only when the words are there. A rule whose words only the file's
-    project imports contain is kept: what it judges happens in there.  So is a rule whose
-    trigger the file mentions but whose identifiers only its project imports use (a helper
-    module makes the `TMEM`, a docstring says "collective"). Either way, none is kept in a
-    file whose trace cannot meet the API: told from the text when it can be, else from
-    `tree()` (the stdlib tree, of the module in `package`), else from the walk. `probed` gets
+               package: str = "", probed: set[str] | None = None, walk_first: bool = False) -> list[R]:
+    """The rules of `rules` that could fire in `text`; `bindings()` (the stdlib tree, of the
+    module in `package`, walked once) is asked for only when the words are there. A rule
+    whose words only the file's project imports contain is kept: what it judges happens in
+    there.  So is a rule whose trigger the file mentions but whose identifiers only its
+    project imports use (a helper module makes the `TMEM`, a docstring says "collective").
+    Either way, none is kept in a file whose trace cannot meet the API: told from the text
+    when it can be, else from the walk, which the rules kept need anyway (`walk_first`: the
+    walk first, where it is kept from the last analysis: an editor's session). `probed` gets
     the files of the project modules the verdict read (`_ProjectTops.reach_jax`)."""
     data = text.encode("utf-8", "surrogatepass")
     present = _present(data, rules)
@@ -164,7 +166,13 @@ def applicable(rules: list[R], text: str, bindings: Callable[[], Bindings], path
     own = [rule for rule in rules if library or not rule.triggers or not present.isdisjoint(rule.triggers)]
     kept = own
     text_verdict = functools.cache(lambda: _text_verdict(data, package, path, probed))
-    cannot_reach = functools.cache(lambda: _cannot_reach(text_verdict(), text, package, path, tree, probed))
+    reaches = functools.cache(lambda: reaches_api(bindings(), path, probed, data))
+
+    @functools.cache
+    def cannot_reach() -> bool:
+        verdict = None if walk_first else text_verdict()
+        return verdict if verdict is not None else not reaches()
+
     if own and all(rule.identifiers for rule in own):
         words = _whole_words(text, frozenset().union(*(rule.identifiers for rule in own)))
         kept = [rule for rule in own if library or rule.identifiers & words]
@@ -173,10 +181,10 @@ def applicable(rules: list[R], text: str, bindings: Callable[[], Bindings], path
         if kept and not library:
             used = api_uses(bindings(), frozenset().union(*(rule.identifiers for rule in kept)))
             kept = [rule for rule in kept if rule.identifiers & used]
-    if kept and not reaches_api(bindings(), path, probed, data):
+    if kept and not reaches():
         return []
     if path is not None and len(kept) < len(rules):
-        if not kept and text_verdict() is True:
+        if not kept and (not reaches() if walk_first else text_verdict() is True):
             return []  # (told before the imports' text is searched: a large project's is long)
         reached = imported_data(data, path, probed=probed)
         reached_library = names_library(reached)
@@ -185,7 +193,7 @@ def applicable(rules: list[R], text: str, bindings: Callable[[], Bindings], path
         through_imports = [rule for rule in others
                            if reached_library or not there.isdisjoint(rule.triggers)
                            or rule in own and any(w.encode() in reached for w in rule.identifiers)]
-        if through_imports and not kept and (cannot_reach() or not reaches_api(bindings(), path, probed, data)):
+        if through_imports and not kept and cannot_reach():
             return []  # (`from .fusion import f` in jax: jax's own modules are served empty)
     else:
         through_imports = []
@@ -205,8 +213,7 @@ def settled_from_text(text: str, path: str | None, probed: set[str] | None = Non
     rule could fire in the file? The parent of a parallel run asks, so that its workers get
     only files whose tree is needed."""
     try:
-        return not applicable(list(CHECKS), text, _needs_the_tree, path, _needs_the_tree,
-                              package_of(path, module_name(path)), probed)
+        return not applicable(list(CHECKS), text, _needs_the_tree, path, package_of(path, module_name(path)), probed)
     except _NeedsTheTree:
         return False
 
@@ -224,7 +231,7 @@ def settled_from_tree(text: str, path: str | None, tree: ast.Module | None = Non
     except (SyntaxError, ValueError):  # (null bytes before Python 3.12)
         return False
     bindings = functools.cache(lambda: Bindings.of(parsed, package))
-    return not applicable(list(CHECKS), text, bindings, path, lambda: parsed, package, probed)
+    return not applicable(list(CHECKS), text, bindings, path, package, probed)
 
 
 # -- project imports ---------------------------------------------------------------------------
@@ -714,59 +721,12 @@ def _near_paths(paths: set[str | None]) -> bool:
     return any(path is None or _is_jax(path) and _near_api(path) for path in paths)
 
 
-def _cannot_reach(verdict: bool | None, text: str, package: str, path: str | None,
-                  tree: Callable[[], ast.AST] | None, probed: set[str] | None = None) -> bool:
-    """Told from the text when it can be (`verdict`, `_text_verdict`'s), else from the tree.
-    The text's import statements (a real one among them: `_import_at` finds every one)
-    bringing in what may hold the API tells that the tree's do too: the tree is not asked
-    (`reaches_api` decides on the walk)."""
-    if verdict is not None:
-        return verdict
-    return tree is not None and cannot_reach_api(tree(), text, package, path, probed)
-
-
-def cannot_reach_api(tree: ast.AST, text: str, package: str, path: str | None,
-                     probed: set[str] | None = None) -> bool:
-    """`not reaches_api(...)`, told without walking every node: from the import statements
-    and the occurrences in the text of the names they bind to a path near the API. A
-    statement holds no expression that holds a statement, so a walk of statement bodies finds
-    every import. An occurrence is passed over when it cannot be such a name read (a longer
-    identifier; an attribute, `x.jax`, with a `.` before it on its line; inside an import
-    statement) or when the attributes after it on its line lead away from the API
-    (`jax.numpy`: no longer chain is near the API when its start is not). Any other
-    occurrence is judged by walking the expressions of the innermost statement around it
-    (not the statements inside it), as `reaches_api` judges the whole tree; one around which
-    there is none is in a comment. Python reads identifiers NFKC-normalized (`ｊａｘ` is
-    `jax`): a file where a run of non-ASCII characters normalizes to text with such a name
-    in it is left to the walk. False: not known."""
-    imports: list[ast.Import | ast.ImportFrom] = []
-    _import_statements(getattr(tree, "body", []), imports)
-    try:
-        data = text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    statements = _Statements(data, getattr(tree, "body", []))
-    if not statements.fit(imports):
-        return False  # the positions do not fit this text
-    judged: set[int] = set()
-
-    def reaches(at: int, found: Bindings, near: set[str]) -> bool:
-        around = statements.innermost(at)
-        if around is None or id(around) in judged:
-            return False
-        judged.add(id(around))
-        return _uses_reach_api(_header_bindings(around, package), near, found.imports)
-
-    return _settled(data, [(node, statements.span(node)) for node in imports], package, path, reaches,
-                    probed) is True
-
-
 def cannot_reach_api_from_text(data: bytes, package: str, path: str | None) -> bool:
-    """`cannot_reach_api` without the tree: the import statements are found in the text, and
-    an occurrence of a name they bind near the API that `cannot_reach_api` would judge by
-    walking its statement is not known (False). Every real import statement has the word
-    `import` where a statement or its `from` clause starts a line (`_import_at`); text that
-    only looks like one (in a docstring) binds more names, which can only keep the file."""
+    """`not reaches_api(...)`, told from the text: the import statements are found in the text,
+    and an occurrence of a name they bind near the API, in code, that may be such a name read
+    is not known (False). Every real import statement has the word `import` where a statement
+    or its `from` clause starts a line (`_import_at`); text that only looks like one (in a
+    docstring) binds more names, which can only keep the file."""
     return _text_verdict(data, package, path) is True
 
 
@@ -1070,7 +1030,6 @@ _LETTERS = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
 _NON_ASCII = re.compile(rb"[\x80-\xff]+")
 _ATTRIBUTE = re.compile(rb"[ \t]*\.[ \t]*([A-Za-z_][A-Za-z0-9_]*)")
 _DOT = re.compile(rb"[ \t]*\.")
-_BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
 def _occurrence_may_reach(data: bytes, at: int, end: int, paths: set[str | None], spans: list[tuple[int, int]],
@@ -1101,94 +1060,6 @@ def _occurrence_may_reach(data: bytes, at: int, end: int, paths: set[str | None]
     if _DOT.match(data, end):
         return True  # `jax.` and something this does not read (a line break)
     return any(path is None or _near_api(path + suffix) for path in paths)
-
-
-class _Statements:
-    """The module's statements (and `except` / `case` clauses) by their place in the text."""
-
-    def __init__(self, data: bytes, body: list[ast.stmt]) -> None:
-        self.data = data
-        self.starts = [0]
-        for line in data.splitlines(keepends=True):
-            self.starts.append(self.starts[-1] + len(line))
-        self.body = body
-
-    def offset(self, line: int, col: int) -> int:
-        return self.starts[line - 1] + col if 0 < line < len(self.starts) else -1
-
-    def span(self, node: Any) -> tuple[int, int]:
-        """Where `node` starts (its first decorator, for a definition; its pattern, for a
-        `case`, which has no position of its own) and ends."""
-        if type(node) is ast.match_case:
-            return (self.span(node.pattern)[0], self.span(node.body[-1])[1])
-        first = min([node] + list(getattr(node, "decorator_list", ())),
-                    key=lambda n: (n.lineno, n.col_offset))
-        return (self.offset(first.lineno, first.col_offset), self.offset(node.end_lineno, node.end_col_offset))
-
-    def fit(self, imports: list[ast.Import | ast.ImportFrom]) -> bool:
-        return all(self.data.startswith((b"import", b"from"), self.span(statement)[0]) for statement in imports)
-
-    def innermost(self, at: int) -> Any:
-        """The innermost statement or clause whose text holds the offset `at` (None: none)."""
-        found = None
-        children: list[Any] = self.body
-        while children:
-            inside = None
-            for child in children:  # (a `try`'s bodies are not in the order of the text)
-                start, end = self.span(child)
-                if start <= at < end:
-                    inside = child
-                    break
-            if inside is None:
-                break
-            found = inside
-            children = [item for field in _BODIES for item in getattr(inside, field, None) or ()]
-        return found
-
-
-def _header_bindings(node: Any, package: str) -> Bindings:
-    """What the walk notes of a statement's or clause's own expressions, without the
-    statements in its bodies (a `def`'s decorators, defaults and annotations; an `if`'s test;
-    an `except`'s type; a `case`'s pattern and guard; all of a simple statement)."""
-    found = Bindings()
-    stack: list[ast.AST] = []
-    for name in _child_fields(type(node)):
-        if name in _BODIES:
-            continue
-        child = getattr(node, name, None)
-        if type(child) is list:
-            stack.extend(item for item in child if isinstance(item, ast.AST))
-        elif isinstance(child, ast.AST):
-            stack.append(child)
-    found.walk(stack, package)
-    return found
-
-
-def _import_statements(body: list[ast.stmt], found: list[ast.Import | ast.ImportFrom]) -> None:
-    stack: list[Any] = list(reversed(body))
-    while stack:
-        statement = stack.pop()
-        kind = type(statement)
-        if kind is ast.Import or kind is ast.ImportFrom:
-            found.append(statement)
-            continue
-        if kind in _SIMPLE:
-            continue
-        for field in _BODIES_OF.get(kind, _BODIES):  # any other kind: every field a body may be
-            inner = getattr(statement, field, None)
-            if type(inner) is list:
-                stack.extend(reversed(inner))  # statements, `except` and `case` clauses
-
-
-_SIMPLE = frozenset({ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Return, ast.Delete, ast.Pass,
-                     ast.Break, ast.Continue, ast.Raise, ast.Assert, ast.Global, ast.Nonlocal})
-_BODIES_OF: dict[type, tuple[str, ...]] = {
-    ast.FunctionDef: ("body",), ast.AsyncFunctionDef: ("body",), ast.ClassDef: ("body",),
-    ast.If: ("body", "orelse"), ast.For: ("body", "orelse"), ast.AsyncFor: ("body", "orelse"),
-    ast.While: ("body", "orelse"), ast.With: ("body",), ast.AsyncWith: ("body",),
-    ast.Try: ("body", "handlers", "orelse", "finalbody"), ast.Match: ("cases",),
-    ast.ExceptHandler: ("body",), ast.match_case: ("body",),
-}
 
 
 def _near_api(path: str) -> bool:
