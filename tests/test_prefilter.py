@@ -1013,6 +1013,24 @@ def test_the_text_never_contradicts_the_walk():
     assert from_text and reaching
 
 
+def test_api_uses_stops_once_each_rule_has_a_name_used():
+    """`api_uses` with the rules' identifiers as groups ends its search of the calls early;
+    the rules that have a name used are the same as after a search of every call."""
+    groups = [rule.identifiers for rule in RULES if rule.identifiers]
+    wanted = frozenset().union(*groups)
+    stopped = 0
+    for path, source, package in _sources():
+        try:
+            bindings = Bindings.of(ast.parse(source), package)
+        except SyntaxError:
+            continue
+        every, early = api_uses(bindings, wanted), api_uses(bindings, wanted, groups)
+        assert early <= every, path
+        assert [group & every != set() for group in groups] == [group & early != set() for group in groups], path
+        stopped += early != every
+    assert stopped
+
+
 # -- the same verdict from the text alone (`cannot_reach_api_from_text`) ------------------------
 
 _TEXT_ONLY_NO_API = {

@@ -179,7 +179,8 @@ def applicable(rules: list[R], text: str, bindings: Callable[[], Bindings], path
         if kept and cannot_reach():
             return []
         if kept and not library:
-            used = api_uses(bindings(), frozenset().union(*(rule.identifiers for rule in kept)))
+            identifiers = [rule.identifiers for rule in kept]
+            used = api_uses(bindings(), frozenset().union(*identifiers), identifiers)
             kept = [rule for rule in kept if rule.identifiers & used]
     if kept and not reaches():
         return []
@@ -541,11 +542,15 @@ def _whole_words(text: str, names: frozenset[str]) -> set[str]:
     return found
 
 
-def api_uses(bindings: Bindings, wanted: frozenset[str] | None = None) -> set[str]:
+def api_uses(bindings: Bindings, wanted: frozenset[str] | None = None,
+             groups: Iterable[frozenset[str]] = ()) -> set[str]:
     """Names (of `wanted`, or all) used where the analysis could see a Pallas API call (see
-    the module's doc)."""
+    the module's doc). With `groups` (each rule's identifiers), the search of the calls stops
+    once a name of each group is found: a kernel file uses them early, and its calls are many
+    (10 ms of each keystroke in JAX's `mosaic_gpu_test.py`)."""
     used: set[str] = set()
     imports = bindings.imports
+    unmet = list(groups)
     for call in bindings.calls:
         callee = call.func
         name = _name_of(callee)
@@ -573,6 +578,10 @@ def api_uses(bindings: Bindings, wanted: frozenset[str] | None = None) -> set[st
             names &= wanted
         if names and bindings.may_be_api(callee):
             used |= names
+            if unmet:
+                unmet = [group for group in unmet if group.isdisjoint(used)]
+                if not unmet:
+                    return used
     used.update(_name_of(decorator) for decorator in bindings.decorators if bindings.may_be_api(decorator))
     for attribute in bindings.attributes:  # `mma = plgpu.tcgen05_mma`: an alias is called later
         if (wanted is None or attribute.attr in wanted) and bindings.may_be_api(attribute):
