@@ -1293,6 +1293,26 @@ def test_comments_and_strings_of_real_sources_are_read_as_the_tokenizer_reads_th
     assert read > len(FIXTURES) // 2
 
 
+@pytest.mark.parametrize("text", _LITERAL_TEXTS + _PY312_LITERAL_TEXTS + [
+    "import jax  # 'a'\nx = 'b'\ny = 'unterminated\nz = jax.experimental.pallas\n",
+    "x = 'a' + rb'b' + xyz'c'  # d\n",
+])
+def test_the_scan_read_as_far_as_asked_answers_as_the_whole_scan(text):
+    """`_Literals` reads the text only as far as the offset asked about: at every offset,
+    asked in order or out of it, it answers as the scan of the whole text, until the place
+    the scan cannot be trusted from, where and after which it does not claim to know."""
+    data = text.encode()
+    whole = prefilter._Literals(data)
+    whole.inside(len(data))
+    stop = len(data) + 1 if whole.stop is None else whole.stop - len(prefilter._prefix(data, whole.stop))
+    expected = [None if at >= stop else prefilter._inside(whole.spans, at) for at in range(len(data) + 1)]
+    in_order = prefilter._Literals(data)
+    assert [in_order.inside(at) for at in range(len(data) + 1)] == expected, text
+    backwards = prefilter._Literals(data)
+    assert [backwards.inside(at) for at in reversed(range(len(data) + 1))] == expected[::-1], text
+    assert (prefilter._literals(data) is None) == (whole.stop is not None)
+
+
 def test_an_unsaved_buffer_of_a_project_module_keeps_the_file(tmp_path, monkeypatch):
     """The server analyses other files' unsaved buffers instead of the disk, whose text the
     prefilter reads: with one, a project module may meet jax whatever its file says."""

@@ -742,25 +742,25 @@ def cannot_reach_api_from_text(data: bytes, package: str, path: str | None) -> b
 def _text_verdict(data: bytes, package: str, path: str | None, probed: set[str] | None = None) -> bool | None:
     """`cannot_reach_api_from_text`, and False where the import statements found bring in
     what may hold the API (None: not known)."""
-    literals = functools.cache(lambda: _literals(data))
+    literals = _Literals(data)
     statements = _import_statements_in_text(data, literals)
     if statements is None:
         return None
 
     def may_be_code(at: int, found: Bindings, near: set[str]) -> bool:
-        spans = literals()
-        return not _in_comment(data, at) if spans is None else not _inside(spans, at)
+        inside = literals.inside(at)
+        return not _in_comment(data, at) if inside is None else not inside
 
     return _settled(data, statements, package, path, may_be_code, probed)
 
 
-def _import_statements_in_text(data: bytes, literals: Callable[[], list[tuple[int, int]] | None] | None = None
+def _import_statements_in_text(data: bytes, literals: _Literals | None = None
                                 ) -> list[tuple[ast.Import | ast.ImportFrom, tuple[int, int]]] | None:
     """Every import statement of the text, with its span (`_import_at`); None: not known. A
     word `import` that `_import_at` cannot tell is no statement inside a plain string or a
-    comment (`raise ImportError("Can't compile: import torch failed")`); `literals()` gives
-    `_literals(data)` (the caller's, when it asks too)."""
-    literals = literals or functools.cache(lambda: _literals(data))
+    comment (`raise ImportError("Can't compile: import torch failed")`); `literals` reads
+    them (the caller's, when it asks too)."""
+    literals = literals or _Literals(data)
     spans = []
     at = data.find(b"import")
     while at >= 0:
@@ -768,8 +768,7 @@ def _import_statements_in_text(data: bytes, literals: Callable[[], list[tuple[in
         if not (at and data[at - 1] in _WORD_BYTES or end < len(data) and data[end] in _WORD_BYTES):
             span = _import_at(data, at)
             if span is None:
-                found = literals()
-                if found is None or not _inside(found, at):
+                if not literals.inside(at):
                     return None
                 span = _NOT_A_STATEMENT
             if span is not _NOT_A_STATEMENT:
@@ -797,29 +796,56 @@ MAX_FIELD_DEPTH = 8
 
 
 def _literals(data: bytes) -> list[tuple[int, int]] | None:
-    """Where the comments and the plain string literals of the text are, as sorted spans,
-    found by one scan from its start, as the tokenizer reads them (a `#` or a quote outside
-    them starts one). An f- or t-string is no span (its fields are code) but is read to its
-    true end (from Python 3.12 on, a field may hold quotes of the string's own kind). None:
-    the scan cannot be trusted (a quote that opens no string, an f-string not read)."""
-    spans = []
-    at = 0
-    while (match := _LITERAL.search(data, at)) is not None:
-        start, at = match.span()
-        if match["open"] is not None:
+    """Where the comments and the plain string literals of the text are, as sorted spans
+    (`_Literals`, read to the end); None: the scan cannot be trusted."""
+    scan = _Literals(data)
+    return None if scan.inside(len(data)) is None else scan.spans
+
+
+class _Literals:
+    """The comments and plain string literals of the text, found by one scan from its start,
+    as the tokenizer reads them (a `#` or a quote outside them starts one), as far as an
+    offset asked about: a kernel file names the API early, and the search for its first use
+    ends there (the scan of all of JAX's `mosaic_gpu_test.py` took 8 ms). An f- or t-string
+    is no span (its fields are code) but is read to its true end (from Python 3.12 on, a
+    field may hold quotes of the string's own kind). The scan cannot be trusted from a quote
+    that opens no string, or an f-string it does not read, on."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self.spans: list[tuple[int, int]] = []
+        self.read = 0  # the text is read up to here
+        self.stop: int | None = None  # where the scan cannot be trusted from
+
+    def inside(self, at: int) -> bool | None:
+        """Is offset `at` inside a comment or a plain string literal? None: not known."""
+        data = self.data
+        while self.stop is None and self.read <= at:
+            match = _LITERAL.search(data, self.read)
+            if match is None:
+                self.read = len(data) + 1
+                break
+            start, end = match.span()
+            if match["open"] is not None:
+                self.stop = start
+                break
+            if data[start] != ord("#"):
+                prefix = _prefix(data, start)
+                if prefix in _FORMAT_PREFIXES:
+                    formatted = _formatted_end(data, start, 1)
+                    if formatted is None:
+                        self.stop = start
+                        break
+                    self.read = formatted
+                    continue
+                if prefix not in _PLAIN_PREFIXES:
+                    self.stop = start  # (`if"a"else"b"`: not worth reading)
+                    break
+            self.spans.append((start, end))
+            self.read = end
+        if self.stop is not None and self.stop - len(_prefix(data, self.stop)) <= at:
             return None
-        if data[start] != ord("#"):
-            prefix = _prefix(data, start)
-            if prefix in _FORMAT_PREFIXES:
-                end = _formatted_end(data, start, 1)
-                if end is None:
-                    return None
-                at = end
-                continue
-            if prefix not in _PLAIN_PREFIXES:
-                return None  # (`if"a"else"b"`: not worth reading)
-        spans.append((start, at))
-    return spans
+        return _inside(self.spans, at)
 
 
 def _inside(spans: list[tuple[int, int]], at: int) -> bool:
@@ -1007,23 +1033,12 @@ def _settled(data: bytes, imports: list[tuple[ast.Import | ast.ImportFrom, tuple
     near = {name: paths for name, paths in found.imports.items() if _near_paths(paths)}
     if not near:
         return True
-    if not data.isascii():
-        for run in _NON_ASCII.finditer(data):
-            start, end = run.span()
-            while start and (data[start - 1] in _WORD_BYTES or data[start - 1] >= 0x80):
-                start -= 1
-            while end < len(data) and (data[end] in _WORD_BYTES or data[end] >= 0x80):
-                end += 1
-            try:
-                normalized = unicodedata.normalize("NFKC", data[start:end].decode("utf-8"))
-            except UnicodeDecodeError:
-                return None
-            if any(name in normalized for name in near):
-                return None
     spans = sorted(span for _, span in imports)
     span_starts = [start for start, _ in spans]
     names = set(near)
-    for name, paths in near.items():
+    # (the names bound to the API itself first: where one is read in code, the file may reach
+    # it, and the search ends there, before the thousands of `jax.numpy` a test file reads)
+    for name, paths in sorted(near.items(), key=lambda item: not all(map(_in_api, item[1]))):
         word = name.encode()
         at = data.find(word)
         while at >= 0:
@@ -1031,7 +1046,28 @@ def _settled(data: bytes, imports: list[tuple[ast.Import | ast.ImportFrom, tuple
             if _occurrence_may_reach(data, at, end, paths, spans, span_starts) and reaches(at, found, names):
                 return None
             at = data.find(word, end)
-    return True
+    # (after the occurrences, which end the search in a file that reads the API: the runs of
+    # other characters are searched for byte by byte, 5 ms of JAX's `mosaic_gpu_test.py`)
+    return None if not data.isascii() and _normalizes_to(data, near) else True
+
+
+def _normalizes_to(data: bytes, names: Iterable[str]) -> bool:
+    """Does a run of non-ASCII characters (with the identifier characters around it) read as
+    text holding one of `names` once NFKC-normalized, as Python reads identifiers (`ｊａｘ` is
+    `jax`)? True too where the text does not decode."""
+    for run in _NON_ASCII.finditer(data):
+        start, end = run.span()
+        while start and (data[start - 1] in _WORD_BYTES or data[start - 1] >= 0x80):
+            start -= 1
+        while end < len(data) and (data[end] in _WORD_BYTES or data[end] >= 0x80):
+            end += 1
+        try:
+            normalized = unicodedata.normalize("NFKC", data[start:end].decode("utf-8"))
+        except UnicodeDecodeError:
+            return True
+        if any(name in normalized for name in names):
+            return True
+    return False
 
 
 _WORD_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_0123456789")
@@ -1069,6 +1105,11 @@ def _occurrence_may_reach(data: bytes, at: int, end: int, paths: set[str | None]
     if _DOT.match(data, end):
         return True  # `jax.` and something this does not read (a line break)
     return any(path is None or _near_api(path + suffix) for path in paths)
+
+
+def _in_api(path: str | None) -> bool:
+    """Is the `jax` path one of `API_SOURCES`, or inside one?"""
+    return path is not None and any(path == module or path.startswith(module + ".") for module in API_SOURCES)
 
 
 def _near_api(path: str) -> bool:
