@@ -184,7 +184,7 @@ def dense_directory(repeat: int) -> list[tuple]:
 
 def _prefilter_parses(path: Path) -> bool:
     """Does the prefilter need the file's tree, asked as the engine asks it (the words, the
-    text's import statements, then the tree of the module in its package)?"""
+    text's import statements, then the walk of the tree of the module in its package)?"""
     text = path.read_text(encoding="utf-8", errors="replace")
     if not mentions_pallas(text, path=str(path)) or settled_from_text(text, str(path)):
         return False
@@ -195,7 +195,7 @@ def _prefilter_parses(path: Path) -> bool:
         return ast.parse(text)
 
     package = package_of(str(path), module_name(str(path)))
-    applicable(list(RULES), text, lambda: Bindings.of(tree(), package), str(path), tree, package)
+    applicable(list(RULES), text, lambda: Bindings.of(tree(), package), str(path), package)
     return bool(asked)
 
 
