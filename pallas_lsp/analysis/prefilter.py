@@ -194,7 +194,7 @@ def applicable(rules: list[R], text: str, bindings: Callable[[], Bindings], path
         through_imports = [rule for rule in others
                            if reached_library or not there.isdisjoint(rule.triggers)
                            or rule in own and any(w.encode() in reached for w in rule.identifiers)]
-        if through_imports and not kept and cannot_reach():
+        if through_imports and not kept and (cannot_reach() or not reaches()):
             return []  # (`from .fusion import f` in jax: jax's own modules are served empty)
     else:
         through_imports = []
