@@ -2,6 +2,7 @@
 an index of every identifier of the file finds, and a file counts only if it can import the
 analysed module (it names the module or a package on its dotted path)."""
 
+import os
 import random
 import textwrap
 
@@ -331,3 +332,30 @@ def test_a_helper_another_module_calls_runs_once_with_its_callers_arguments(tmp_
     # reached: once, from `fwd`, with 96 rows; not reached: once, as an entry point (its rows unknown)
     assert runs.count("f") == 1
     assert [(f.code, f.span.line) for f in findings] == ([("PLS019", 14)] if reaches else [])
+
+
+def test_the_files_left_are_searched_one_by_one_as_the_whole_project_would_be(tmp_path):
+    """Once most files name the module's top-level package, the other names on its dotted
+    path are looked for in the files left, one by one (`_Reach._reaching`): the files found
+    are those a search of the whole project for each name finds."""
+    package = tmp_path / "pkg" / "sub"
+    package.mkdir(parents=True)
+    for directory in (tmp_path / "pkg", package):
+        (directory / "__init__.py").write_text("", encoding="utf-8")
+    (package / "kernels.py").write_text("def build(x):\n    return x\n", encoding="utf-8")
+    for index in range(40):  # name the top-level package, and `build`
+        (tmp_path / f"user{index}.py").write_text("import pkg\nbuild = 1\n", encoding="utf-8")
+    (tmp_path / "direct.py").write_text("from kernels import build\n", encoding="utf-8")  # the module's own name
+    (tmp_path / "sub_user.py").write_text("import sub\n", encoding="utf-8")  # a package on the path
+    (tmp_path / "other.py").write_text("build = 2\n", encoding="utf-8")  # names none of them
+    here = str(package / "kernels.py")
+    reach = callers._Reach(callers._corpus(callers._scope(here, str(tmp_path))), here, str(tmp_path))
+    assert reach.words is not None
+    expected = {index for word in reach.words for index in reach.corpus.holders(word)}
+    fresh = callers._Reach(callers._Corpus(reach.corpus.paths, reach.corpus.stamps, reach.corpus.blob,
+                                           reach.corpus.starts), here, str(tmp_path))
+    found = fresh._reaching(reach.words)
+    assert found == expected
+    assert set(fresh.corpus.found) == {b"pkg"}  # (the other names: in the files left, one by one)
+    assert {os.path.basename(reach.corpus.paths[index]) for index in found} >= {"direct.py", "sub_user.py", "user0.py"}
+    assert not any(reach.corpus.paths[index].endswith("other.py") for index in found)
