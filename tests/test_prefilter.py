@@ -1219,7 +1219,7 @@ def test_the_text_tells_a_file_without_imports_and_reads_every_line_ending():
     assert _from_text(source)
 
 
-# -- comments and string literals, read as the tokenizer reads them (`prefilter._literals`) -----
+# -- comments and string literals, read as the tokenizer reads them (`prefilter._Literals`) -----
 
 _LITERAL_TEXTS = [
     "x = 'a' \"b\" '''c\n'd'\n''' \"\"\"e\"\" \\\"\"\"\"\" # f 'g'\n",
@@ -1236,6 +1236,13 @@ _PY312_LITERAL_TEXTS = [  # a field may hold quotes of its own string's kind, an
     "x = f'{'}'} {f'{\"a\"}'}' # c\n",
     "x = f\"\"\"{\n  a  # a comment in a field\n}\"\"\" 'after'\n",
 ]
+
+
+def _literals(data: bytes) -> list[tuple[int, int]] | None:
+    """The comments and plain string literals the scan finds, read to the end of the text;
+    None: the scan cannot be trusted somewhere."""
+    scan = prefilter._Literals(data)
+    return None if scan.inside(len(data)) is None else scan.spans
 
 
 def _tokenized_literals(data: bytes) -> list[tuple[int, int]]:
@@ -1272,9 +1279,9 @@ def test_comments_and_strings_are_read_as_the_tokenizer_reads_them(text):
     try:
         compile(text, "<text>", "exec", ast.PyCF_ONLY_AST)
     except SyntaxError:
-        assert text in _PY312_LITERAL_TEXTS and sys.version_info < (3, 12) or prefilter._literals(data) is None
+        assert text in _PY312_LITERAL_TEXTS and sys.version_info < (3, 12) or _literals(data) is None
         return
-    found = prefilter._literals(data)
+    found = _literals(data)
     assert found is None or found == _tokenized_literals(data), text
     if "# a comment in a field" not in text and "if'a'" not in text:
         assert found is not None, text
@@ -1286,7 +1293,7 @@ def test_comments_and_strings_of_real_sources_are_read_as_the_tokenizer_reads_th
         data = source.encode()
         if not data.isascii():
             continue
-        found = prefilter._literals(data)
+        found = _literals(data)
         if found is not None:
             assert found == _tokenized_literals(data), path
             read += 1
@@ -1310,7 +1317,6 @@ def test_the_scan_read_as_far_as_asked_answers_as_the_whole_scan(text):
     assert [in_order.inside(at) for at in range(len(data) + 1)] == expected, text
     backwards = prefilter._Literals(data)
     assert [backwards.inside(at) for at in reversed(range(len(data) + 1))] == expected[::-1], text
-    assert (prefilter._literals(data) is None) == (whole.stop is not None)
 
 
 def test_an_unsaved_buffer_of_a_project_module_keeps_the_file(tmp_path, monkeypatch):

@@ -8,7 +8,7 @@ parsing. In order:
 3. the text's import statements: can the trace meet an object of the Pallas API at all (step 5),
    told from the imports found in the text and the names they bind, without parsing the
    file (`cannot_reach_api_from_text`)? Half of the jax package's files with words settle here;
-   a name read in a comment or a plain string literal is no use of it (`_literals`).
+   a name read in a comment or a plain string literal is no use of it (`_Literals`).
    Where the text cannot tell, the walk of step 4 answers (step 5): the rules kept need it
    anyway. (A third verdict, from the tree's import statements and the statements around
    each occurrence, was asked before the walk until the twenty-third session: it told nothing
@@ -747,7 +747,7 @@ def _text_verdict(data: bytes, package: str, path: str | None, probed: set[str] 
     if statements is None:
         return None
 
-    def may_be_code(at: int, found: Bindings, near: set[str]) -> bool:
+    def may_be_code(at: int) -> bool:
         inside = literals.inside(at)
         return not _in_comment(data, at) if inside is None else not inside
 
@@ -793,13 +793,6 @@ _FORMAT_PREFIXES = frozenset({b"f", b"fr", b"rf", b"t", b"tr", b"rt"})
 _IN_TEXT = re.compile(rb"['\"\\{}\r\n]")
 _IN_FIELD = re.compile(rb"[()\[\]{}'\"#\\:]")
 MAX_FIELD_DEPTH = 8
-
-
-def _literals(data: bytes) -> list[tuple[int, int]] | None:
-    """Where the comments and the plain string literals of the text are, as sorted spans
-    (`_Literals`, read to the end); None: the scan cannot be trusted."""
-    scan = _Literals(data)
-    return None if scan.inside(len(data)) is None else scan.spans
 
 
 class _Literals:
@@ -849,7 +842,7 @@ class _Literals:
 
 
 def _inside(spans: list[tuple[int, int]], at: int) -> bool:
-    """Is offset `at` inside one of these sorted spans (`_literals`)?"""
+    """Is offset `at` inside one of these sorted spans (`_Literals`)?"""
     index = bisect.bisect_right(spans, at, key=lambda span: span[0]) - 1
     return index >= 0 and at < spans[index][1]
 
@@ -1019,12 +1012,12 @@ def _import_at(data: bytes, at: int) -> Any:
 
 
 def _settled(data: bytes, imports: list[tuple[ast.Import | ast.ImportFrom, tuple[int, int]]], package: str,
-             path: str | None, reaches: Callable[[int, Bindings, set[str]], bool],
+             path: str | None, may_be_code: Callable[[int], bool],
              probed: set[str] | None = None) -> bool | None:
     """Can the trace not meet the API, judged from the file's import statements (with their
-    spans) and the occurrences of the names they bind near it? `reaches(at, ...)` judges an
-    occurrence that may be such a name read (True: it may reach). False: the imports bring
-    in what may hold it; None: an occurrence may reach it, or the text is not known."""
+    spans) and the occurrences of the names they bind near it? An occurrence that may be such
+    a name read reaches it where `may_be_code(at)`. False: the imports bring in what may hold
+    it; None: an occurrence may reach it, or the text is not known."""
     found = Bindings()
     for statement, _ in imports:
         found._note(statement, package)
@@ -1035,7 +1028,6 @@ def _settled(data: bytes, imports: list[tuple[ast.Import | ast.ImportFrom, tuple
         return True
     spans = sorted(span for _, span in imports)
     span_starts = [start for start, _ in spans]
-    names = set(near)
     # (the names bound to the API itself first: where one is read in code, the file may reach
     # it, and the search ends there, before the thousands of `jax.numpy` a test file reads)
     for name, paths in sorted(near.items(), key=lambda item: not all(map(_in_api, item[1]))):
@@ -1043,7 +1035,7 @@ def _settled(data: bytes, imports: list[tuple[ast.Import | ast.ImportFrom, tuple
         at = data.find(word)
         while at >= 0:
             end = at + len(word)
-            if _occurrence_may_reach(data, at, end, paths, spans, span_starts) and reaches(at, found, names):
+            if _occurrence_may_reach(data, at, end, paths, spans, span_starts) and may_be_code(at):
                 return None
             at = data.find(word, end)
     # (after the occurrences, which end the search in a file that reads the API: the runs of
