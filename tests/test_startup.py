@@ -101,6 +101,33 @@ def test_a_check_of_one_file_loads_only_what_it_uses(tmp_path):
     assert not (ours - loaded("import astroid\n")) & {"tempfile", "tomllib", "difflib"}
 
 
+def test_a_walk_loads_pathspec_only_when_an_ignore_file_is_there(tmp_path):
+    """An installed package, an unpacked archive: no ignore file, and no gitignore matcher
+    loaded for the walk (10-20 ms of a run). One `.ignore` file, and it is read as git reads
+    a `.gitignore`."""
+    tree = tmp_path / "tree"
+    (tree / "pkg").mkdir(parents=True)
+    (tree / "pkg" / "tool.py").write_text("import os\n", encoding="utf-8")
+    (tree / "pkg" / "gen.py").write_text("import os\n", encoding="utf-8")
+    probe = ("import atexit, sys\n"
+             "atexit.register(lambda: print('PATHSPEC', 'pathspec' in sys.modules))\n"
+             "from pallas_lsp.cli import main\n"
+             "sys.argv[1:] = ['check', '--no-cache', '--show-files', 'tree']\n"
+             "sys.exit(main())\n")
+
+    def run() -> str:
+        done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=tmp_path,
+                              check=False)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    listed = run()
+    assert "gen.py" in listed and listed.strip().endswith("PATHSPEC False"), listed
+    (tree / ".ignore").write_text("gen.py\n", encoding="utf-8")
+    listed = run()
+    assert "gen.py" not in listed and "tool.py" in listed and listed.strip().endswith("PATHSPEC True"), listed
+
+
 # A file with a trigger word whose import statements its text does not tell (a continued line)
 # and whose tree imports nothing of jax: the stdlib tree settles it, the engine is not loaded.
 _SETTLED_BY_TREE = "from os.path import join, \\\n    exists\n\n\ndef f():  # a TMEM, in a comment\n    return join\n"
