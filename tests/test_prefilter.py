@@ -1013,6 +1013,25 @@ def test_the_text_never_contradicts_the_walk():
     assert from_text and reaching
 
 
+def test_a_text_that_cannot_reach_the_api_is_settled_before_its_words_are_searched(monkeypatch, tmp_path):
+    """Where the text's import statements tell that the trace cannot meet the API, every rule
+    with identifiers is dropped: `applicable` asks that first, and searches no word (most of
+    the files a parallel run's parent settles). An editor's session asks the walk first."""
+    source = "import numpy as np\n\ndef kernel(x):\n    return np.asarray(x)  # TMEM, collective\n"
+    path = str(tmp_path / "tool.py")
+    bindings = functools.cache(lambda: Bindings.of(ast.parse(source)))
+    assert prefilter._text_verdict(source.encode(), "", path) is True
+
+    def searched(*_):
+        raise AssertionError("the words were searched")
+
+    monkeypatch.setattr(prefilter, "_present", searched)
+    assert applicable(list(RULES), source, bindings, path) == []
+    assert prefilter.settled_from_text(source, path)
+    with pytest.raises(AssertionError, match="searched"):
+        applicable(list(RULES), source, bindings, path, walk_first=True)
+
+
 def test_api_uses_stops_once_each_rule_has_a_name_used():
     """`api_uses` with the rules' identifiers as groups ends its search of the calls early;
     the rules that have a name used are the same as after a search of every call."""

@@ -161,11 +161,16 @@ def applicable(rules: list[R], text: str, bindings: Callable[[], Bindings], path
     walk first, where it is kept from the last analysis: an editor's session). `probed` gets
     the files of the project modules the verdict read (`_ProjectTops.reach_jax`)."""
     data = text.encode("utf-8", "surrogatepass")
+    text_verdict = functools.cache(lambda: _text_verdict(data, package, path, probed))
+    if not walk_first and all(rule.identifiers for rule in rules) and text_verdict() is True:
+        # (every rule below is dropped then: one the words keep, by `cannot_reach`; one they do
+        # not, by the imports' verdict. Asked first, it spares the words' search of the files a
+        # parallel run's parent settles.)
+        return []
     present = _present(data, rules)
     library = names_library(data)  # every API call may happen in the library's code
     own = [rule for rule in rules if library or not rule.triggers or not present.isdisjoint(rule.triggers)]
     kept = own
-    text_verdict = functools.cache(lambda: _text_verdict(data, package, path, probed))
     reaches = functools.cache(lambda: reaches_api(bindings(), path, probed, data))
 
     @functools.cache
