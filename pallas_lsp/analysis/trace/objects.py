@@ -340,16 +340,25 @@ def _writes(scope: nodes.FunctionDef, memo: dict[Any, Any]) -> tuple[Counter[str
     if found is None:
         bound: Counter[str] = Counter()
         written: set[str] = set()
-        stack: list[nodes.NodeNG] = [scope]  # one walk (astroid's `nodes_of_class` is a generator per level)
+        stack: list[Any] = [scope]  # one walk (astroid's `nodes_of_class` is a generator per level)
+        pop, push, leaves = stack.pop, stack.extend, _LEAVES
         while stack:
-            node = stack.pop()
-            if isinstance(node, nodes.AssignName):
+            node = pop()
+            kind = type(node)
+            if kind is nodes.AssignName:
                 bound[node.name] += 1
-            elif isinstance(node, (nodes.AssignAttr, nodes.DelAttr)):
+                continue  # (no children)
+            if kind in leaves:  # (names and constants)
+                continue
+            if kind is nodes.AssignAttr or kind is nodes.DelAttr:
                 written.add(node.attrname)
-            stack.extend(node.get_children())
+            push(node.get_children())
         found = memo[key] = (bound, written)
     return found
+
+
+# Nodes without children, never written (most nodes): `_writes` asks no generator for their children.
+_LEAVES = frozenset({nodes.Name, nodes.Const})
 
 
 def _reads_written(node: nodes.NodeNG, written: set[str]) -> bool:
