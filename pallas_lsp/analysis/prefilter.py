@@ -10,7 +10,9 @@ parsing. In order:
    file (`cannot_reach_api_from_text`)? Half of the jax package's files with words settle here;
    a name read in a comment or a plain string literal is no use of it (`_Literals`).
    Where the text cannot tell, the walk of step 4 answers (step 5): the rules kept need it
-   anyway. (A third verdict, from the tree's import statements and the statements around
+   anyway. When every rule asked about has identifiers (the checks do), a text that cannot
+   meet the API drops them all whatever steps 1 and 2 say: it is asked first, and the words
+   of those files are not searched. (A third verdict, from the tree's import statements and the statements around
    each occurrence, was asked before the walk until the twenty-third session: it told nothing
    the walk did not, on 845 files with words, and cost about what the walk costs.)
 4. stdlib AST: does it use an identifier where the analysis would see an API call? That is,
