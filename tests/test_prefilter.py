@@ -675,6 +675,53 @@ def test_a_project_that_uses_jax_but_never_names_pallas_cannot_meet_the_api(tmp_
     assert not prefilter.settled_from_text(source, str(main))
 
 
+_HANDS_JAX_AROUND = """
+    import jax
+    import jax.experimental
+    from app import core
+
+    def kernel(x):  # trigger words: `kernel`, `collective`
+        core.register(jax)  # the module itself, handed on (as flax's `variablelib.py` does)
+        return jax.numpy.sum(x, where=x.collective)
+"""
+
+
+def test_a_file_that_hands_jax_around_but_never_names_pallas_cannot_meet_the_api(tmp_path):
+    """A name bound to `jax` or `jax.experimental` read as itself (passed, stored, returned)
+    may lead anywhere in jax, but every module that holds the API is named `...pallas...`:
+    where neither the text nor the project modules it imports say `pallas`, nothing can name
+    one, and the file is settled from its text (flax's `nnx/variablelib.py` was analysed in
+    full, 0.9 s). The verdict names the project files it read."""
+    _project(tmp_path, {**_WITHOUT_JAX, "app/core.py": "import jax\n\ndef register(module):\n    return module\n",
+                        "app/main.py": _HANDS_JAX_AROUND})
+    main = tmp_path / "app" / "main.py"
+    source = main.read_text(encoding="utf-8")
+    probed: set[str] = set()
+    assert not reaches_api(Bindings.of(ast.parse(source), "app"), str(main), probed, source.encode())
+    assert str(tmp_path / "app" / "core.py") in probed
+    assert prefilter.settled_from_text(source, str(main))
+    result = engine.analyze_source(source, str(main))
+    assert not result.findings and result.error is None and str(tmp_path / "app" / "core.py") in result.dependencies
+    assert reaches_api(Bindings.of(ast.parse(source), "app"), str(main), None, None)  # (the text not known)
+    # the text names it: `getattr(module, "pallas")` may be how
+    assert not prefilter.settled_from_text(source + "\nNAME = 'pallas'\n", str(main))
+    assert reaches_api(Bindings.of(ast.parse(source + "NAME = 'pallas'\n"), "app"), str(main), None, b"pallas")
+    # ... or a project module it imports does
+    (tmp_path / "app" / "core.py").write_text(
+        "import jax\n\ndef register(module):\n    return module.experimental.pallas\n", encoding="utf-8")
+    prefilter.forget_project_imports()
+    assert not prefilter.settled_from_text(source, str(main))
+    assert reaches_api(Bindings.of(ast.parse(source), "app"), str(main), None, source.encode())
+
+
+def test_a_name_bound_to_a_module_named_pallas_is_read_whatever_the_text_says():
+    """`from . import mosaic_gpu` inside `jax.experimental.pallas` binds the API's module
+    without the text saying `pallas`: such a name is judged as before."""
+    assert prefilter._may_name_pallas({"jax.experimental.pallas.mosaic_gpu"})
+    assert prefilter._may_name_pallas({None})
+    assert not prefilter._may_name_pallas({"jax", "jax.experimental"})
+
+
 def test_a_module_imported_by_a_computed_name_may_be_any_of_the_project(tmp_path):
     """`import_module(name)` imports what the name comes to: any module of the project (scipy's
     lazy `__getattr__`), or the API's module when the analysed text names it. The verdict then

@@ -28,7 +28,10 @@ parsing. In order:
    lowering rules) mentions every identifier and calls none of the API: nothing fires there.
    Nor in a file whose project imports, followed to any depth, never mention jax (the trace
    runs the project's modules, and every object of the API comes from jax): most files of a
-   project that does not use JAX (`_ProjectTops.reach_jax`).
+   project that does not use JAX (`_ProjectTops.reach_jax`). Nor where neither the text nor
+   those modules name `pallas` (every module that holds the API is `jax...pallas...`): the
+   file's own `jax`, however it is handed around, leads to none (`_pallas_named_nowhere`:
+   flax's modules).
 
 Every step only ever drops a rule that could not have fired.
 """
@@ -644,9 +647,32 @@ def reaches_api(bindings: Bindings, path: str | None, probed: set[str] | None = 
     if _imports_reach_api(bindings, path, probed, text):
         return True
     near = {name for name, paths in bindings.imports.items() if name in bindings.loaded and _near_paths(paths)}
+    if near and _pallas_named_nowhere(bindings, path, probed, text):
+        near = {name for name in near if _may_name_pallas(bindings.imports[name])}
     if not near:
         return False
     return _uses_reach_api(bindings, near, bindings.imports)
+
+
+def _pallas_named_nowhere(bindings: Bindings, path: str | None, probed: set[str] | None, text: bytes | None) -> bool:
+    """Does no code the trace runs name a module whose name holds `pallas`: neither the text
+    nor a file of the project modules it imports (to any depth: `_ProjectTops.name_pallas`)?
+    Every module that holds the API is one (`API_SOURCES`): a name bound to `jax` or
+    `jax.experimental` then leads to none, however it is read, passed or stored (flax's
+    modules hand `jax` around and never name `pallas`). False: they may, or that is not known."""
+    if text is None or _mentions(text) & _MENTIONS_PALLAS:
+        return False
+    found = _imported_project_modules(bindings, path, probed, text)
+    if found is None:
+        return False
+    tops, project = found
+    return not project or not tops.name_pallas(project, probed)
+
+
+def _may_name_pallas(paths: Iterable[str | None]) -> bool:
+    """Is one of a name's import paths not known, or one whose name holds `pallas` (`from .
+    import mosaic_gpu` inside `jax.experimental.pallas`: the text need not say it)?"""
+    return any(path is None or "pallas" in path for path in paths)
 
 
 def _uses_reach_api(found: Bindings, near: set[str], imports: dict[str, set[str | None]]) -> bool:
@@ -676,12 +702,24 @@ def _imports_reach_api(bindings: Bindings, path: str | None, probed: set[str] | 
     """Does an import itself bring in what may hold the API: a project module (which runs)
     that may meet jax, a module not known, a star import of either or of the API, a module
     `importlib.import_module` gets (`text`: the module's; None, not known)?"""
+    found = _imported_project_modules(bindings, path, probed, text)
+    if found is None:
+        return True
+    tops, project = found
+    return bool(project) and tops.reach_jax(project, probed, _MENTIONS_ALL if text is None else _mentions(text))
+
+
+def _imported_project_modules(bindings: Bindings, path: str | None, probed: set[str] | None,
+                              text: bytes | None) -> tuple[_ProjectTops, list[str]] | None:
+    """The project modules the imports run (with the file's project); None when an import
+    itself may bring in the API: a module not known, a star import of the API, a module
+    `importlib.import_module` may get (see `_imports_reach_api`)."""
     tops = _ProjectTops(path)
     project = []
     by_name = False
     for module, relative in bindings.modules:
         if module is None:
-            return True  # a relative import above the top-level package: not known
+            return None  # a relative import above the top-level package: not known
         if module == "importlib" or module.startswith("importlib."):
             by_name = True
             continue
@@ -691,20 +729,18 @@ def _imports_reach_api(bindings: Bindings, path: str | None, probed: set[str] | 
             project.append(module)
     for module in bindings.star_paths:
         if module is None or (_is_jax(module) and _near_api(module)):
-            return True
+            return None
         if not _is_jax(module) and tops.holds(module, probed):
             project.append(module)
     if by_name:
         named = _imported_by_name(text, path, tops, probed)
         if named is None:
-            return True
+            return None
         project += named
-    if not project:
-        return False
     # a name imported from a project module may be a module of its package
     project += [name for names in bindings.imports.values() for name in names
                 if name is not None and any(name.startswith(module + ".") for module in project)]
-    return tops.reach_jax(project, probed, _MENTIONS_ALL if text is None else _mentions(text))
+    return tops, project
 
 
 def _imported_by_name(text: bytes | None, path: str | None, tops: _ProjectTops, probed: set[str] | None
@@ -1031,6 +1067,8 @@ def _settled(data: bytes, imports: list[tuple[ast.Import | ast.ImportFrom, tuple
     if _imports_reach_api(found, path, probed, data):
         return False
     near = {name: paths for name, paths in found.imports.items() if _near_paths(paths)}
+    if near and _pallas_named_nowhere(found, path, probed, data):
+        near = {name: paths for name, paths in near.items() if _may_name_pallas(paths)}
     if not near:
         return True
     spans = sorted(span for _, span in imports)
@@ -1182,6 +1220,24 @@ class _ProjectTops:
             for mentions, paths in reach.verdicts_of(module):
                 found |= mentions | (mentioned if mentions & _COMPUTED else 0)  # (or to `import_module`)
                 if _all_named(found):
+                    return True
+                read[id(paths)] = paths
+        if probed is not None:
+            probed.update(*read.values())
+        return False
+
+    def name_pallas(self, modules: Iterable[str], probed: set[str] | None = None) -> bool:
+        """May running these project modules name a module whose name holds `pallas`: does a
+        file of theirs, or of a project module one of them imports (to any depth), hold the
+        word (a file not read, an import not understood: it may)? `probed` gets every path
+        the answer read, there or not."""
+        if self.root is None or _buffers_differ.get():
+            return True
+        reach = _JaxReach.of(self)
+        read: dict[int, frozenset[str]] = {}
+        for module in modules:
+            for mentions, paths in reach.verdicts_of(module):
+                if mentions & _MENTIONS_PALLAS:
                     return True
                 read[id(paths)] = paths
         if probed is not None:
