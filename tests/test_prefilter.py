@@ -1122,6 +1122,21 @@ _TEXT_ONLY_NO_API = {
         c = f"{a!r} {'}'} {b:>{len('x')}}" f'''{"q"}''' "{jax.experimental.pallas}"
         d = jax.numpy.zeros
     """,
+    "names continued with a backslash (numpy's, scipy's)": """
+        from jax.numpy import zeros, \\
+            ones as one
+        from jax._src.pallas.mosaic_gpu \\
+            import core as gpu_core
+        x = zeros(1) + one(1) + gpu_core.TMEM
+    """,
+    "a line of a docstring that reads as no import statement": '''
+        """Example:
+        import .lib.scimath as emath
+        import {module}
+        """
+        import jax.numpy as jnp
+        x = jnp.zeros
+    ''',
     "the word import in a message after a colon": """
         import jax.numpy as jnp
         try:
@@ -1160,6 +1175,16 @@ _TEXT_UNKNOWN = {  # each reaches the API, and the text must leave it to the tre
             mosaic_gpu as plgpu
         plgpu.TMEM((128, 128), x, collective=True)
     """,
+    "a comment's backslash, which joins no line": """
+        x = 1  # a comment that ends in a backslash \\
+        from jax.experimental.pallas import mosaic_gpu as plgpu
+        plgpu.TMEM((128, 128), x, collective=True)
+    """,
+    "an import line in a docstring that ends in a backslash": '''
+        """Example: \\
+        """; from jax.experimental.pallas import mosaic_gpu as plgpu
+        plgpu.TMEM((128, 128), x, collective=True)
+    ''',
     "a comment inside the parentheses": """
         from jax.experimental.pallas import (mosaic_gpu  # the API
                                             as plgpu)

@@ -801,8 +801,9 @@ def _import_statements_in_text(data: bytes, literals: _Literals | None = None
                                 ) -> list[tuple[ast.Import | ast.ImportFrom, tuple[int, int]]] | None:
     """Every import statement of the text, with its span (`_import_at`); None: not known. A
     word `import` that `_import_at` cannot tell is no statement inside a plain string or a
-    comment (`raise ImportError("Can't compile: import torch failed")`); `literals` reads
-    them (the caller's, when it asks too)."""
+    comment (`raise ImportError("Can't compile: import torch failed")`), nor is a line there
+    that reads as no import statement (a docstring's `import .lib.scimath as emath`);
+    `literals` reads them (the caller's, when it asks too)."""
     literals = literals or _Literals(data)
     spans = []
     at = data.find(b"import")
@@ -817,7 +818,12 @@ def _import_statements_in_text(data: bytes, literals: _Literals | None = None
             if span is not _NOT_A_STATEMENT:
                 spans.append(span)
         at = data.find(b"import", end)
-    return _parsed(data, spans)
+    found = _parsed(data, spans)
+    if found is not None:
+        return found
+    # (one of them is not one statement: where each is read alone, those in literals go)
+    kept = [span for span in spans if _parsed(data, [span]) is not None or not literals.inside(span[0])]
+    return None if len(kept) == len(spans) else _parsed(data, kept)
 
 
 # A comment, a string literal (its prefix letters are looked at apart), or a quote that opens no
@@ -1014,6 +1020,8 @@ def _line_start(data: bytes, at: int) -> int:
 _NOT_A_STATEMENT: Any = object()
 _FROM_CLAUSE = re.compile(rb"from(?=[ \t\f.])[ \t\f.\w]*")
 _LINE_END = re.compile(rb"[\r\n#;]|$")
+_JOINED = re.compile(rb"\\(?:\r\n|\r|\n)")  # a backslash joining two lines
+_QUOTE_OR_COMMENT = re.compile(rb"[#'\"]")
 _QUOTE = re.compile(rb"['\"]")
 
 
@@ -1021,17 +1029,23 @@ def _import_at(data: bytes, at: int) -> Any:
     """The span of the import statement whose keyword `import` is at `at`;
     `_NOT_A_STATEMENT` when that word cannot be the keyword of one; None: not known.
     A statement starts a logical line or follows a `;` or a compound header's `:`. The word
-    is not the keyword where the text before it on its physical line is neither blank nor a
-    `from` clause and holds no `;` or `:` and the line does not continue the one before it
-    with a backslash (a comment, a docstring's prose, `x.import`); a `;`, a `:`, a backslash,
-    non-ASCII text before it are not known."""
-    start = _line_start(data, at)
-    before = start - 1
-    if before > 0 and data[before] == ord("\n") and data[before - 1] == ord("\r"):
-        before -= 1
-    if before > 0 and data[before - 1] == ord("\\"):
-        return None  # this line continues the one before
-    prefix = data[start:at].strip(b" \t\f")
+    is not the keyword where the text before it on its logical line (the physical lines a
+    backslash joins to its own) is neither blank nor a `from` clause and holds no `;` or `:` (a
+    comment, a docstring's prose, `x.import`); a `;`, a `:`, non-ASCII text before it, and a
+    quote or a `#` on the lines joined to its own are not known. Its names may go on over lines
+    a backslash joins (numpy's and scipy's `from ... import a, \\`): `_parsed` holds the span
+    to one statement."""
+    start = line = _line_start(data, at)
+    while True:  # (to the first of the lines a backslash joins to this one)
+        before = start - 1
+        if before > 0 and data[before] == ord("\n") and data[before - 1] == ord("\r"):
+            before -= 1
+        if not (before > 0 and data[before - 1] == ord("\\")):
+            break
+        start = _line_start(data, before)
+    if start != line and _QUOTE_OR_COMMENT.search(data, start, line):
+        return None  # (a comment's backslash joins no line; one in a string may end it)
+    prefix = _JOINED.sub(b" ", data[start:at]).strip(b" \t\f")
     if prefix and _in_comment(data, at):
         return _NOT_A_STATEMENT  # `import numpy  # pyrefly: ignore[missing-import]`
     if prefix and not _FROM_CLAUSE.fullmatch(prefix):
@@ -1049,8 +1063,14 @@ def _import_at(data: bytes, at: int) -> Any:
         end += 1
     else:
         end = _LINE_END.search(data, end).start()  # type: ignore[union-attr]  # `$` always matches
-        if data[first:end].rstrip(b" \t\f").endswith(b"\\"):
-            return None  # the statement goes on on the next line
+        while data[first:end].rstrip(b" \t\f").endswith(b"\\"):  # it goes on on the next line
+            if data.startswith(b"\r\n", end):
+                end += 2
+            elif data.startswith((b"\n", b"\r"), end):
+                end += 1
+            else:
+                return None  # (a `#`, a `;` after the backslash: `_parsed` would refuse it too)
+            end = _LINE_END.search(data, end).start()  # type: ignore[union-attr]
     return first, end
 
 
