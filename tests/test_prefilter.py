@@ -717,9 +717,9 @@ def test_a_file_that_hands_jax_around_but_never_names_pallas_cannot_meet_the_api
 def test_a_name_bound_to_a_module_named_pallas_is_read_whatever_the_text_says():
     """`from . import mosaic_gpu` inside `jax.experimental.pallas` binds the API's module
     without the text saying `pallas`: such a name is judged as before."""
-    assert prefilter._may_name_pallas({"jax.experimental.pallas.mosaic_gpu"})
-    assert prefilter._may_name_pallas({None})
-    assert not prefilter._may_name_pallas({"jax", "jax.experimental"})
+    assert prefilter._paths_may_name_pallas({"jax.experimental.pallas.mosaic_gpu"})
+    assert prefilter._paths_may_name_pallas({None})
+    assert not prefilter._paths_may_name_pallas({"jax", "jax.experimental"})
 
 
 def test_a_module_imported_by_a_computed_name_may_be_any_of_the_project(tmp_path):
@@ -845,6 +845,26 @@ def test_the_words_of_jax_modules_a_relative_import_names_do_not_count(tmp_path)
         (package / "tmem.py").write_text("from jax.experimental.pallas import mosaic_gpu as plgpu\nx = plgpu.TMEM\n")
         (package / "user.py").write_text("from . import tmem\n")
         assert mentions_pallas(b"from . import tmem\n", path=str(package / "user.py")) is kept, top
+
+
+def test_the_words_of_project_modules_that_never_name_pallas_do_not_count(tmp_path):
+    """A file without trigger words, which says `jax`, passes on the words of the project
+    modules it imports (a helper may make the TMEM), unless neither it nor they name `pallas`:
+    then nothing its trace runs can reach a module of the API (scipy's and numpy's array-API
+    layers say `jax` and `kernel`), and their files are not read for the words."""
+    package = tmp_path / "lib"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "helpers.py").write_text("import jax\n\ndef kernel(x, collective=True):\n    return jax.numpy.sum(x)\n")
+    (package / "user.py").write_text("import jax\nfrom lib import helpers\n")
+    user = str(package / "user.py")
+    probed: set[str] = set()
+    assert not mentions_pallas(b"import jax\nfrom lib import helpers\n", path=user, probed=probed)
+    assert str(package / "helpers.py") in probed
+    (package / "helpers.py").write_text("from jax.experimental import pallas as pl\n\ndef kernel(x, collective=True):\n"
+                                        "    return pl.pallas_call(x)\n")
+    prefilter.forget_project_imports()
+    assert mentions_pallas(b"import jax\nfrom lib import helpers\n", path=user)
 
 
 def test_what_a_finding_is_about_comes_from_mosaic_gpu_or_the_building_blocks():

@@ -3,7 +3,8 @@
 Most Python files never reach astroid, and the analysis proper is ten times the cost of
 parsing. In order:
 
-1. bytes: does the file contain a trigger word of some rule (`tcgen05`, `TMEM`, ...)?
+1. bytes: does the file contain a trigger word of some rule (`tcgen05`, `TMEM`, ...), or do
+   the project modules it imports (not read when neither the file nor they name `pallas`)?
 2. words: does it contain one of a rule's identifiers as a whole word?
 3. the text's import statements: can the trace meet an object of the Pallas API at all (step 5),
    told from the imports found in the text and the names they bind, without parsing the
@@ -107,8 +108,12 @@ def mentions_pallas(text: str | bytes, rules: Iterable[Prefiltered] = CHECKS, pa
         return True
     if path is None:
         return False
+    # (before the walk of its imports: every object of the API comes from a module of jax
+    # named `...pallas...`, which the file or what it runs must name)
     if b"jax" not in data and not _may_meet_jax(data, path, probed):
-        return False  # (before the walk of its imports: every object of the API comes from jax)
+        return False
+    if b"pallas" not in data and not _imports_may_name_pallas(data, path, probed):
+        return False
     reached = imported_data(data, path, probed=probed)  # once: it reads and follows the imports
     return any(word in reached for word in words) or (bool(words) and names_library(reached))
 
@@ -116,19 +121,46 @@ def mentions_pallas(text: str | bytes, rules: Iterable[Prefiltered] = CHECKS, pa
 def _may_meet_jax(data: bytes, path: str, probed: set[str] | None) -> bool:
     """Can the trace of a file whose text does not mention jax meet it, through the project
     modules it imports (`_ProjectTops.reach_jax`)? True: it may, or that is not known."""
+    found = _project_modules_in_text(data, path, probed)
+    if found is None:
+        return True
+    tops, project = found
+    return bool(project) and tops.reach_jax(project, probed, _mentions(data))
+
+
+def _imports_may_name_pallas(data: bytes, path: str, probed: set[str] | None) -> bool:
+    """Can the trace of a file whose text does not say `pallas` name a module that does (as
+    every module that holds the API does), through the project modules it imports
+    (`_ProjectTops.name_pallas`), or an import of its own (a relative one inside
+    `jax.experimental.pallas`)? True: it may, or that is not known."""
+    if _ProjectTops(path).own == "jax":
+        return True  # (jax's own module: `imported_data` follows none of its imports, a walk to spare)
+    found = _project_modules_in_text(data, path, probed, pallas_of_jax=True)
+    if found is None:
+        return True
+    tops, project = found
+    return bool(project) and tops.name_pallas(project, probed)
+
+
+def _project_modules_in_text(data: bytes, path: str, probed: set[str] | None, pallas_of_jax: bool = False
+                             ) -> tuple[_ProjectTops, list[str]] | None:
+    """The project modules the text's import statements run; None when that is not known, or,
+    with `pallas_of_jax`, when one of them is a module of jax named `...pallas...`."""
     imported = _imported_modules(data, package_of(path, module_name(path)), parse=False)
     if imported is None:
-        return True
+        return None
     tops = _ProjectTops(path)
     project = []
     for module, relative in imported:
         if module is None:
-            return True
+            return None
         if _is_jax(module):
+            if pallas_of_jax and "pallas" in module:
+                return None
             continue  # (served by the brain, never run: jax's own modules import each other)
         if relative or tops.holds(module, probed):
             project.append(module)
-    return bool(project) and tops.reach_jax(project, probed, _mentions(data))
+    return tops, project
 
 
 def _triggers(rules: Iterable[Prefiltered]) -> tuple[bytes, ...]:
@@ -648,7 +680,7 @@ def reaches_api(bindings: Bindings, path: str | None, probed: set[str] | None = 
         return True
     near = {name for name, paths in bindings.imports.items() if name in bindings.loaded and _near_paths(paths)}
     if near and _pallas_named_nowhere(bindings, path, probed, text):
-        near = {name for name in near if _may_name_pallas(bindings.imports[name])}
+        near = {name for name in near if _paths_may_name_pallas(bindings.imports[name])}
     if not near:
         return False
     return _uses_reach_api(bindings, near, bindings.imports)
@@ -669,7 +701,7 @@ def _pallas_named_nowhere(bindings: Bindings, path: str | None, probed: set[str]
     return not project or not tops.name_pallas(project, probed)
 
 
-def _may_name_pallas(paths: Iterable[str | None]) -> bool:
+def _paths_may_name_pallas(paths: Iterable[str | None]) -> bool:
     """Is one of a name's import paths not known, or one whose name holds `pallas` (`from .
     import mosaic_gpu` inside `jax.experimental.pallas`: the text need not say it)?"""
     return any(path is None or "pallas" in path for path in paths)
@@ -1088,7 +1120,7 @@ def _settled(data: bytes, imports: list[tuple[ast.Import | ast.ImportFrom, tuple
         return False
     near = {name: paths for name, paths in found.imports.items() if _near_paths(paths)}
     if near and _pallas_named_nowhere(found, path, probed, data):
-        near = {name: paths for name, paths in near.items() if _may_name_pallas(paths)}
+        near = {name: paths for name, paths in near.items() if _paths_may_name_pallas(paths)}
     if not near:
         return True
     spans = sorted(span for _, span in imports)
