@@ -13,9 +13,10 @@ parsing. In order:
    Where the text cannot tell, the walk of step 4 answers (step 5): the rules kept need it
    anyway. When every rule asked about has identifiers (the checks do), a text that cannot
    meet the API drops them all whatever steps 1 and 2 say: it is asked first, and the words
-   of those files are not searched. (A third verdict, from the tree's import statements and the statements around
-   each occurrence, was asked before the walk until the twenty-third session: it told nothing
-   the walk did not, on 845 files with words, and cost about what the walk costs.)
+   of those files are not searched. (A third verdict, from the tree's import statements and
+   the statements around each occurrence, was asked before the walk until the twenty-third
+   session: it told nothing the walk did not, on 845 files with words, and cost about what
+   the walk costs.)
 4. stdlib AST: does it use an identifier where the analysis would see an API call? That is,
    as the name of a called function, a keyword argument of a call, the function given to
    `functools.partial`, a decorator, an import, or an attribute read anywhere (an alias such
@@ -108,59 +109,41 @@ def mentions_pallas(text: str | bytes, rules: Iterable[Prefiltered] = CHECKS, pa
         return True
     if path is None:
         return False
-    # (before the walk of its imports: every object of the API comes from a module of jax
-    # named `...pallas...`, which the file or what it runs must name)
-    if b"jax" not in data and not _may_meet_jax(data, path, probed):
-        return False
-    if b"pallas" not in data and not _imports_may_name_pallas(data, path, probed):
-        return False
+    if not _imports_may_meet_the_api(data, path, probed):
+        return False  # (before the walk of its imports)
     reached = imported_data(data, path, probed=probed)  # once: it reads and follows the imports
     return any(word in reached for word in words) or (bool(words) and names_library(reached))
 
 
-def _may_meet_jax(data: bytes, path: str, probed: set[str] | None) -> bool:
-    """Can the trace of a file whose text does not mention jax meet it, through the project
-    modules it imports (`_ProjectTops.reach_jax`)? True: it may, or that is not known."""
-    found = _project_modules_in_text(data, path, probed)
-    if found is None:
+def _imports_may_meet_the_api(data: bytes, path: str, probed: set[str] | None) -> bool:
+    """Every object of the API comes from a module of jax named `...pallas...`: can the trace of
+    a file whose text does not say `jax`, or `pallas`, meet one through the project modules
+    it imports (`_ProjectTops.reach_jax`, `name_pallas`), or an import of its own (a relative
+    one inside `jax.experimental.pallas`)? True: it may, or that is not known."""
+    says_jax, says_pallas = b"jax" in data, b"pallas" in data
+    if says_jax and says_pallas:
         return True
-    tops, project = found
-    return bool(project) and tops.reach_jax(project, probed, _mentions(data))
-
-
-def _imports_may_name_pallas(data: bytes, path: str, probed: set[str] | None) -> bool:
-    """Can the trace of a file whose text does not say `pallas` name a module that does (as
-    every module that holds the API does), through the project modules it imports
-    (`_ProjectTops.name_pallas`), or an import of its own (a relative one inside
-    `jax.experimental.pallas`)? True: it may, or that is not known."""
-    if _ProjectTops(path).own == "jax":
-        return True  # (jax's own module: `imported_data` follows none of its imports, a walk to spare)
-    found = _project_modules_in_text(data, path, probed, pallas_of_jax=True)
-    if found is None:
+    tops = _ProjectTops(path)
+    # (jax's own module: `imported_data` follows none of its imports, no walk to spare)
+    says_pallas = says_pallas or tops.own == "jax"
+    if says_jax and says_pallas:
         return True
-    tops, project = found
-    return bool(project) and tops.name_pallas(project, probed)
-
-
-def _project_modules_in_text(data: bytes, path: str, probed: set[str] | None, pallas_of_jax: bool = False
-                             ) -> tuple[_ProjectTops, list[str]] | None:
-    """The project modules the text's import statements run; None when that is not known, or,
-    with `pallas_of_jax`, when one of them is a module of jax named `...pallas...`."""
     imported = _imported_modules(data, package_of(path, module_name(path)), parse=False)
     if imported is None:
-        return None
-    tops = _ProjectTops(path)
+        return True
     project = []
     for module, relative in imported:
         if module is None:
-            return None
+            return True
         if _is_jax(module):
-            if pallas_of_jax and "pallas" in module:
-                return None
+            says_pallas = says_pallas or "pallas" in module
             continue  # (served by the brain, never run: jax's own modules import each other)
         if relative or tops.holds(module, probed):
             project.append(module)
-    return tops, project
+    if not project:
+        return says_jax and says_pallas
+    return (says_jax or tops.reach_jax(project, probed, _mentions(data))) and (
+        says_pallas or tops.name_pallas(project, probed))
 
 
 def _triggers(rules: Iterable[Prefiltered]) -> tuple[bytes, ...]:
@@ -676,28 +659,27 @@ def reaches_api(bindings: Bindings, path: str | None, probed: set[str] | None = 
     means that no rule can find anything in it. `text`: the module's (whether it names
     `pallas`, which a project module that uses jax may be handed, `_ProjectTops.reach_jax`,
     and the modules it gives `importlib.import_module`); None: not known."""
-    if _imports_reach_api(bindings, path, probed, text):
+    imported = _imported_project_modules(bindings, path, probed, text)
+    if _imports_reach_api(imported, probed, text):
         return True
     near = {name for name, paths in bindings.imports.items() if name in bindings.loaded and _near_paths(paths)}
-    if near and _pallas_named_nowhere(bindings, path, probed, text):
+    if near and _pallas_named_nowhere(imported, probed, text):
         near = {name for name in near if _paths_may_name_pallas(bindings.imports[name])}
     if not near:
         return False
     return _uses_reach_api(bindings, near, bindings.imports)
 
 
-def _pallas_named_nowhere(bindings: Bindings, path: str | None, probed: set[str] | None, text: bytes | None) -> bool:
+def _pallas_named_nowhere(imported: _Imported | None, probed: set[str] | None, text: bytes | None) -> bool:
     """Does no code the trace runs name a module whose name holds `pallas`: neither the text
-    nor a file of the project modules it imports (to any depth: `_ProjectTops.name_pallas`)?
-    Every module that holds the API is one (`API_SOURCES`): a name bound to `jax` or
-    `jax.experimental` then leads to none, however it is read, passed or stored (flax's
-    modules hand `jax` around and never name `pallas`). False: they may, or that is not known."""
-    if text is None or _mentions(text) & _MENTIONS_PALLAS:
+    nor a file of the project modules it imports (`imported`: `_imported_project_modules`; to
+    any depth: `_ProjectTops.name_pallas`)? Every module that holds the API is one
+    (`API_SOURCES`): a name bound to `jax` or `jax.experimental` then leads to none, however
+    it is read, passed or stored (flax's modules hand `jax` around and never name `pallas`).
+    False: they may, or that is not known."""
+    if text is None or imported is None or _mentions(text) & _MENTIONS_PALLAS:
         return False
-    found = _imported_project_modules(bindings, path, probed, text)
-    if found is None:
-        return False
-    tops, project = found
+    tops, project = imported
     return not project or not tops.name_pallas(project, probed)
 
 
@@ -729,20 +711,21 @@ def _uses_reach_api(found: Bindings, near: set[str], imports: dict[str, set[str 
     return False
 
 
-def _imports_reach_api(bindings: Bindings, path: str | None, probed: set[str] | None = None,
-                       text: bytes | None = None) -> bool:
+def _imports_reach_api(imported: _Imported | None, probed: set[str] | None, text: bytes | None) -> bool:
     """Does an import itself bring in what may hold the API: a project module (which runs)
-    that may meet jax, a module not known, a star import of either or of the API, a module
-    `importlib.import_module` gets (`text`: the module's; None, not known)?"""
-    found = _imported_project_modules(bindings, path, probed, text)
-    if found is None:
+    that may meet jax, or what `_imported_project_modules` leaves not known (`imported`:
+    its answer; `text`: the module's, None: not known)?"""
+    if imported is None:
         return True
-    tops, project = found
+    tops, project = imported
     return bool(project) and tops.reach_jax(project, probed, _MENTIONS_ALL if text is None else _mentions(text))
 
 
+_Imported: TypeAlias = "tuple[_ProjectTops, list[str]]"
+
+
 def _imported_project_modules(bindings: Bindings, path: str | None, probed: set[str] | None,
-                              text: bytes | None) -> tuple[_ProjectTops, list[str]] | None:
+                              text: bytes | None) -> _Imported | None:
     """The project modules the imports run (with the file's project); None when an import
     itself may bring in the API: a module not known, a star import of the API, a module
     `importlib.import_module` may get (see `_imports_reach_api`)."""
@@ -1116,10 +1099,11 @@ def _settled(data: bytes, imports: list[tuple[ast.Import | ast.ImportFrom, tuple
     found = Bindings()
     for statement, _ in imports:
         found._note(statement, package)
-    if _imports_reach_api(found, path, probed, data):
+    imported = _imported_project_modules(found, path, probed, data)
+    if _imports_reach_api(imported, probed, data):
         return False
     near = {name: paths for name, paths in found.imports.items() if _near_paths(paths)}
-    if near and _pallas_named_nowhere(found, path, probed, data):
+    if near and _pallas_named_nowhere(imported, probed, data):
         near = {name: paths for name, paths in near.items() if _paths_may_name_pallas(paths)}
     if not near:
         return True
@@ -1263,6 +1247,19 @@ class _ProjectTops:
         large). A module `import_module` gets by a literal name is imported; so are those a lazy
         `__getattr__` imports; one it gets by a computed name may be any module of the project
         (`_JaxReach.whole_project`). `probed` gets every path the answer read, there or not."""
+        return self._named(modules, probed, mentioned, _MENTIONS_ALL)
+
+    def name_pallas(self, modules: Iterable[str], probed: set[str] | None = None) -> bool:
+        """May running these project modules name a module whose name holds `pallas`: does a
+        file of theirs, or of a project module one of them imports (to any depth), hold the
+        word (a file not read, an import not understood: it may)? `probed` gets every path
+        the answer read, there or not."""
+        return self._named(modules, probed, 0, _MENTIONS_PALLAS)
+
+    def _named(self, modules: Iterable[str], probed: set[str] | None, mentioned: int, wanted: int) -> bool:
+        """Do the files these project modules run name all of `wanted` (`_MENTIONS_*`), with
+        the analysed text's `pallas` (`mentioned`, which one imported by a computed name may
+        take whole)? True too where that is not known."""
         if self.root is None or _buffers_differ.get():
             return True
         reach = _JaxReach.of(self)
@@ -1271,25 +1268,7 @@ class _ProjectTops:
         for module in modules:
             for mentions, paths in reach.verdicts_of(module):
                 found |= mentions | (mentioned if mentions & _COMPUTED else 0)  # (or to `import_module`)
-                if _all_named(found):
-                    return True
-                read[id(paths)] = paths
-        if probed is not None:
-            probed.update(*read.values())
-        return False
-
-    def name_pallas(self, modules: Iterable[str], probed: set[str] | None = None) -> bool:
-        """May running these project modules name a module whose name holds `pallas`: does a
-        file of theirs, or of a project module one of them imports (to any depth), hold the
-        word (a file not read, an import not understood: it may)? `probed` gets every path
-        the answer read, there or not."""
-        if self.root is None or _buffers_differ.get():
-            return True
-        reach = _JaxReach.of(self)
-        read: dict[int, frozenset[str]] = {}
-        for module in modules:
-            for mentions, paths in reach.verdicts_of(module):
-                if mentions & _MENTIONS_PALLAS:
+                if found & wanted == wanted:
                     return True
                 read[id(paths)] = paths
         if probed is not None:
